@@ -1,0 +1,62 @@
+//! The glob dialect of `module` and `file` rules: `*` is any run of characters, `?` is one
+//! character, everything else is literal — brackets included, because module names such as
+//! `[kernel.kallsyms]` and `[vdso]` are common and must not become character classes.
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Glob {
+    pattern: Vec<char>,
+}
+
+impl Glob {
+    pub fn new(pattern: &str) -> Glob {
+        Glob {
+            pattern: pattern.chars().collect(),
+        }
+    }
+
+    pub fn as_string(&self) -> String {
+        self.pattern.iter().collect()
+    }
+
+    /// Iterative matching with single-star backtracking: linear in practice, no recursion.
+    pub fn matches(&self, text: &str) -> bool {
+        let text: Vec<char> = text.chars().collect();
+        let p = &self.pattern;
+        let (mut pi, mut ti) = (0, 0);
+        let mut star: Option<(usize, usize)> = None;
+        while ti < text.len() {
+            if pi < p.len() && (p[pi] == '?' || p[pi] == text[ti]) {
+                pi += 1;
+                ti += 1;
+            } else if pi < p.len() && p[pi] == '*' {
+                star = Some((pi, ti));
+                pi += 1;
+            } else if let Some((sp, st)) = star {
+                pi = sp + 1;
+                ti = st + 1;
+                star = Some((sp, st + 1));
+            } else {
+                return false;
+            }
+        }
+        p[pi..].iter().all(|&c| c == '*')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Glob;
+
+    #[test]
+    fn stars_questions_and_literal_brackets() {
+        assert!(Glob::new("perf-*.map").matches("perf-22048.map"));
+        assert!(Glob::new("libc.so*").matches("libc.so.6"));
+        assert!(Glob::new("[kernel.kallsyms]").matches("[kernel.kallsyms]"));
+        assert!(!Glob::new("[kernel.kallsyms]").matches("k"));
+        assert!(Glob::new("lib?.so").matches("libc.so"));
+        assert!(!Glob::new("lib?.so").matches("libcc.so"));
+        assert!(Glob::new("*/src/app/*").matches("/home/x/src/app/main.rs"));
+        assert!(!Glob::new("churn*").matches("libc.so.6"));
+        assert!(Glob::new("*").matches(""));
+    }
+}

@@ -1,0 +1,310 @@
+//! Rule files: the TOML schema (DESIGN "Rules", documented in `rules/README.md`) and its
+//! checked translation into owner blocks. Every mistake is reported with the file, line and
+//! column it is at; unknown keys are rejected rather than ignored, because a misspelt
+//! `prefx` that silently matches nothing is the worst kind of wrong answer.
+
+use super::glob::Glob;
+use super::owner::Category;
+use crate::error::{Error, Position, Result};
+use crate::model::FrameKind;
+use regex::Regex;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFileToml {
+    #[serde(default)]
+    extend: Vec<Spanned<String>>,
+    #[serde(default)]
+    owner: Vec<Spanned<OwnerToml>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnerToml {
+    name: Spanned<String>,
+    category: Spanned<String>,
+    transparent: Option<bool>,
+    // The matcher keys are repeated here rather than flattened from `MatchersToml`:
+    // serde cannot combine `flatten` with `deny_unknown_fields`.
+    #[serde(default)]
+    prefix: Vec<String>,
+    #[serde(default)]
+    regex: Vec<Spanned<String>>,
+    #[serde(default)]
+    module: Vec<String>,
+    #[serde(default)]
+    file: Vec<String>,
+    #[serde(default, rename = "crate")]
+    crates: Vec<String>,
+    #[serde(default)]
+    kind: Vec<Spanned<String>>,
+    #[serde(default)]
+    all: Vec<Spanned<MatchersToml>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatchersToml {
+    #[serde(default)]
+    prefix: Vec<String>,
+    #[serde(default)]
+    regex: Vec<Spanned<String>>,
+    #[serde(default)]
+    module: Vec<String>,
+    #[serde(default)]
+    file: Vec<String>,
+    #[serde(default, rename = "crate")]
+    crates: Vec<String>,
+    #[serde(default)]
+    kind: Vec<Spanned<String>>,
+}
+
+/// Where a block was declared, for `explain` and for error messages.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub file: Arc<str>,
+    pub line: u64,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// A set of matchers; in an owner block any one of them matching is enough, in an `all`
+/// entry every kind that is present must match.
+#[derive(Debug, Clone, Default)]
+pub struct Matchers {
+    pub prefix: Vec<String>,
+    pub regex: Vec<Regex>,
+    pub module: Vec<Glob>,
+    pub file: Vec<Glob>,
+    pub crates: Vec<String>,
+    pub kind: Vec<FrameKind>,
+}
+
+impl Matchers {
+    pub fn is_empty(&self) -> bool {
+        self.prefix.is_empty()
+            && self.regex.is_empty()
+            && self.module.is_empty()
+            && self.file.is_empty()
+            && self.crates.is_empty()
+            && self.kind.is_empty()
+    }
+}
+
+/// One `[[owner]]` block, checked.
+#[derive(Debug, Clone)]
+pub struct OwnerBlock {
+    pub name: String,
+    pub category: Category,
+    pub transparent: Option<bool>,
+    pub any: Matchers,
+    pub all: Vec<Matchers>,
+    pub origin: Origin,
+}
+
+/// A parsed rule file: its blocks in order and the presets it extends.
+#[derive(Debug, Clone)]
+pub struct RuleFile {
+    pub blocks: Vec<OwnerBlock>,
+    pub extend: Vec<String>,
+}
+
+/// Parses rule text. `display` names the file in messages (a path, or `preset jvm`).
+pub fn parse(text: &str, display: &str) -> Result<RuleFile> {
+    let doc = Located { text, display };
+    let parsed: RuleFileToml = toml::from_str(text).map_err(|e| {
+        let position = e
+            .span()
+            .map(|s| doc.position(s.start))
+            .unwrap_or(Position::Whole);
+        doc.error(position, e.message().trim().to_string())
+    })?;
+    let file: Arc<str> = display.into();
+    let blocks = parsed
+        .owner
+        .into_iter()
+        .map(|block| doc.block(block, &file))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RuleFile {
+        blocks,
+        extend: parsed.extend.into_iter().map(Spanned::into_inner).collect(),
+    })
+}
+
+/// Reads and parses a rule file from disk.
+pub fn load(path: &Path) -> Result<RuleFile> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8(bytes).map_err(|e| Error::Rules {
+        path: path.to_path_buf(),
+        position: Position::Offset(e.utf8_error().valid_up_to() as u64),
+        message: "rule file is not valid UTF-8".into(),
+    })?;
+    parse(&text, &path.display().to_string())
+}
+
+/// Rule text with its name, to turn byte spans into line:column errors.
+struct Located<'a> {
+    text: &'a str,
+    display: &'a str,
+}
+
+impl Located<'_> {
+    fn position(&self, offset: usize) -> Position {
+        let before = &self.text[..offset.min(self.text.len())];
+        let line = before.matches('\n').count() as u64 + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u64 + 1;
+        Position::LineColumn(line, column)
+    }
+
+    fn error(&self, position: Position, message: impl Into<String>) -> Error {
+        Error::Rules {
+            path: PathBuf::from(self.display),
+            position,
+            message: message.into(),
+        }
+    }
+
+    fn at<T>(&self, spanned: &Spanned<T>, message: impl Into<String>) -> Error {
+        self.error(self.position(spanned.span().start), message)
+    }
+
+    fn block(&self, block: Spanned<OwnerToml>, file: &Arc<str>) -> Result<OwnerBlock> {
+        let line = match self.position(block.span().start) {
+            Position::LineColumn(l, _) => l,
+            _ => 0,
+        };
+        let block = block.into_inner();
+        let category = Category::parse(block.category.get_ref()).ok_or_else(|| {
+            self.at(
+                &block.category,
+                format!(
+                    "unknown category `{}`; expected one of: {}",
+                    block.category.get_ref(),
+                    Category::ALL.map(Category::as_str).join(", ")
+                ),
+            )
+        })?;
+        let name = block.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(self.at(&block.name, "owner name must not be empty"));
+        }
+        let any = self.matchers(MatchersToml {
+            prefix: block.prefix,
+            regex: block.regex,
+            module: block.module,
+            file: block.file,
+            crates: block.crates,
+            kind: block.kind,
+        })?;
+        let all = block
+            .all
+            .into_iter()
+            .map(|entry| {
+                let span = entry.span();
+                let m = self.matchers(entry.into_inner())?;
+                if m.is_empty() {
+                    return Err(self.error(self.position(span.start), "empty `all` entry"));
+                }
+                Ok(m)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if any.is_empty() && all.is_empty() {
+            return Err(self.at(
+                &block.name,
+                format!(
+                    "owner `{name}` has no matcher (prefix, regex, module, file, crate, kind or all)"
+                ),
+            ));
+        }
+        Ok(OwnerBlock {
+            name,
+            category,
+            transparent: block.transparent,
+            any,
+            all,
+            origin: Origin {
+                file: file.clone(),
+                line,
+            },
+        })
+    }
+
+    fn matchers(&self, m: MatchersToml) -> Result<Matchers> {
+        let regex = m
+            .regex
+            .iter()
+            .map(|r| {
+                Regex::new(r.get_ref())
+                    .map_err(|e| self.at(r, format!("invalid regex `{}`: {e}", r.get_ref())))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let kind = m
+            .kind
+            .iter()
+            .map(|k| {
+                FrameKind::parse(k.get_ref()).ok_or_else(|| {
+                    self.at(
+                        k,
+                        format!(
+                            "unknown frame kind `{}`; expected one of: {}",
+                            k.get_ref(),
+                            FrameKind::ALL.map(FrameKind::as_str).join(", ")
+                        ),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Matchers {
+            prefix: m.prefix,
+            regex,
+            module: m.module.iter().map(|g| Glob::new(g)).collect(),
+            file: m.file.iter().map(|g| Glob::new(g)).collect(),
+            crates: m.crates.iter().map(|c| c.replace('-', "_")).collect(),
+            kind,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse(text, "t.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn parses_blocks_in_order() {
+        let f = parse(
+            "extend = [\"native\"]\n[[owner]]\nname = \"a\"\ncategory = \"user\"\nprefix = [\"a.\"]\n\n[[owner]]\nname = \"m\"\ncategory = \"allocator\"\n[[owner.all]]\nmodule = [\"libc.so*\"]\nregex = ['^malloc$']\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(f.extend, vec!["native"]);
+        assert_eq!(f.blocks.len(), 2);
+        assert_eq!(f.blocks[0].origin.line, 2);
+        assert_eq!(f.blocks[1].all.len(), 1);
+    }
+
+    #[test]
+    fn mistakes_name_line_and_column() {
+        assert!(err("[[owner]\nname = 1").starts_with("t.toml:1:"));
+        let e = err("[[owner]]\nname = \"a\"\ncategory = \"user\"\nprefx = [\"a\"]\n");
+        assert!(e.contains("unknown field `prefx`"), "{e}");
+        assert!(e.starts_with("t.toml:"), "{e}");
+        let e = err("[[owner]]\nname = \"a\"\ncategory = \"user\"\nregex = ['(']\n");
+        assert!(e.starts_with("t.toml:4:10: invalid regex"), "{e}");
+        let e = err("[[owner]]\nname = \"a\"\ncategory = \"usr\"\nprefix = ['a']\n");
+        assert!(e.starts_with("t.toml:3:12: unknown category `usr`"), "{e}");
+        let e = err("[[owner]]\nname = \"a\"\ncategory = \"user\"\n");
+        assert!(e.contains("has no matcher"), "{e}");
+    }
+}

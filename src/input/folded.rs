@@ -1,0 +1,246 @@
+//! Folded ("collapsed") stacks: `root;...;leaf N` lines as inferno, FlameGraph and
+//! async-profiler write them, and py-spy's `--format raw` (frames `func (file.py:line)`,
+//! leading `process`/`thread` frames taken as the thread).
+//!
+//! The reader streams with one reused line buffer and caches each distinct stack text, so a
+//! repeated line costs one hash lookup and one addition: the large inputs this tool is for
+//! are mostly repeats of a few thousand distinct stacks.
+
+use super::names;
+use super::source::Source;
+use super::{InputFormat, ReadOptions};
+use crate::error::{Error, Position, Result};
+use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit};
+use rustc_hash::FxHashMap;
+use std::io::BufRead;
+use std::path::PathBuf;
+
+/// Reads a whole folded input into a profile with one sample type (named after `--unit`).
+pub fn read(mut source: Source, format: InputFormat, options: &ReadOptions) -> Result<Profile> {
+    let unit = options.unit.clone().unwrap_or(Unit::Count);
+    let mut folder = Folder::new(source.path.clone(), format, unit);
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        let n = source
+            .reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| source.read_error(e))?;
+        if n == 0 {
+            break;
+        }
+        folder.line_no += 1;
+        folder.fold_line(&line)?;
+    }
+    folder.finish()
+}
+
+struct Folder {
+    path: PathBuf,
+    format: InputFormat,
+    profile: Profile,
+    /// Distinct stack text (without the count) → its interned stack and thread.
+    stacks: FxHashMap<Box<[u8]>, (StackId, Option<ThreadId>)>,
+    /// Distinct raw frame text → interned frame (frames repeat across stacks).
+    frames: FxHashMap<Box<str>, FrameId>,
+    frame_buf: Vec<FrameId>,
+    line_no: u64,
+    samples: u64,
+    lossy_lines: u64,
+    first_lossy_line: u64,
+}
+
+impl Folder {
+    fn new(path: PathBuf, format: InputFormat, unit: Unit) -> Folder {
+        let type_name = match unit {
+            Unit::Count => "samples".to_string(),
+            ref u => u.name().to_string(),
+        };
+        Folder {
+            path,
+            format,
+            profile: Profile::new(vec![SampleType::new(type_name, unit)]),
+            stacks: FxHashMap::default(),
+            frames: FxHashMap::default(),
+            frame_buf: Vec::new(),
+            line_no: 0,
+            samples: 0,
+            lossy_lines: 0,
+            first_lossy_line: 0,
+        }
+    }
+
+    fn error(&self, message: impl Into<String>) -> Error {
+        Error::input(&self.path, Position::Line(self.line_no), message)
+    }
+
+    fn fold_line(&mut self, raw: &[u8]) -> Result<()> {
+        let line = trim_line_end(raw);
+        if line.is_empty() || line[0] == b'#' {
+            return Ok(());
+        }
+        let Some(space) = line.iter().rposition(|&b| b == b' ') else {
+            return Err(
+                self.error("expected `frame;frame;... COUNT`, found a line without a count")
+            );
+        };
+        let (stack_text, count_text) = (&line[..space], &line[space + 1..]);
+        let count = self.parse_count(count_text)?;
+        let key = trim_line_end(stack_text);
+        let (stack, thread) = match self.stacks.get(key) {
+            Some(&hit) => hit,
+            None => {
+                let hit = self.intern_stack_text(key);
+                self.stacks.insert(key.into(), hit);
+                hit
+            }
+        };
+        self.profile.add_sample(stack, thread, &[count as u128]);
+        self.samples += 1;
+        Ok(())
+    }
+
+    fn parse_count(&self, text: &[u8]) -> Result<u64> {
+        let shown = String::from_utf8_lossy(text);
+        if text.is_empty() {
+            return Err(self.error("expected a count after the last space, found nothing"));
+        }
+        if text[0] == b'-' {
+            return Err(self.error(format!(
+                "negative count `{shown}`: counts must be non-negative integers"
+            )));
+        }
+        if !text.iter().all(u8::is_ascii_digit) {
+            return Err(self.error(format!(
+                "expected an integer count at the end of the line, found `{shown}`"
+            )));
+        }
+        std::str::from_utf8(text)
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+            .ok_or_else(|| {
+                self.error(format!(
+                    "count `{shown}` does not fit in 64 bits (largest is {})",
+                    u64::MAX
+                ))
+            })
+    }
+
+    /// Splits a stack text into frames (root first in the text, leaf first in the model).
+    fn intern_stack_text(&mut self, text: &[u8]) -> (StackId, Option<ThreadId>) {
+        let text = match std::str::from_utf8(text) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => {
+                self.lossy_lines += 1;
+                if self.first_lossy_line == 0 {
+                    self.first_lossy_line = self.line_no;
+                }
+                String::from_utf8_lossy(text)
+            }
+        };
+        let mut parts: Vec<&str> = if text.is_empty() {
+            Vec::new()
+        } else {
+            text.split(';').collect()
+        };
+        let mut thread = None;
+        if self.format == InputFormat::PySpy {
+            let leading = parts
+                .iter()
+                .take_while(|p| is_pyspy_thread_frame(p))
+                .count();
+            if leading > 0 {
+                thread = Some(self.profile.intern_thread(&parts[..leading].join(";")));
+                parts.drain(..leading);
+            }
+        }
+        let mut frame_buf = std::mem::take(&mut self.frame_buf);
+        frame_buf.clear();
+        for part in parts.iter().rev() {
+            let id = match self.frames.get(*part) {
+                Some(&id) => id,
+                None => {
+                    let frame = self.make_frame(part);
+                    let id = self.profile.intern_frame(frame);
+                    self.frames.insert((*part).into(), id);
+                    id
+                }
+            };
+            frame_buf.push(id);
+        }
+        let stack = self.profile.intern_stack(&frame_buf);
+        self.frame_buf = frame_buf;
+        (stack, thread)
+    }
+
+    fn make_frame(&self, raw: &str) -> Frame {
+        if self.format == InputFormat::PySpy
+            && let Some(py) = names::pyspy_frame(raw)
+        {
+            return Frame {
+                name: py.name.into(),
+                file: Some(py.file.into()),
+                line: py.line,
+                kind: FrameKind::Interpreted,
+                module: None,
+            };
+        }
+        folded_frame(raw)
+    }
+
+    fn finish(mut self) -> Result<Profile> {
+        if self.samples == 0 {
+            return Err(Error::input(
+                &self.path,
+                Position::Whole,
+                "no samples: expected lines of `frame;frame;... COUNT`",
+            ));
+        }
+        if self.lossy_lines > 0 {
+            self.profile.meta.warnings.push(format!(
+                "{}: {} line(s) had frame names that are not valid UTF-8 (first at line {}); \
+                 they were read with U+FFFD in place of the bad bytes",
+                self.path.display(),
+                self.lossy_lines,
+                self.first_lossy_line
+            ));
+        }
+        Ok(self.profile)
+    }
+}
+
+/// One frame of inferno/async-profiler folded text: type suffix → kind, allocated-class
+/// leaves recognised, names normalised.
+pub fn folded_frame(raw: &str) -> Frame {
+    if names::is_alloc_type(raw) {
+        let (base, _) = names::split_type_suffix(raw);
+        return Frame::named(base, FrameKind::AllocType);
+    }
+    let (base, kind) = names::split_type_suffix(raw);
+    let kind = kind.unwrap_or(FrameKind::Native);
+    if base == "[unknown]" {
+        return Frame::named(base, FrameKind::Unknown);
+    }
+    let mut frame = Frame::named(names::normalize_symbol(base), kind);
+    if kind == FrameKind::Kernel {
+        frame.module = Some("[kernel.kallsyms]".into());
+    }
+    frame
+}
+
+/// py-spy puts `process 123:"cmd"` and `thread (0x7f..)` frames at the root with
+/// `--subprocesses` / `--threads`.
+fn is_pyspy_thread_frame(frame: &str) -> bool {
+    frame.starts_with("thread (0x")
+        || frame
+            .strip_prefix("process ")
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+fn trim_line_end(line: &[u8]) -> &[u8] {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r' | b' ' | b'\t') {
+        end -= 1;
+    }
+    &line[..end]
+}

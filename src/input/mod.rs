@@ -1,0 +1,170 @@
+//! Readers: one per input format, each turning its input into a [`Profile`].
+//!
+//! The format is detected from the content (perf.data magic, gzip/protobuf, the shape of the
+//! first lines), never from the file name; `--format-in` overrides detection.
+
+pub mod folded;
+pub mod names;
+pub mod source;
+
+use crate::error::{Error, Position, Result};
+use crate::model::{Profile, Unit};
+use source::Source;
+use std::path::{Path, PathBuf};
+
+/// The input formats whose knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    /// `root;...;leaf N` (inferno, FlameGraph, async-profiler collapsed).
+    Folded,
+    /// py-spy `--format raw`: folded lines whose frames are `func (file.py:line)`.
+    PySpy,
+    PerfScript,
+    Pprof,
+    PerfData,
+}
+
+impl InputFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFormat::Folded => "folded",
+            InputFormat::PySpy => "py-spy raw",
+            InputFormat::PerfScript => "perf script",
+            InputFormat::Pprof => "pprof",
+            InputFormat::PerfData => "perf.data",
+        }
+    }
+}
+
+/// What a reader needs to know beyond the bytes. Built once from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Overrides content detection.
+    pub format: Option<InputFormat>,
+    /// The unit of folded counts, which folded text does not say. Default is samples.
+    pub unit: Option<Unit>,
+    /// Symbolisation options for perf.data input.
+    pub symbols: SymbolOptions,
+    /// Cap on the decompressed size of binary inputs (gzip bombs). Default 2 GiB.
+    pub max_decompressed: Option<u64>,
+}
+
+/// Where to find binaries, debug files, kernel and JIT symbols (perf.data input).
+#[derive(Debug, Clone, Default)]
+pub struct SymbolOptions {
+    pub binary_path: Vec<PathBuf>,
+    pub symfs: Option<PathBuf>,
+    pub kallsyms: Option<PathBuf>,
+    pub jit_map_dir: Vec<PathBuf>,
+}
+
+/// Reads one input into a validated profile.
+pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
+    let mut source = Source::open(path)?;
+    let format = match options.format {
+        Some(f) => f,
+        None => detect(&mut source)?,
+    };
+    let mut profile = match format {
+        InputFormat::Folded | InputFormat::PySpy => folded::read(source, format, options)?,
+        other => {
+            return Err(Error::Unsupported(format!(
+                "{} input ({})",
+                other.name(),
+                path.display()
+            )));
+        }
+    };
+    profile
+        .meta
+        .notes
+        .insert(0, format!("format: {}", format.name()));
+    profile
+        .validate()
+        .map_err(|e| Error::input(path, Position::Whole, format!("internal reader error: {e}")))?;
+    Ok(profile)
+}
+
+/// Decides the format from the first bytes of the (decompressed) input.
+fn detect(source: &mut Source) -> Result<InputFormat> {
+    let path = source.path.clone();
+    let head = source.peek(64 * 1024)?;
+    if head.is_empty() {
+        return Err(Error::input(
+            path,
+            Position::Whole,
+            "empty input: no samples",
+        ));
+    }
+    if head.starts_with(b"PERFILE2") {
+        return Ok(InputFormat::PerfData);
+    }
+    if looks_like_protobuf(head) {
+        return Ok(InputFormat::Pprof);
+    }
+    if let Some(offset) = head.iter().position(|&b| b == 0 || (b < 0x09)) {
+        return Err(Error::input(
+            path,
+            Position::Offset(offset as u64),
+            "binary data that is not perf.data or pprof; expected a profile \
+             (perf.data, pprof, perf script text or folded stacks)",
+        ));
+    }
+    Ok(detect_text(head))
+}
+
+/// pprof is a protobuf `Profile`: its first field is almost always `sample_type` (field 1,
+/// wire type 2 → tag byte 0x0a), and a text format never starts with a control byte.
+fn looks_like_protobuf(head: &[u8]) -> bool {
+    matches!(head.first(), Some(0x0a | 0x12 | 0x22 | 0x2a | 0x32))
+        && head.iter().take(256).any(|&b| b < 0x09)
+}
+
+fn detect_text(head: &[u8]) -> InputFormat {
+    let text = String::from_utf8_lossy(head);
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let second = text
+        .lines()
+        .skip_while(|l| l.starts_with('#') || l.is_empty())
+        .nth(1)
+        .unwrap_or("");
+    if second.starts_with(['\t', ' ']) && !first.starts_with(['\t', ' ']) {
+        return InputFormat::PerfScript;
+    }
+    let first_frame = first.split(';').next().unwrap_or("");
+    if names::pyspy_frame(
+        first_frame
+            .rsplit_once(' ')
+            .map_or(first_frame, |_| first_frame),
+    )
+    .is_some_and(|f| f.line.is_some())
+    {
+        return InputFormat::PySpy;
+    }
+    InputFormat::Folded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_text_shapes() {
+        assert_eq!(detect_text(b"a;b;c 1\n"), InputFormat::Folded);
+        assert_eq!(
+            detect_text(b"<module> (main.py:6);run (app.py:58) 93\n"),
+            InputFormat::PySpy
+        );
+        assert_eq!(
+            detect_text(b"java 1 2.0: 1 cpu-clock:\n\tffff f+0x1 (/x)\n"),
+            InputFormat::PerfScript
+        );
+        assert_eq!(
+            detect_text(b"# comment\nio/ktor/A.b;byte[]_[i] 10\n"),
+            InputFormat::Folded
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! Opening an input: a file or `-` for standard input, gzip detected from the content and
+//! decompressed on the fly, behind one buffered reader so every text reader streams.
+
+use crate::error::{Error, Result};
+use flate2::bufread::MultiGzDecoder;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// 1 MiB: large enough that a read syscall moves a useful amount (inferno's collapsers use
+/// the same order of magnitude), small enough to be irrelevant to peak memory.
+pub const READ_BUFFER: usize = 1 << 20;
+
+/// An opened input, positioned at its first (decompressed) byte.
+pub struct Source {
+    /// The name to show in messages and reports (`-` shows as `<stdin>`).
+    pub path: PathBuf,
+    pub reader: Box<dyn BufRead + Send>,
+    pub gzipped: bool,
+}
+
+impl Source {
+    pub fn open(path: &Path) -> Result<Source> {
+        let (display, raw): (PathBuf, Box<dyn Read + Send>) = if path == Path::new("-") {
+            (PathBuf::from("<stdin>"), Box::new(std::io::stdin()))
+        } else {
+            let file = File::open(path).map_err(|e| Error::io(path, e))?;
+            if file.metadata().is_ok_and(|m| m.is_dir()) {
+                return Err(Error::input(
+                    path,
+                    crate::error::Position::Whole,
+                    "is a directory, expected a profile file",
+                ));
+            }
+            (path.to_path_buf(), Box::new(file))
+        };
+        let mut buffered = BufReader::with_capacity(READ_BUFFER, raw);
+        let head = buffered.fill_buf().map_err(|e| Error::io(&display, e))?;
+        let gzipped = head.starts_with(&[0x1f, 0x8b]);
+        let reader: Box<dyn BufRead + Send> = if gzipped {
+            Box::new(BufReader::with_capacity(
+                READ_BUFFER,
+                MultiGzDecoder::new(buffered),
+            ))
+        } else {
+            Box::new(buffered)
+        };
+        Ok(Source {
+            path: display,
+            reader,
+            gzipped,
+        })
+    }
+
+    /// Up to `n` bytes from the start of the (decompressed) input without consuming them.
+    /// A short read only means the input is short: the reader's buffer holds at least `n`
+    /// bytes whenever the input has them and `n` ≤ [`READ_BUFFER`] (gzip streams may deliver
+    /// less per read; sniffing only needs the first lines).
+    pub fn peek(&mut self, n: usize) -> Result<&[u8]> {
+        let gzipped = self.gzipped;
+        let path = self.path.clone();
+        match self.reader.fill_buf() {
+            Ok(buf) => Ok(&buf[..buf.len().min(n)]),
+            Err(e) => Err(read_error(&path, gzipped, e)),
+        }
+    }
+
+    /// An I/O error while reading, with the file name; a broken gzip stream says so.
+    pub fn read_error(&self, e: std::io::Error) -> Error {
+        read_error(&self.path, self.gzipped, e)
+    }
+}
+
+fn read_error(path: &Path, gzipped: bool, e: std::io::Error) -> Error {
+    if gzipped {
+        Error::input(
+            path,
+            crate::error::Position::Whole,
+            format!("gzip stream is corrupt or truncated: {e}"),
+        )
+    } else {
+        Error::io(path, e)
+    }
+}

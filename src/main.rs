@@ -1,0 +1,33 @@
+//! Thin entry point: parse the command line, run, map the outcome to an exit code
+//! (0 success, 1 gate failed, 2 usage or input error; a closed stdout pipe is success).
+
+use clap::Parser;
+use std::process::ExitCode;
+use whose::app::{self, Outcome};
+use whose::cli::Cli;
+use whose::error::Error;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match app::run(cli.command) {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::GateFailed) => ExitCode::from(1),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("whose: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

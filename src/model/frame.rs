@@ -1,0 +1,93 @@
+//! Frames: one function activation as the input names it, after name normalisation.
+
+use std::fmt;
+
+/// How the frame's code was running. Readers set it from what the input says (async-profiler
+/// suffixes, perf's kernel context, DWARF inline records); rules may match on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum FrameKind {
+    #[default]
+    Native,
+    Jit,
+    Interpreted,
+    Inlined,
+    Kernel,
+    /// An address no symbol was found for.
+    Unknown,
+    /// async-profiler's allocated-class leaf (`byte[]_[i]`): *what* was allocated, not who.
+    AllocType,
+}
+
+impl FrameKind {
+    pub const ALL: [FrameKind; 7] = [
+        FrameKind::Native,
+        FrameKind::Jit,
+        FrameKind::Interpreted,
+        FrameKind::Inlined,
+        FrameKind::Kernel,
+        FrameKind::Unknown,
+        FrameKind::AllocType,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FrameKind::Native => "native",
+            FrameKind::Jit => "jit",
+            FrameKind::Interpreted => "interpreted",
+            FrameKind::Inlined => "inlined",
+            FrameKind::Kernel => "kernel",
+            FrameKind::Unknown => "unknown",
+            FrameKind::AllocType => "alloc-type",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FrameKind> {
+        FrameKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl fmt::Display for FrameKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One distinct frame. Two samples share a `FrameId` exactly when every field is equal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Frame {
+    /// Normalised function name (DESIGN "Frame names").
+    pub name: Box<str>,
+    /// DSO path, jar, crate or package: whatever the input knows; rules match its basename.
+    pub module: Option<Box<str>>,
+    /// Source file, where the input has it (pprof, DWARF, py-spy).
+    pub file: Option<Box<str>>,
+    pub line: Option<u32>,
+    pub kind: FrameKind,
+}
+
+impl Frame {
+    pub fn named(name: impl Into<Box<str>>, kind: FrameKind) -> Frame {
+        Frame {
+            name: name.into(),
+            kind,
+            ..Frame::default()
+        }
+    }
+
+    /// The module's file name, which is what `module` globs match.
+    pub fn module_basename(&self) -> Option<&str> {
+        self.module
+            .as_deref()
+            .map(|m| m.rsplit('/').next().unwrap_or(m))
+    }
+}
+
+impl fmt::Display for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        if let Some(m) = &self.module {
+            write!(f, " ({m})")?;
+        }
+        Ok(())
+    }
+}

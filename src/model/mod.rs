@@ -1,0 +1,228 @@
+//! The one normalised profile model every reader produces and every later stage consumes.
+//!
+//! A profile is a set of *rows*: one per distinct (stack, thread), each holding the summed
+//! values of every sample type. Readers fold samples into rows as they read, so memory grows
+//! with the number of distinct stacks, never with the number of samples.
+
+mod dump;
+mod frame;
+mod intern;
+mod units;
+
+pub use frame::{Frame, FrameKind};
+pub use intern::Interner;
+pub use units::{SampleType, Unit};
+
+use rustc_hash::FxHashMap;
+
+/// Index of a distinct frame within one profile; meaningless in any other profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FrameId(pub u32);
+
+/// Index of a distinct stack (leaf first) within one profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StackId(pub u32);
+
+/// Index of a distinct thread name within one profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId(pub u32);
+
+/// One folded row: a distinct (stack, thread) and its summed values.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    pub stack: StackId,
+    pub thread: Option<ThreadId>,
+    pub values: &'a [u128],
+}
+
+/// Facts about the input that reports show but that are not samples.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileMeta {
+    /// Human-readable notes the report header carries (pprof comments, detected format...).
+    pub notes: Vec<String>,
+    /// Things that went wrong but did not stop reading (lossy UTF-8, lost records...).
+    pub warnings: Vec<String>,
+    /// Sampling period and its type, when the input declares them (pprof `period`).
+    pub period: Option<(i64, SampleType)>,
+    pub duration_nanos: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Profile {
+    sample_types: Vec<SampleType>,
+    /// Index into `sample_types` used when the user names no metric.
+    pub default_sample_type: usize,
+    frames: Interner<Frame>,
+    stacks: Interner<Box<[FrameId]>>,
+    threads: Interner<Box<str>>,
+    row_index: FxHashMap<(StackId, Option<ThreadId>), u32>,
+    row_keys: Vec<(StackId, Option<ThreadId>)>,
+    /// Row-major: `values[row * sample_types.len() + type]`.
+    values: Vec<u128>,
+    pub meta: ProfileMeta,
+}
+
+impl Profile {
+    /// An empty profile with the given sample types; the default metric is the first type.
+    pub fn new(sample_types: Vec<SampleType>) -> Profile {
+        Profile {
+            sample_types,
+            default_sample_type: 0,
+            frames: Interner::default(),
+            stacks: Interner::default(),
+            threads: Interner::default(),
+            row_index: FxHashMap::default(),
+            row_keys: Vec::new(),
+            values: Vec::new(),
+            meta: ProfileMeta::default(),
+        }
+    }
+
+    pub fn sample_types(&self) -> &[SampleType] {
+        &self.sample_types
+    }
+
+    pub fn intern_frame(&mut self, frame: Frame) -> FrameId {
+        FrameId(self.frames.intern_owned(frame))
+    }
+
+    pub fn intern_stack(&mut self, leaf_first: &[FrameId]) -> StackId {
+        StackId(self.stacks.intern::<[FrameId]>(leaf_first))
+    }
+
+    pub fn intern_thread(&mut self, name: &str) -> ThreadId {
+        ThreadId(self.threads.intern::<str>(name))
+    }
+
+    /// Adds one sample (or a pre-summed group) to its row. `values` has one entry per sample
+    /// type. Sums saturate rather than wrap: u128 cannot overflow from u64 inputs in practice,
+    /// and saturation keeps even an adversarial input from panicking.
+    pub fn add_sample(&mut self, stack: StackId, thread: Option<ThreadId>, values: &[u128]) {
+        debug_assert_eq!(values.len(), self.sample_types.len());
+        let n = self.sample_types.len();
+        let next = self.row_keys.len() as u32;
+        let row = *self.row_index.entry((stack, thread)).or_insert(next);
+        if row == next {
+            self.row_keys.push((stack, thread));
+            self.values.extend_from_slice(values);
+        } else {
+            let slot = &mut self.values[row as usize * n..(row as usize + 1) * n];
+            for (s, v) in slot.iter_mut().zip(values) {
+                *s = s.saturating_add(*v);
+            }
+        }
+    }
+
+    pub fn frame(&self, id: FrameId) -> &Frame {
+        self.frames.get(id.0)
+    }
+
+    pub fn frames(&self) -> impl ExactSizeIterator<Item = &Frame> {
+        self.frames.iter()
+    }
+
+    pub fn frame_count(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn stack(&self, id: StackId) -> &[FrameId] {
+        self.stacks.get(id.0)
+    }
+
+    pub fn stack_count(&self) -> usize {
+        self.stacks.len()
+    }
+
+    pub fn thread_name(&self, id: ThreadId) -> &str {
+        self.threads.get(id.0)
+    }
+
+    pub fn has_threads(&self) -> bool {
+        !self.threads.is_empty()
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
+        let n = self.sample_types.len().max(1);
+        self.row_keys
+            .iter()
+            .zip(self.values.chunks(n))
+            .map(|(&(stack, thread), values)| Row {
+                stack,
+                thread,
+                values,
+            })
+    }
+
+    pub fn row_count(&self) -> usize {
+        self.row_keys.len()
+    }
+
+    /// The summed value of every sample type.
+    pub fn totals(&self) -> Vec<u128> {
+        let mut totals = vec![0u128; self.sample_types.len()];
+        for row in self.rows() {
+            for (t, v) in totals.iter_mut().zip(row.values) {
+                *t = t.saturating_add(*v);
+            }
+        }
+        totals
+    }
+
+    /// Index of the sample type called `name`, or given as a decimal index.
+    pub fn sample_type_index(&self, name: &str) -> Option<usize> {
+        self.sample_types
+            .iter()
+            .position(|t| t.name == name)
+            .or_else(|| name.parse().ok().filter(|&i| i < self.sample_types.len()))
+    }
+
+    /// Checks the invariants every reader must leave behind; a failure is a reader bug.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.sample_types.is_empty() {
+            return Err("profile has no sample types".into());
+        }
+        if self.default_sample_type >= self.sample_types.len() {
+            return Err("default sample type out of range".into());
+        }
+        let n = self.sample_types.len();
+        if self.values.len() != self.row_keys.len() * n {
+            return Err("value matrix does not match rows × sample types".into());
+        }
+        for &(stack, thread) in &self.row_keys {
+            if stack.0 as usize >= self.stacks.len() {
+                return Err(format!("row refers to missing stack {}", stack.0));
+            }
+            if thread.is_some_and(|t| t.0 as usize >= self.threads.len()) {
+                return Err("row refers to a missing thread".into());
+            }
+        }
+        for stack in self.stacks.iter() {
+            if let Some(bad) = stack.iter().find(|f| f.0 as usize >= self.frames.len()) {
+                return Err(format!("stack refers to missing frame {}", bad.0));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folds_equal_stacks_and_threads_into_one_row() {
+        let mut p = Profile::new(vec![SampleType::samples()]);
+        let a = p.intern_frame(Frame::named("a", FrameKind::Native));
+        let b = p.intern_frame(Frame::named("b", FrameKind::Native));
+        let s1 = p.intern_stack(&[a, b]);
+        let s2 = p.intern_stack(&[a, b]);
+        assert_eq!(s1, s2);
+        let t = p.intern_thread("main");
+        p.add_sample(s1, Some(t), &[2]);
+        p.add_sample(s2, Some(t), &[3]);
+        p.add_sample(s1, None, &[1]);
+        assert_eq!(p.row_count(), 2);
+        assert_eq!(p.totals(), vec![6]);
+        p.validate().unwrap();
+    }
+}

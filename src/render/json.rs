@@ -1,0 +1,165 @@
+//! JSON output, schema `whose/1` (documented in the README): exact integer weights, so
+//! results from many machines can be merged. The wire structs live here, separate from the
+//! report types, so the schema changes only on purpose.
+
+use crate::aggregate::report::{Report, share};
+use serde::Serialize;
+use std::io::Write;
+
+pub const SCHEMA: &str = "whose/1";
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    presets: &'a [String],
+    presets_detected: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per: Option<u64>,
+    inputs: Vec<Input<'a>>,
+}
+
+#[derive(Serialize)]
+struct Input<'a> {
+    path: &'a str,
+    metric: Metric<'a>,
+    total: u128,
+    owners: Vec<Owner<'a>>,
+    categories: Vec<Owner<'a>>,
+    top_owner_frames: Vec<Frame<'a>>,
+    top_self_frames: Vec<Frame<'a>>,
+    unclassified_frames: Vec<Frame<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    types: Vec<Type<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    threads: Vec<Thread<'a>>,
+    notes: &'a [String],
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Metric<'a> {
+    name: &'a str,
+    unit: &'a str,
+}
+
+#[derive(Serialize)]
+struct Owner<'a> {
+    name: &'a str,
+    category: &'a str,
+    transparent: bool,
+    #[serde(rename = "self")]
+    self_: u128,
+    owner: u128,
+    anywhere: u128,
+}
+
+#[derive(Serialize)]
+struct Frame<'a> {
+    owner: &'a str,
+    frame: &'a str,
+    weight: u128,
+    share: f64,
+}
+
+#[derive(Serialize)]
+struct Type<'a> {
+    name: &'a str,
+    weight: u128,
+}
+
+#[derive(Serialize)]
+struct Thread<'a> {
+    name: &'a str,
+    total: u128,
+    owners: Vec<Owner<'a>>,
+}
+
+pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    let doc = Document {
+        schema: SCHEMA,
+        presets: &report.presets,
+        presets_detected: report.presets_detected,
+        per: report.per,
+        inputs: (0..report.inputs.len()).map(|i| input(report, i)).collect(),
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+fn owners<'a>(report: &'a Report, a: &'a crate::aggregate::Attribution) -> Vec<Owner<'a>> {
+    report
+        .owners
+        .iter()
+        .zip(&a.owners)
+        .filter(|(_, w)| w.self_ + w.owner + w.anywhere > 0)
+        .map(|(o, w)| Owner {
+            name: &o.name,
+            category: o.category.as_str(),
+            transparent: o.transparent,
+            self_: w.self_,
+            owner: w.owner,
+            anywhere: w.anywhere,
+        })
+        .collect()
+}
+
+fn frames<'a>(list: &'a [crate::aggregate::FrameWeight], total: u128) -> Vec<Frame<'a>> {
+    list.iter()
+        .map(|f| Frame {
+            owner: &f.owner,
+            frame: &f.frame,
+            weight: f.weight,
+            share: share(f.weight, total),
+        })
+        .collect()
+}
+
+fn input(report: &Report, i: usize) -> Input<'_> {
+    let inp = &report.inputs[i];
+    let agg = &inp.aggregate;
+    let categories = crate::classify::Category::ALL
+        .iter()
+        .zip(&agg.all.categories)
+        .filter(|(_, w)| w.self_ + w.owner + w.anywhere > 0)
+        .map(|(c, w)| Owner {
+            name: c.as_str(),
+            category: c.as_str(),
+            transparent: c.transparent_by_default(),
+            self_: w.self_,
+            owner: w.owner,
+            anywhere: w.anywhere,
+        })
+        .collect();
+    Input {
+        path: &inp.path,
+        metric: Metric {
+            name: &inp.metric.name,
+            unit: inp.metric.unit.name(),
+        },
+        total: agg.all.total,
+        owners: owners(report, &agg.all),
+        categories,
+        top_owner_frames: frames(&agg.top_owner_frames, agg.all.total),
+        top_self_frames: frames(&agg.top_self, agg.all.total),
+        unclassified_frames: frames(&agg.unclassified_frames, agg.all.total),
+        types: agg
+            .types
+            .iter()
+            .map(|t| Type {
+                name: &t.name,
+                weight: t.weight,
+            })
+            .collect(),
+        threads: agg
+            .threads
+            .iter()
+            .map(|(name, a)| Thread {
+                name,
+                total: a.total,
+                owners: owners(report, a),
+            })
+            .collect(),
+        notes: &inp.notes,
+        warnings: &inp.warnings,
+    }
+}

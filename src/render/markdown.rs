@@ -1,0 +1,106 @@
+//! Markdown tables for PR comments and CI summaries (numbers right-aligned).
+
+use super::{header_lines, pct, share_cells, share_titles, show_weights, weight};
+use crate::aggregate::report::{GroupBy, Report, share};
+use std::io::Write;
+
+pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "### whose report\n")?;
+    for line in header_lines(report) {
+        writeln!(out, "- {}", line.trim())?;
+    }
+    writeln!(out)?;
+    if report.by == GroupBy::Type {
+        return write_types(report, out);
+    }
+    let by_category = report.by == GroupBy::Category;
+    let mut titles = vec![if by_category { "category" } else { "owner" }.to_string()];
+    if !by_category {
+        titles.push("category".into());
+    }
+    let with_weights = show_weights(report);
+    for t in share_titles(report) {
+        titles.push(t.clone());
+        if with_weights {
+            titles.push(format!("{t} weight"));
+        }
+    }
+    let right = titles.len() - if by_category { 1 } else { 2 };
+    writeln!(out, "| {} |", titles.join(" | "))?;
+    writeln!(
+        out,
+        "|{}{}",
+        if by_category {
+            " --- |"
+        } else {
+            " --- | --- |"
+        },
+        " ---: |".repeat(right)
+    )?;
+    let unit = &report.inputs[0].metric.unit;
+    for row in report.rows() {
+        let mut cells = vec![escape(&row.name)];
+        if !by_category {
+            let t = if row.transparent {
+                " (transparent)"
+            } else {
+                ""
+            };
+            cells.push(format!("{}{t}", row.category.map_or("", |c| c.as_str())));
+        }
+        for view in &report.views {
+            for (i, s) in share_cells(report, &row, *view).into_iter().enumerate() {
+                cells.push(s);
+                if with_weights {
+                    cells.push(weight(view.of(&row.weights[i]), unit, report.per));
+                }
+            }
+        }
+        writeln!(out, "| {} |", cells.join(" | "))?;
+    }
+    write_frames(report, out)
+}
+
+fn write_frames(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    for input in &report.inputs {
+        let agg = &input.aggregate;
+        if agg.top_owner_frames.is_empty() {
+            continue;
+        }
+        writeln!(out, "\nHeaviest owner frames of `{}`:\n", input.path)?;
+        writeln!(out, "| owner | frame | share |\n| --- | --- | ---: |")?;
+        for fw in agg.top_owner_frames.iter().take(20) {
+            writeln!(
+                out,
+                "| {} | `{}` | {} |",
+                escape(&fw.owner),
+                escape(&fw.frame),
+                pct(share(fw.weight, agg.all.total))
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn write_types(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "| allocated type | share | weight |\n| --- | ---: | ---: |"
+    )?;
+    for input in &report.inputs {
+        for t in input.aggregate.types.iter().take(50) {
+            writeln!(
+                out,
+                "| `{}` | {} | {} |",
+                escape(&t.name),
+                pct(share(t.weight, input.aggregate.all.total)),
+                weight(t.weight, &input.metric.unit, report.per)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}

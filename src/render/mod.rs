@@ -1,0 +1,134 @@
+//! Renderers: a [`Report`] → text. They format, they never compute shares themselves.
+
+mod csv;
+mod json;
+mod markdown;
+mod table;
+
+use crate::aggregate::report::{Combine, Report, ShareRow, Spread, View, share};
+use crate::model::Unit;
+use std::io::Write;
+
+/// Output formats of `report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    #[default]
+    Table,
+    Markdown,
+    Json,
+    Csv,
+}
+
+/// Writes `report` in `format`. `color` is decided by the caller (TTY and `NO_COLOR`).
+pub fn render(
+    report: &Report,
+    format: OutputFormat,
+    color: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match format {
+        OutputFormat::Table => table::write(report, color, out),
+        OutputFormat::Markdown => markdown::write(report, out),
+        OutputFormat::Json => json::write(report, out),
+        OutputFormat::Csv => csv::write(report, out),
+    }
+}
+
+/// `12.3%` with one decimal, as the table shows shares.
+pub fn pct(p: f64) -> String {
+    format!("{p:.1}%")
+}
+
+/// A weight for people, divided by `--per` when given.
+pub fn weight(w: u128, unit: &Unit, per: Option<u64>) -> String {
+    match per {
+        Some(n) if n > 0 => {
+            let n = n as u128;
+            unit.format((w + n / 2) / n)
+        }
+        _ => unit.format(w),
+    }
+}
+
+/// One cell of a share column: a plain share, or `median [min–max]` over repeats.
+pub fn share_cells(report: &Report, row: &ShareRow, view: View) -> Vec<String> {
+    let shares: Vec<f64> = row
+        .weights
+        .iter()
+        .zip(&report.inputs)
+        .map(|(w, i)| share(view.of(w), i.aggregate.all.total))
+        .collect();
+    match report.combine {
+        Combine::Repeats => {
+            let s = Spread::of(&shares);
+            vec![format!("{} [{:.1}–{:.1}]", pct(s.median), s.min, s.max)]
+        }
+        _ => shares.into_iter().map(pct).collect(),
+    }
+}
+
+/// Header lines common to the table and markdown: input, metric, total, presets, specials.
+pub fn header_lines(report: &Report) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (i, input) in report.inputs.iter().enumerate() {
+        let total = input.aggregate.all.total;
+        lines.push(format!(
+            "{}: metric {} ({}, {}), total {}{}",
+            input.path,
+            input.metric.name,
+            input.metric.unit,
+            input.metric_source,
+            input.metric.unit.format(total),
+            match report.per {
+                Some(n) => format!(", {} per 1/{n}", weight(total, &input.metric.unit, Some(n))),
+                None => String::new(),
+            }
+        ));
+        let (unclassified, unsymbolized) = report.special_shares(i);
+        let mut notes = input.notes.clone();
+        notes.push(format!(
+            "{} distinct stacks; unclassified {} and unsymbolized {} of self",
+            input.aggregate.distinct_stacks,
+            pct(unclassified),
+            pct(unsymbolized)
+        ));
+        lines.extend(notes.into_iter().map(|n| format!("  {n}")));
+    }
+    lines.push(format!(
+        "presets: {}{}",
+        if report.presets.is_empty() {
+            "none".to_string()
+        } else {
+            report.presets.join(", ")
+        },
+        if report.presets_detected {
+            " (detected from the frames; --preset to choose)"
+        } else {
+            ""
+        }
+    ));
+    lines
+}
+
+/// Column titles for the share columns: one per (view, input) or per view with repeats.
+pub fn share_titles(report: &Report) -> Vec<String> {
+    let multi = report.inputs.len() > 1 && report.combine == Combine::Columns;
+    let mut titles = Vec::new();
+    for view in &report.views {
+        if multi {
+            for i in 0..report.inputs.len() {
+                titles.push(format!("{} #{}", view.as_str(), i + 1));
+            }
+        } else if report.combine == Combine::Repeats {
+            titles.push(format!("{} median [min–max]", view.as_str()));
+        } else {
+            titles.push(view.as_str().to_string());
+        }
+    }
+    titles
+}
+
+/// Whether absolute weights are shown beside shares (one input, or merged).
+pub fn show_weights(report: &Report) -> bool {
+    report.inputs.len() == 1
+}
