@@ -144,15 +144,16 @@ impl Folder {
             text.split(';').collect()
         };
         let mut thread = None;
-        if self.format == InputFormat::PySpy {
-            let leading = parts
-                .iter()
-                .take_while(|p| is_pyspy_thread_frame(p))
-                .count();
-            if leading > 0 {
-                thread = Some(self.profile.intern_thread(&parts[..leading].join(";")));
-                parts.drain(..leading);
-            }
+        let is_thread: fn(&str) -> bool = if self.format == InputFormat::PySpy {
+            is_pyspy_thread_frame
+        } else {
+            is_async_profiler_thread_frame
+        };
+        let leading = parts.iter().take_while(|p| is_thread(p)).count();
+        if leading > 0 {
+            let name: Vec<&str> = parts[..leading].iter().map(|p| thread_name(p)).collect();
+            thread = Some(self.profile.intern_thread(&name.join(";")));
+            parts.drain(..leading);
         }
         let mut frame_buf = std::mem::take(&mut self.frame_buf);
         frame_buf.clear();
@@ -235,6 +236,33 @@ fn is_pyspy_thread_frame(frame: &str) -> bool {
         || frame
             .strip_prefix("process ")
             .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// async-profiler `-t` puts the thread as a root frame: `[worker-1 tid=1234]`.
+fn is_async_profiler_thread_frame(frame: &str) -> bool {
+    frame.starts_with('[')
+        && frame.ends_with(']')
+        && frame
+            .rsplit_once(" tid=")
+            .is_some_and(|(_, id)| id.trim_end_matches(']').bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The readable part of a thread frame: `thread (0x7F12): MainThread (:0)` → `MainThread`,
+/// `[worker-1 tid=1234]` → `worker-1`, `process 42:"python app.py"` kept as is.
+fn thread_name(frame: &str) -> &str {
+    let frame = match frame.rfind(" (") {
+        Some(i) if frame.ends_with(')') && frame.starts_with("thread (") && i > 8 => &frame[..i],
+        _ => frame,
+    };
+    if let Some((_, name)) = frame.split_once("): ") {
+        return name;
+    }
+    if let Some(inner) = frame.strip_prefix('[').and_then(|f| f.strip_suffix(']'))
+        && let Some((name, _)) = inner.rsplit_once(" tid=")
+    {
+        return name;
+    }
+    frame
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {

@@ -1,0 +1,202 @@
+//! Bad input: each case its own test, each an error naming the file and the place, exit 2,
+//! never a panic.
+
+mod common;
+use common::*;
+use std::io::Write;
+
+fn temp_with(bytes: &[u8]) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(bytes).unwrap();
+    f
+}
+
+fn report_err(bytes: &[u8]) -> (String, String) {
+    let f = temp_with(bytes);
+    let path = f.path().to_str().unwrap().to_string();
+    let err = whose_err(&["report", &path, "--no-presets"]);
+    (err, path)
+}
+
+#[test]
+fn empty_file() {
+    let (err, path) = report_err(b"");
+    assert!(err.contains(&path) && err.contains("empty input"), "{err}");
+}
+
+#[test]
+fn only_comments_is_no_samples() {
+    let (err, path) = report_err(b"# nothing here\n\n");
+    assert!(err.contains(&path) && err.contains("no samples"), "{err}");
+}
+
+#[test]
+fn line_without_count() {
+    let (err, path) = report_err(b"a;b 1\na;b;c\n");
+    assert!(err.contains(&format!("{path}:2:")), "{err}");
+    assert!(err.contains("without a count"), "{err}");
+}
+
+#[test]
+fn negative_count() {
+    let (err, path) = report_err(b"a;b -5\n");
+    assert!(
+        err.contains(&format!("{path}:1:")) && err.contains("negative"),
+        "{err}"
+    );
+}
+
+#[test]
+fn non_numeric_count() {
+    let (err, path) = report_err(b"a;b 1\n\na;b 12x\n");
+    assert!(
+        err.contains(&format!("{path}:3:")) && err.contains("`12x`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn fractional_count() {
+    let (err, _) = report_err(b"a;b 1.5\n");
+    assert!(err.contains("integer count"), "{err}");
+}
+
+#[test]
+fn count_overflowing_u64() {
+    let (err, path) = report_err(b"a;b 18446744073709551616\n");
+    assert!(
+        err.contains(&format!("{path}:1:")) && err.contains("64 bits"),
+        "{err}"
+    );
+}
+
+#[test]
+fn counts_up_to_u64_max_sum_without_overflow() {
+    let f = temp_with(b"a;b 18446744073709551615\na;b 18446744073709551615\nc 1\n");
+    let out = whose_ok(&[
+        "report",
+        f.path().to_str().unwrap(),
+        "--no-presets",
+        "--format",
+        "json",
+    ]);
+    assert!(out.contains("\"total\": 36893488147419103231"), "{out}");
+}
+
+#[test]
+fn binary_garbage() {
+    let mut bytes = vec![0x7fu8, b'E', b'L', b'F', 2, 1, 1, 0];
+    bytes.extend((0..200u32).map(|i| (i * 37 % 251) as u8));
+    let (err, path) = report_err(&bytes);
+    assert!(err.contains(&path) && err.contains("byte offset"), "{err}");
+}
+
+#[test]
+fn invalid_utf8_is_read_lossily_and_counted() {
+    let f = temp_with(b"ok;fine 2\nbad\xff\xfename;x 3\n");
+    let out = whose(&["report", f.path().to_str().unwrap(), "--no-presets"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 line(s)") && stderr.contains("first at line 2"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("total 5"), "{stdout}");
+}
+
+#[test]
+fn truncated_gzip() {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for i in 0..2000 {
+        writeln!(enc, "main;work;leaf{i} {i}").unwrap();
+    }
+    let gz = enc.finish().unwrap();
+    let (err, path) = report_err(&gz[..gz.len() / 2]);
+    assert!(err.contains(&path) && err.contains("gzip"), "{err}");
+}
+
+#[test]
+fn gzip_input_is_read() {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(b"main;a.b 3\nmain;c 1\n").unwrap();
+    let f = temp_with(&enc.finish().unwrap());
+    let out = whose_ok(&["report", f.path().to_str().unwrap(), "--no-presets"]);
+    assert!(out.contains("total 4"), "{out}");
+}
+
+#[test]
+fn missing_file() {
+    let err = whose_err(&["report", "/nonexistent/whose/profile.txt"]);
+    assert!(err.contains("/nonexistent/whose/profile.txt"), "{err}");
+}
+
+fn rules_err(text: &str) -> String {
+    let profile = fixture("folded/py-app.folded");
+    let f = temp_with(text.as_bytes());
+    let rules = f.path().to_str().unwrap().to_string();
+    let err = whose_err(&["report", profile.to_str().unwrap(), "--rules", &rules]);
+    assert!(err.contains(&rules), "{err}");
+    err
+}
+
+#[test]
+fn rules_toml_syntax_error_has_line_and_column() {
+    let err = rules_err("[[owner]]\nname = \"a\"\ncategory = \"user\"\nprefix = [\"a\"\n");
+    assert!(err.contains(":4:") || err.contains(":5:"), "{err}");
+}
+
+#[test]
+fn rules_unknown_key() {
+    let err = rules_err("[[owner]]\nname = \"a\"\ncategory = \"user\"\nprefx = [\"a\"]\n");
+    assert!(
+        err.contains(":4:1:") && err.contains("unknown field `prefx`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rules_invalid_regex() {
+    let err = rules_err("[[owner]]\nname = \"a\"\ncategory = \"user\"\nregex = ['a(b']\n");
+    assert!(
+        err.contains(":4:10:") && err.contains("invalid regex"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rules_unknown_category() {
+    let err = rules_err("[[owner]]\nname = \"a\"\ncategory = \"userland\"\nprefix = ['a']\n");
+    assert!(
+        err.contains(":3:12:") && err.contains("unknown category"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rules_owner_with_two_categories() {
+    let err = rules_err(
+        "[[owner]]\nname = \"a\"\ncategory = \"user\"\nprefix = ['a']\n\n[[owner]]\nname = \"a\"\ncategory = \"library\"\nprefix = ['b']\n",
+    );
+    assert!(err.contains("must agree"), "{err}");
+}
+
+#[test]
+fn unknown_preset() {
+    let profile = fixture("folded/py-app.folded");
+    let err = whose_err(&["report", profile.to_str().unwrap(), "--preset", "cobol"]);
+    assert!(
+        err.contains("unknown preset `cobol`") && err.contains("jvm"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_metric_lists_what_exists() {
+    let profile = fixture("folded/py-app.folded");
+    let err = whose_err(&["report", profile.to_str().unwrap(), "--metric", "cpu"]);
+    assert!(
+        err.contains("no sample type `cpu`") && err.contains("samples"),
+        "{err}"
+    );
+}
