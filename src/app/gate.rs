@@ -141,3 +141,110 @@ fn missing_metric(loaded: &Loaded, requirement: &Requirement, name: &str) -> Err
         have.join("; ")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::{RuleOptions, RuleSet};
+    use crate::model::{Frame, FrameKind, Profile, SampleType, Unit};
+    use std::path::PathBuf;
+
+    /// A profile with two stacks, `main.work` (user by `--user main.`) and `lib.work`, and
+    /// the given weights per sample type.
+    fn profile(types: Vec<SampleType>, default: usize, user: &[u128], lib: &[u128]) -> Profile {
+        let mut p = Profile::new(types);
+        p.default_sample_type = default;
+        for (name, values) in [("main.work", user), ("lib.work", lib)] {
+            let f = p.intern_frame(Frame::named(name, FrameKind::Native));
+            let s = p.intern_stack(&[f]);
+            p.add_sample(s, None, values);
+        }
+        p
+    }
+
+    /// A CPU profile (user 30 % of cpu) and an allocation profile of the same run (user 60 %
+    /// of alloc_space, 10 % of alloc_objects).
+    fn cpu_and_alloc() -> (Loaded, LoadConfig) {
+        let cpu = profile(
+            vec![
+                SampleType::new("samples", Unit::Count),
+                SampleType::new("cpu", Unit::Nanoseconds),
+            ],
+            1,
+            &[3, 30],
+            &[7, 70],
+        );
+        let alloc = profile(
+            vec![
+                SampleType::new("alloc_objects", Unit::Count),
+                SampleType::new("alloc_space", Unit::Bytes),
+            ],
+            1,
+            &[1, 600],
+            &[9, 400],
+        );
+        let options = RuleOptions {
+            user_prefixes: vec!["main.".into()],
+            no_presets: true,
+            ..RuleOptions::default()
+        };
+        let profiles = vec![cpu, alloc];
+        let rules = RuleSet::build(&options, &profiles).unwrap();
+        let classes = profiles.iter().map(|p| rules.classify(p)).collect();
+        let loaded = Loaded {
+            paths: vec![PathBuf::from("cpu.pb.gz"), PathBuf::from("allocs.pb.gz")],
+            profiles,
+            rules,
+            classes,
+        };
+        let config = LoadConfig::new(&Default::default(), &Default::default());
+        (loaded, config)
+    }
+
+    fn measure(loaded: &Loaded, config: &LoadConfig, text: &str) -> Result<gate::Evaluation> {
+        let r = gate::parse(text).unwrap();
+        let report = metric_report(loaded, config, &r, r.metric.as_deref())?;
+        gate::check(&report, &r).map_err(Error::Usage)
+    }
+
+    #[test]
+    fn each_requirement_is_measured_over_the_inputs_that_have_its_metric() {
+        let (loaded, config) = cpu_and_alloc();
+        let cpu = measure(&loaded, &config, "user.self[cpu] >= 25%").unwrap();
+        assert_eq!(cpu.inputs.len(), 1);
+        assert_eq!(cpu.inputs[0].path, "cpu.pb.gz");
+        assert_eq!((cpu.inputs[0].weight, cpu.inputs[0].total), (30, 100));
+        assert_eq!(cpu.status, gate::Status::Pass);
+        let alloc = measure(&loaded, &config, "user.self[alloc_space] >= 50%").unwrap();
+        assert_eq!(alloc.inputs[0].path, "allocs.pb.gz");
+        assert_eq!(alloc.spread.median, 60.0);
+        assert_eq!(alloc.metric.unit, Unit::Bytes);
+        let objects = measure(&loaded, &config, "user.self[alloc_objects] >= 50%").unwrap();
+        assert_eq!(
+            (objects.spread.median, objects.status),
+            (10.0, gate::Status::Fail)
+        );
+        let outcome = gate::decide(vec![cpu, alloc], Mode::All);
+        assert!(outcome.passed);
+    }
+
+    #[test]
+    fn mixed_default_metrics_or_a_missing_metric_are_errors() {
+        let (loaded, config) = cpu_and_alloc();
+        let e = measure(&loaded, &config, "user.self >= 25%").unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("different metrics") && e.contains("user.self[cpu]"),
+            "{e}"
+        );
+        let e = measure(&loaded, &config, "user.self[inuse_space] >= 1%")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no input has the metric `inuse_space`")
+                && e.contains("cpu.pb.gz: samples (count), cpu (nanoseconds)")
+                && e.contains("allocs.pb.gz: alloc_objects (count), alloc_space (bytes)"),
+            "{e}"
+        );
+    }
+}
