@@ -484,3 +484,34 @@ fn diff_with_repeats_judges_deltas_against_the_combined_spread() {
     };
     assert_eq!(row["judgement"], want);
 }
+
+#[test]
+fn diff_markdown_reads_as_a_pr_comment() {
+    let mut a = vec!["diff".to_string(), churn(1), churn(2)];
+    a.extend(["--against".to_string(), churn(3)]);
+    a.extend(churn_rules());
+    a.extend(["--format".to_string(), "markdown".to_string()]);
+    let o = run(&a);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(md.starts_with("### whose diff\n"), "{md}");
+    assert!(
+        md.contains("| owner | view | base | new | delta | spread |  |"),
+        "{md}"
+    );
+    // user.owner: base slices 1 and 2 (526/1462, 554/1507), new slice 3 (563/1492)
+    let (b1, b2, n) = (
+        526.0 * 100.0 / 1462.0,
+        554.0 * 100.0 / 1507.0,
+        563.0 * 100.0 / 1492.0,
+    );
+    let row = format!(
+        "| user | owner | {:.2}% [{:.2}–{:.2}] | {n:.2}% | {:+.2} pp | {:.2} pp | noise |",
+        (b1 + b2) / 2.0,
+        b1,
+        b2,
+        n - (b1 + b2) / 2.0,
+        2.0 * (b2 - b1)
+    );
+    assert!(md.contains(&row), "{row} not in\n{md}");
+}

@@ -16,7 +16,7 @@
 //! so a nonzero delta is **unknown** rather than a change (an exact 0 is still noise): the
 //! honest answer is "record repeats", not a false positive.
 
-use crate::aggregate::report::{Report, Spread, View, share};
+use crate::aggregate::report::{GroupBy, Report, Spread, View, share};
 use crate::classify::Category;
 use crate::model::SampleType;
 
@@ -99,6 +99,8 @@ pub struct Diff {
     pub new_paths: Vec<String>,
     pub metric: SampleType,
     pub rule: SpreadRule,
+    /// What the rows are: `owner` or `category`.
+    pub rows_are: &'static str,
     /// Heaviest rows first (the report's order), then by view; rows with no weight in
     /// that view on either side are left out.
     pub rows: Vec<Delta>,
@@ -156,6 +158,10 @@ pub fn diff(report: &Report, base: usize) -> Diff {
         new_paths: paths(base..report.inputs.len()),
         metric: report.inputs[0].metric.clone(),
         rule,
+        rows_are: match report.by {
+            GroupBy::Category => "category",
+            _ => "owner",
+        },
         rows,
     }
 }

@@ -46,7 +46,9 @@ fn cells(diff: &Diff, d: &Delta) -> [String; 7] {
     ]
 }
 
-const TITLES: [&str; 7] = ["owner", "view", "base", "new", "delta", "spread", ""];
+fn titles(diff: &Diff) -> [String; 7] {
+    [diff.rows_are, "view", "base", "new", "delta", "spread", ""].map(String::from)
+}
 
 fn header(diff: &Diff) -> Vec<String> {
     let changes = diff
@@ -85,7 +87,7 @@ fn text(diff: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "{line}")?;
     }
     writeln!(out)?;
-    let mut table: Vec<[String; 7]> = vec![TITLES.map(String::from)];
+    let mut table: Vec<[String; 7]> = vec![titles(diff)];
     table.extend(diff.rows.iter().map(|d| cells(diff, d)));
     let widths: Vec<usize> = (0..7)
         .map(|c| {
@@ -117,10 +119,8 @@ fn markdown(diff: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
     for line in header(diff) {
         writeln!(out, "- {line}")?;
     }
-    writeln!(
-        out,
-        "\n| owner | view | base | new | delta | spread | |\n| --- | --- | ---: | ---: | ---: | ---: | --- |"
-    )?;
+    writeln!(out, "\n| {} |", titles(diff).join(" | "))?;
+    writeln!(out, "| --- | --- | ---: | ---: | ---: | ---: | --- |")?;
     for d in &diff.rows {
         let mut c = cells(diff, d);
         c[0] = c[0].replace('|', "\\|");
@@ -139,6 +139,8 @@ struct Document<'a> {
     new: &'a [String],
     metric: Metric<'a>,
     spread_rule: &'static str,
+    /// `owner` or `category`.
+    rows_are: &'static str,
     rows: Vec<Row<'a>>,
 }
 
@@ -183,6 +185,7 @@ fn json(diff: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
             unit: diff.metric.unit.name(),
         },
         spread_rule: diff.rule.as_str(),
+        rows_are: diff.rows_are,
         rows: diff
             .rows
             .iter()
