@@ -29,6 +29,12 @@ pub enum Command {
     /// Check rule files, or list the presets and their owners.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Exit 0 when owned shares meet requirements (`user.owner >= 25%`), 1 when not.
+    #[command(long_about = GATE_ABOUT, after_help = GATE_AFTER)]
+    Gate(GateArgs),
+    /// Share deltas per owner between BASE and NEW profiles; deltas inside the spread are noise.
+    #[command(long_about = DIFF_ABOUT)]
+    Diff(DiffArgs),
 }
 
 /// How inputs are read (shared by every command that reads profiles).
@@ -139,6 +145,108 @@ pub struct ExplainArgs {
     pub top: usize,
 }
 
+const GATE_ABOUT: &str = "Exit 0 when owned shares meet every requirement (or one, with --any), 1 \
+when not, 2 on an error; prints the measured share, the threshold and PASS/FAIL per \
+requirement, then the verdict.
+
+Several profiles are repeats of one experiment: a requirement must hold over the whole \
+min–max range of its share (the smallest repeat for >= and >, the largest for <= and <). \
+A range that straddles the threshold is reported as `inconclusive: k of n repeats pass` \
+and fails.
+
+Requirement grammar:
+
+    SUBJECT.VIEW[METRIC] OP PERCENT
+
+  SUBJECT  an owner name (`user`, `io.ktor`, `kotlin-stdlib`), or a category; a bare name
+           is the owner if the rules declare one, else the category of that name;
+           `owner:NAME` and `category:NAME` say which explicitly
+  VIEW     self | owner | anywhere; it is the last `.`-separated word before the optional
+           [METRIC], so dots and dashes in owner names need no quoting
+  METRIC   optional sample type (`cpu`, `alloc_space`, `samples`, a perf event): evaluated
+           over the inputs that have it; without it, over every input with --metric or its
+           default metric (which must then agree)
+  OP       >=  >  <=  <
+  PERCENT  0 to 100, the `%` optional
+
+A SUBJECT the rules do not declare, or a METRIC no input has, is an error (exit 2) that \
+lists what exists: never a silent pass.";
+
+const GATE_AFTER: &str = "Examples:
+  whose gate alloc.txt --unit bytes --require 'user.owner >= 25%'
+  whose gate run1.pb.gz run2.pb.gz run3.pb.gz --require 'category:allocator.self <= 10%'
+  whose gate cpu.pb.gz allocs.pb.gz \\
+      --require 'user.owner[cpu] >= 5%' --require 'user.owner[alloc_space] >= 25%'
+  whose gate perf.data --require 'io.ktor.anywhere < 50%' --require 'user.self > 2%' --any
+  whose gate *.folded --require 'user.owner >= 25%' --format json -o verdict.json
+
+Exit codes: 0 the requirements hold, 1 they do not, 2 usage or input error.";
+
+const DIFF_ABOUT: &str = "Per owner and view, the share in BASE and in NEW (the median and \
+min–max when a side has several profiles: repeats), and the delta of the medians in \
+percentage points.
+
+A delta no larger than the combined spread is noise. The combined spread is (base max − \
+base min) + (new max − new min) when both sides have repeats, twice the range of the side \
+that has repeats when only one does, and unknown with single profiles on both sides: a \
+nonzero delta is then marked `unknown`, not a change, because one profile per side says \
+nothing about noise. --format markdown suits a PR comment. Exit 0 unless an error.";
+
+/// `whose gate`: requirements on owned shares, decided over repeats.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Profiles to read (`-` for standard input); several are repeats of one experiment.
+    #[arg(required = true, value_name = "PROFILE")]
+    pub profiles: Vec<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// A requirement, `SUBJECT.VIEW[METRIC] OP PERCENT` (see above); repeatable.
+    #[arg(long, required = true, value_name = "EXPR")]
+    pub require: Vec<String>,
+    /// Pass when any one requirement holds. Default: all must hold.
+    #[arg(long)]
+    pub any: bool,
+    /// Several profiles are always repeats in a gate; accepted so `report --repeats` and
+    /// `gate` take the same flags.
+    #[arg(long)]
+    pub repeats: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = VerdictFormatArg::Text)]
+    pub format: VerdictFormatArg,
+    /// Write to FILE instead of standard output (the exit code is unchanged).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `whose diff`: share deltas between two sets of profiles.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Baseline profiles (several: repeats).
+    #[arg(required = true, value_name = "BASE")]
+    pub base: Vec<PathBuf>,
+    /// Profiles to compare with the baseline (several: repeats).
+    #[arg(long, required = true, num_args = 1.., value_name = "NEW")]
+    pub against: Vec<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Rows: owners or categories.
+    #[arg(long, value_enum, default_value_t = ByArg::Owner)]
+    pub by: ByArg,
+    /// Views to compare, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "self,owner,anywhere")]
+    pub views: Vec<ViewArg>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = VerdictFormatArg::Text)]
+    pub format: VerdictFormatArg,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum RulesCommand {
     /// Parse and check rule files; print their owners.
@@ -191,6 +299,14 @@ pub enum FormatOut {
     Markdown,
     Json,
     Csv,
+}
+
+/// Output formats of `gate` and `diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VerdictFormatArg {
+    Text,
+    Markdown,
+    Json,
 }
 
 #[cfg(test)]

@@ -3,10 +3,13 @@
 
 use crate::aggregate::report::{Combine, GroupBy, View};
 use crate::classify::RuleOptions;
-use crate::cli::{ByArg, FormatIn, FormatOut, InputArgs, RuleArgs, UnitArg, ViewArg};
+use crate::cli::{
+    ByArg, FormatIn, FormatOut, InputArgs, RuleArgs, UnitArg, VerdictFormatArg, ViewArg,
+};
 use crate::input::{InputFormat, ReadOptions, SymbolOptions};
 use crate::model::Unit;
 use crate::render::OutputFormat;
+use crate::render::gate::VerdictFormat;
 
 /// Everything needed to turn paths into classified profiles.
 #[derive(Debug, Clone)]
@@ -102,5 +105,13 @@ pub fn combine(repeats: bool, merge: bool) -> Combine {
         Combine::Merge
     } else {
         Combine::Columns
+    }
+}
+
+pub fn verdict_format(f: VerdictFormatArg) -> VerdictFormat {
+    match f {
+        VerdictFormatArg::Text => VerdictFormat::Text,
+        VerdictFormatArg::Markdown => VerdictFormat::Markdown,
+        VerdictFormatArg::Json => VerdictFormat::Json,
     }
 }

@@ -2,7 +2,9 @@
 //! One submodule per command; the shared steps (load, choose the metric, aggregate each
 //! input, write the output) live here.
 
+mod diff;
 mod explain;
+mod gate;
 mod report;
 mod rules;
 
@@ -29,6 +31,8 @@ pub fn run(command: Command) -> Result<Outcome> {
         Command::Report(args) => report::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Rules(cmd) => rules::run(cmd),
+        Command::Gate(args) => gate::run(args),
+        Command::Diff(args) => diff::run(args),
     }
 }
 

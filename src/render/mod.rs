@@ -1,6 +1,8 @@
 //! Renderers: a [`Report`] → text. They format, they never compute shares themselves.
 
 mod csv;
+pub mod diff;
+pub mod gate;
 mod json;
 mod markdown;
 mod table;

@@ -1,0 +1,250 @@
+//! `whose gate`: requirements on owned shares, decided over every repeat.
+//!
+//! Each requirement is measured in its metric: `[METRIC]` selects the inputs that have that
+//! sample type (a CPU profile and an allocation profile of one run can be gated together),
+//! no `[METRIC]` takes `--metric` or every input's default, which must then agree. Each
+//! input is aggregated once per metric that some requirement needs.
+
+use super::{Loaded, Outcome, load, write_output};
+use crate::aggregate::report::{Combine, GroupBy, InputReport, Report, View};
+use crate::aggregate::{self, AggregateOptions};
+use crate::cli::GateArgs;
+use crate::config::{self, LoadConfig};
+use crate::error::{Error, Result};
+use crate::gate::{self, Mode, Requirement};
+use crate::render;
+
+pub fn run(args: GateArgs) -> Result<Outcome> {
+    let requirements = args
+        .require
+        .iter()
+        .map(|text| gate::parse(text).map_err(Error::Usage))
+        .collect::<Result<Vec<_>>>()?;
+    let config = LoadConfig::new(&args.input, &args.rules);
+    let loaded = load(&args.profiles, &config)?;
+    let mut reports: Vec<(Option<String>, Report)> = Vec::new();
+    let mut results = Vec::new();
+    for requirement in &requirements {
+        let metric = requirement.metric.clone().or(config.metric.clone());
+        let at = match reports.iter().position(|(m, _)| *m == metric) {
+            Some(i) => i,
+            None => {
+                let report = metric_report(&loaded, &config, requirement, metric.as_deref())?;
+                reports.push((metric, report));
+                reports.len() - 1
+            }
+        };
+        results.push(gate::check(&reports[at].1, requirement).map_err(Error::Usage)?);
+    }
+    let mode = if args.any { Mode::Any } else { Mode::All };
+    let outcome = gate::decide(results, mode);
+    let format = config::verdict_format(args.format);
+    write_output(args.output.as_deref(), |out, color| {
+        render::gate::render(&outcome, format, color, out)
+    })?;
+    Ok(if outcome.passed {
+        Outcome::Success
+    } else {
+        Outcome::GateFailed
+    })
+}
+
+/// The repeats a requirement is measured over: the inputs that have its metric (or every
+/// input with its default metric), aggregated in that metric.
+fn metric_report(
+    loaded: &Loaded,
+    config: &LoadConfig,
+    requirement: &Requirement,
+    metric: Option<&str>,
+) -> Result<Report> {
+    let mut inputs = Vec::new();
+    for (i, profile) in loaded.profiles.iter().enumerate() {
+        let index = match metric {
+            None => profile.default_sample_type,
+            Some(name) => match profile.sample_type_index(name) {
+                Some(t) => t,
+                // [METRIC] picks the inputs that have it; `--metric` must be in every input
+                None if requirement.metric.is_some() => continue,
+                None => return Err(missing_metric(loaded, requirement, name)),
+            },
+        };
+        inputs.push(aggregate_input(loaded, config, i, index));
+    }
+    let Some(first) = inputs.first() else {
+        return Err(missing_metric(loaded, requirement, metric.unwrap_or("")));
+    };
+    if let Some(other) = inputs.iter().find(|i| i.metric != first.metric) {
+        return Err(Error::Usage(format!(
+            "--require `{}`: the inputs are measured in different metrics ({}: {} ({}), {}: \
+             {} ({})); add [METRIC] to the requirement, e.g. `{}.{}[{}] ...`",
+            requirement.text,
+            first.path,
+            first.metric.name,
+            first.metric.unit,
+            other.path,
+            other.metric.name,
+            other.metric.unit,
+            requirement.subject,
+            requirement.view.as_str(),
+            first.metric.name
+        )));
+    }
+    Ok(Report {
+        owners: loaded.rules.owners().to_vec(),
+        presets: loaded.rules.presets.clone(),
+        presets_detected: loaded.rules.presets_detected,
+        inputs,
+        combine: Combine::Repeats,
+        by: GroupBy::Owner,
+        views: View::ALL.to_vec(),
+        per: None,
+    })
+}
+
+/// Aggregates input `i` in sample type `metric` (only totals per owner are needed).
+fn aggregate_input(loaded: &Loaded, config: &LoadConfig, i: usize, metric: usize) -> InputReport {
+    let profile = &loaded.profiles[i];
+    let options = AggregateOptions {
+        metric,
+        types_as_frames: config.types_as_frames,
+        threads: false,
+        top: 0,
+    };
+    InputReport {
+        path: loaded.paths[i].display().to_string(),
+        metric: profile.sample_types()[metric].clone(),
+        metric_source: "gate".to_string(),
+        notes: profile.meta.notes.clone(),
+        warnings: profile.meta.warnings.clone(),
+        aggregate: aggregate::aggregate(profile, &loaded.rules, &loaded.classes[i], &options),
+    }
+}
+
+/// No input has the metric: list what each has.
+fn missing_metric(loaded: &Loaded, requirement: &Requirement, name: &str) -> Error {
+    let have: Vec<String> = loaded
+        .profiles
+        .iter()
+        .zip(&loaded.paths)
+        .map(|(p, path)| {
+            let types: Vec<String> = p
+                .sample_types()
+                .iter()
+                .map(|t| format!("{} ({})", t.name, t.unit))
+                .collect();
+            format!("{}: {}", path.display(), types.join(", "))
+        })
+        .collect();
+    Error::Usage(format!(
+        "--require `{}`: no input has the metric `{name}`; the inputs have: {}",
+        requirement.text,
+        have.join("; ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::{RuleOptions, RuleSet};
+    use crate::model::{Frame, FrameKind, Profile, SampleType, Unit};
+    use std::path::PathBuf;
+
+    /// A profile with two stacks, `main.work` (user by `--user main.`) and `lib.work`, and
+    /// the given weights per sample type.
+    fn profile(types: Vec<SampleType>, default: usize, user: &[u128], lib: &[u128]) -> Profile {
+        let mut p = Profile::new(types);
+        p.default_sample_type = default;
+        for (name, values) in [("main.work", user), ("lib.work", lib)] {
+            let f = p.intern_frame(Frame::named(name, FrameKind::Native));
+            let s = p.intern_stack(&[f]);
+            p.add_sample(s, None, values);
+        }
+        p
+    }
+
+    /// A CPU profile (user 30 % of cpu) and an allocation profile of the same run (user 60 %
+    /// of alloc_space, 10 % of alloc_objects).
+    fn cpu_and_alloc() -> (Loaded, LoadConfig) {
+        let cpu = profile(
+            vec![
+                SampleType::new("samples", Unit::Count),
+                SampleType::new("cpu", Unit::Nanoseconds),
+            ],
+            1,
+            &[3, 30],
+            &[7, 70],
+        );
+        let alloc = profile(
+            vec![
+                SampleType::new("alloc_objects", Unit::Count),
+                SampleType::new("alloc_space", Unit::Bytes),
+            ],
+            1,
+            &[1, 600],
+            &[9, 400],
+        );
+        let options = RuleOptions {
+            user_prefixes: vec!["main.".into()],
+            no_presets: true,
+            ..RuleOptions::default()
+        };
+        let profiles = vec![cpu, alloc];
+        let rules = RuleSet::build(&options, &profiles).unwrap();
+        let classes = profiles.iter().map(|p| rules.classify(p)).collect();
+        let loaded = Loaded {
+            paths: vec![PathBuf::from("cpu.pb.gz"), PathBuf::from("allocs.pb.gz")],
+            profiles,
+            rules,
+            classes,
+        };
+        let config = LoadConfig::new(&Default::default(), &Default::default());
+        (loaded, config)
+    }
+
+    fn measure(loaded: &Loaded, config: &LoadConfig, text: &str) -> Result<gate::Evaluation> {
+        let r = gate::parse(text).unwrap();
+        let report = metric_report(loaded, config, &r, r.metric.as_deref())?;
+        gate::check(&report, &r).map_err(Error::Usage)
+    }
+
+    #[test]
+    fn each_requirement_is_measured_over_the_inputs_that_have_its_metric() {
+        let (loaded, config) = cpu_and_alloc();
+        let cpu = measure(&loaded, &config, "user.self[cpu] >= 25%").unwrap();
+        assert_eq!(cpu.inputs.len(), 1);
+        assert_eq!(cpu.inputs[0].path, "cpu.pb.gz");
+        assert_eq!((cpu.inputs[0].weight, cpu.inputs[0].total), (30, 100));
+        assert_eq!(cpu.status, gate::Status::Pass);
+        let alloc = measure(&loaded, &config, "user.self[alloc_space] >= 50%").unwrap();
+        assert_eq!(alloc.inputs[0].path, "allocs.pb.gz");
+        assert_eq!(alloc.spread.median, 60.0);
+        assert_eq!(alloc.metric.unit, Unit::Bytes);
+        let objects = measure(&loaded, &config, "user.self[alloc_objects] >= 50%").unwrap();
+        assert_eq!(
+            (objects.spread.median, objects.status),
+            (10.0, gate::Status::Fail)
+        );
+        let outcome = gate::decide(vec![cpu, alloc], Mode::All);
+        assert!(outcome.passed);
+    }
+
+    #[test]
+    fn mixed_default_metrics_or_a_missing_metric_are_errors() {
+        let (loaded, config) = cpu_and_alloc();
+        let e = measure(&loaded, &config, "user.self >= 25%").unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("different metrics") && e.contains("user.self[cpu]"),
+            "{e}"
+        );
+        let e = measure(&loaded, &config, "user.self[inuse_space] >= 1%")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no input has the metric `inuse_space`")
+                && e.contains("cpu.pb.gz: samples (count), cpu (nanoseconds)")
+                && e.contains("allocs.pb.gz: alloc_objects (count), alloc_space (bytes)"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! The requirement grammar of `whose gate --require`.
+//!
+//! ```text
+//! REQUIREMENT = SUBJECT "." VIEW [ "[" METRIC "]" ] OP PERCENT
+//! SUBJECT     = "category:" CATEGORY | "owner:" OWNER | NAME
+//! VIEW        = "self" | "owner" | "anywhere"
+//! OP          = ">=" | ">" | "<=" | "<"
+//! PERCENT     = a number from 0 to 100, optionally followed by "%"
+//! ```
+//!
+//! Owner names may contain dots and dashes (`io.ktor`, `kotlin-stdlib`), so the VIEW is the
+//! last `.`-separated word of the left-hand side that is a view name, optionally followed by
+//! `[METRIC]`; everything before that dot is the subject. `io.ktor.owner` is the owner
+//! `io.ktor` in the owner view, `kotlin-stdlib.self[alloc_space]` the owner `kotlin-stdlib`,
+//! self view, metric `alloc_space`. A bare NAME is an owner when the rules declare one by
+//! that name, else a category (`allocator.self`); `owner:` and `category:` say which
+//! explicitly. Whitespace around the operator is optional.
+
+use crate::aggregate::report::View;
+use crate::classify::Category;
+use std::fmt;
+
+/// Who a requirement is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// An owner if the rules declare it, else a category of that name.
+    Name(String),
+    /// `owner:NAME`: an owner only.
+    Owner(String),
+    /// `category:NAME`.
+    Category(Category),
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::Name(n) => f.write_str(n),
+            Subject::Owner(n) => write!(f, "owner:{n}"),
+            Subject::Category(c) => write!(f, "category:{c}"),
+        }
+    }
+}
+
+/// The comparison of a requirement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Ge,
+    Gt,
+    Le,
+    Lt,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Ge => ">=",
+            Op::Gt => ">",
+            Op::Le => "<=",
+            Op::Lt => "<",
+        }
+    }
+
+    /// Whether a measured share satisfies `share OP threshold`.
+    pub fn holds(self, share: f64, threshold: f64) -> bool {
+        match self {
+            Op::Ge => share >= threshold,
+            Op::Gt => share > threshold,
+            Op::Le => share <= threshold,
+            Op::Lt => share < threshold,
+        }
+    }
+
+    /// A lower bound (`>=`, `>`) must hold for the smallest repeat, an upper bound for the
+    /// largest.
+    pub fn is_lower_bound(self) -> bool {
+        matches!(self, Op::Ge | Op::Gt)
+    }
+}
+
+/// One parsed `--require` expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    /// The expression as the user wrote it, for messages.
+    pub text: String,
+    pub subject: Subject,
+    pub view: View,
+    /// `[METRIC]`: a sample type name (or index); `None` = `--metric` or each input's default.
+    pub metric: Option<String>,
+    pub op: Op,
+    /// In percent.
+    pub threshold: f64,
+}
+
+impl Requirement {
+    /// The requirement in canonical spelling, e.g. `user.owner[alloc_space] >= 25%`.
+    pub fn canonical(&self) -> String {
+        format!(
+            "{}.{}{} {} {}%",
+            self.subject,
+            self.view.as_str(),
+            self.metric
+                .as_ref()
+                .map_or(String::new(), |m| format!("[{m}]")),
+            self.op.as_str(),
+            self.threshold
+        )
+    }
+}
+
+const HELP: &str = "expected SUBJECT.VIEW[METRIC] OP PERCENT, e.g. `user.owner >= 25%`, \
+                    `category:allocator.self <= 10%`, `io.ktor.anywhere < 50%`, \
+                    `user.owner[alloc_space] >= 25%` (VIEW: self, owner, anywhere; OP: >=, >, <=, <)";
+
+/// Parses one requirement; the error names the expression and says what was expected.
+pub fn parse(text: &str) -> Result<Requirement, String> {
+    let err = |what: &str| format!("--require `{text}`: {what}; {HELP}");
+    let (at, op) = find_op(text).ok_or_else(|| err("no comparison operator"))?;
+    let lhs = text[..at].trim();
+    let rhs = text[at + op.as_str().len()..].trim();
+    let threshold = parse_percent(rhs).map_err(|e| err(&e))?;
+    let (subject, view, metric) = split_lhs(lhs).map_err(|e| err(&e))?;
+    Ok(Requirement {
+        text: text.trim().to_string(),
+        subject: parse_subject(subject).map_err(|e| err(&e))?,
+        view,
+        metric,
+        op,
+        threshold,
+    })
+}
+
+/// The first `<`/`>` (with a following `=` if present) outside the metric brackets.
+fn find_op(text: &str) -> Option<(usize, Op)> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b'<' | b'>' if depth == 0 => {
+                let eq = bytes.get(i + 1) == Some(&b'=');
+                let op = match (b, eq) {
+                    (b'>', true) => Op::Ge,
+                    (b'>', false) => Op::Gt,
+                    (b'<', true) => Op::Le,
+                    _ => Op::Lt,
+                };
+                return Some((i, op));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn parse_percent(rhs: &str) -> Result<f64, String> {
+    let number = rhs.strip_suffix('%').unwrap_or(rhs).trim();
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{rhs}` is not a percentage"))?;
+    if !(0.0..=100.0).contains(&value) {
+        return Err(format!("{value}% is outside 0–100%"));
+    }
+    Ok(value)
+}
+
+/// Splits `SUBJECT.VIEW[METRIC]` at the last dot followed by a view word (and an optional
+/// bracketed metric) up to the end, so dots in owner names and metric names are kept.
+fn split_lhs(lhs: &str) -> Result<(&str, View, Option<String>), String> {
+    for (dot, _) in lhs.rmatch_indices('.') {
+        let tail = &lhs[dot + 1..];
+        let (word, metric) = match tail.find('[') {
+            Some(open) if tail.ends_with(']') => {
+                (&tail[..open], Some(&tail[open + 1..tail.len() - 1]))
+            }
+            Some(_) => continue,
+            None => (tail, None),
+        };
+        let Some(view) = View::parse(word) else {
+            continue;
+        };
+        let metric = match metric.map(str::trim) {
+            Some("") => return Err("empty [METRIC]".into()),
+            Some(m) => Some(m.to_string()),
+            None => None,
+        };
+        let subject = lhs[..dot].trim();
+        if subject.is_empty() {
+            return Err("no owner or category before the view".into());
+        }
+        return Ok((subject, view, metric));
+    }
+    Err(format!(
+        "`{lhs}` does not end in .self, .owner or .anywhere (optionally with [METRIC])"
+    ))
+}
+
+fn parse_subject(s: &str) -> Result<Subject, String> {
+    if let Some(name) = s.strip_prefix("category:") {
+        let name = name.trim();
+        return Category::parse(name).map(Subject::Category).ok_or_else(|| {
+            let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+            format!(
+                "unknown category `{name}`; categories are: {}",
+                all.join(", ")
+            )
+        });
+    }
+    if let Some(name) = s.strip_prefix("owner:") {
+        return Ok(Subject::Owner(name.trim().to_string()));
+    }
+    Ok(Subject::Name(s.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(text: &str) -> Requirement {
+        parse(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_issue_examples_parse() {
+        let r = req("user.owner >= 25%");
+        assert_eq!(r.subject, Subject::Name("user".into()));
+        assert_eq!((r.view, r.op, r.threshold), (View::Owner, Op::Ge, 25.0));
+        assert_eq!(r.metric, None);
+        let r = req("category:allocator.self <= 10%");
+        assert_eq!(r.subject, Subject::Category(Category::Allocator));
+        assert_eq!((r.view, r.op, r.threshold), (View::Self_, Op::Le, 10.0));
+        let r = req("ktor.anywhere < 50%");
+        assert_eq!((r.view, r.op), (View::Anywhere, Op::Lt));
+        let r = req("user.owner[alloc_space] >= 25%");
+        assert_eq!(r.metric.as_deref(), Some("alloc_space"));
+        assert_eq!(r.canonical(), "user.owner[alloc_space] >= 25%");
+    }
+
+    #[test]
+    fn dots_and_dashes_in_owner_names_stay_in_the_subject() {
+        let r = req("io.ktor.owner>2.5");
+        assert_eq!(r.subject, Subject::Name("io.ktor".into()));
+        assert_eq!((r.view, r.op, r.threshold), (View::Owner, Op::Gt, 2.5));
+        let r = req("kotlin-stdlib.self[cpu-clock] <= 10 %");
+        assert_eq!(r.subject, Subject::Name("kotlin-stdlib".into()));
+        assert_eq!(r.metric.as_deref(), Some("cpu-clock"));
+        // an owner literally named like a view: the last view word is the view
+        let r = req("foo.owner.self < 1%");
+        assert_eq!(r.subject, Subject::Name("foo.owner".into()));
+        assert_eq!(r.view, View::Self_);
+        // a dot inside the metric does not split there
+        let r = req("owner:a.b.anywhere[sched.switch] >= 0%");
+        assert_eq!(r.subject, Subject::Owner("a.b".into()));
+        assert_eq!(r.metric.as_deref(), Some("sched.switch"));
+    }
+
+    #[test]
+    fn malformed_requirements_say_what_is_expected() {
+        for (text, want) in [
+            ("user.owner 25%", "no comparison operator"),
+            ("user.owner >= lots", "not a percentage"),
+            ("user.owner >= 125%", "outside 0–100%"),
+            ("user >= 25%", "does not end in .self, .owner or .anywhere"),
+            ("user.inclusive >= 25%", "does not end in"),
+            (".owner >= 1%", "no owner or category"),
+            ("user.owner[] >= 1%", "empty [METRIC]"),
+            (
+                "category:allocators.self <= 1%",
+                "unknown category `allocators`",
+            ),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains(want), "{text}: {e}");
+            assert!(e.contains("SUBJECT.VIEW[METRIC] OP PERCENT"), "{e}");
+        }
+    }
+
+    #[test]
+    fn bounds_hold_as_written() {
+        assert!(Op::Ge.holds(25.0, 25.0) && !Op::Gt.holds(25.0, 25.0));
+        assert!(Op::Le.holds(25.0, 25.0) && !Op::Lt.holds(25.0, 25.0));
+        assert!(Op::Ge.is_lower_bound() && !Op::Lt.is_lower_bound());
+    }
+}

@@ -1,0 +1,517 @@
+//! `whose gate` and `whose diff` end to end on real profiles: the seed's allocation stacks,
+//! the py-spy recording, and three repeats split by time from the c-malloc recording
+//! (`fixtures/repeats/`, made by `fixtures/repeats/make.py`, which also wrote the expected
+//! weights in `fixtures/repeats/expected.json` with its own implementation of the rules).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::process::Output;
+
+fn f(rel: &str) -> String {
+    fixture(rel).to_str().unwrap().to_string()
+}
+
+fn run(args: &[String]) -> Output {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    whose(&refs)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn seed_args() -> Vec<String> {
+    vec![
+        f("folded/seed-ktor-alloc.txt"),
+        "--rules".into(),
+        f("rules/seed-ktor-alloc.toml"),
+        "--no-presets".into(),
+        "--unit".into(),
+        "bytes".into(),
+    ]
+}
+
+fn py_args() -> Vec<String> {
+    vec![
+        f("folded/py-app.folded"),
+        "--rules".into(),
+        f("rules/py-app.toml"),
+        "--no-presets".into(),
+    ]
+}
+
+fn churn(i: usize) -> String {
+    f(&format!("repeats/churn-{i}.folded"))
+}
+
+fn churn_rules() -> Vec<String> {
+    vec![
+        "--rules".into(),
+        f("rules/c-malloc-sym.toml"),
+        "--no-presets".into(),
+    ]
+}
+
+fn repeats_args() -> Vec<String> {
+    let mut a = vec![churn(1), churn(2), churn(3)];
+    a.extend(churn_rules());
+    a
+}
+
+/// `gate ARGS --require EXPR...`, returning the process output.
+fn gate(inputs: &[String], requires: &[&str], extra: &[&str]) -> Output {
+    let mut a = vec!["gate".to_string()];
+    a.extend(inputs.iter().cloned());
+    for r in requires {
+        a.push("--require".into());
+        a.push(r.to_string());
+    }
+    a.extend(extra.iter().map(|s| s.to_string()));
+    run(&a)
+}
+
+fn gate_json(inputs: &[String], requires: &[&str], extra: &[&str]) -> (Option<i32>, Value) {
+    let mut e = vec!["--format", "json"];
+    e.extend_from_slice(extra);
+    let o = gate(inputs, requires, &e);
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("json: {e}\n{}\n{}", stdout(&o), stderr(&o)));
+    assert_eq!(v["schema"], "whose-gate/1");
+    (o.status.code(), v)
+}
+
+#[test]
+fn the_seeds_gate_user_owner_25_percent_fails_with_the_numbers() {
+    // The seed's question on its own stacks: every sampled byte under KClassImpl.toString is
+    // owned by kotlin (reflection), so user code owns 0 of the 2459954604 bytes.
+    let (_, oracle_total) = expected_shares("seed-ktor-alloc.types-strip.json");
+    let (want, _) = expected_shares("seed-ktor-alloc.types-strip.json");
+    let o = gate(&seed_args(), &["user.owner >= 25%"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("FAIL  user.owner >= 25%: measured 0.00% (0 B of 2.29 GiB, metric bytes), threshold 25.00%"),
+        "{text}"
+    );
+    assert!(text.contains("verdict: FAIL (0 of 1 requirements hold; all must)"));
+    let (code, v) = gate_json(&seed_args(), &["user.owner >= 25%"], &[]);
+    assert_eq!(code, Some(1));
+    let r = &v["requirements"][0];
+    assert_eq!(r["inputs"][0]["total"].as_f64(), Some(oracle_total));
+    assert_eq!(r["median"].as_f64(), Some(want["user"][1]));
+    assert_eq!(r["status"], "fail");
+    // and kotlin owns all of it, which the gate confirms
+    let o = gate(&seed_args(), &["kotlin.owner >= 100%"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn a_threshold_just_below_or_above_the_measured_share_flips_the_exit_code() {
+    // py-app: the oracle's user.self share (37.8189...%), thresholds 0.01 points either side
+    let (want, _) = expected_shares("py-app.folded.json");
+    let s = want["user"][0];
+    let below = format!("user.self >= {:.4}%", s - 0.01);
+    let above = format!("user.self >= {:.4}%", s + 0.01);
+    assert_eq!(gate(&py_args(), &[&below], &[]).status.code(), Some(0));
+    assert_eq!(gate(&py_args(), &[&above], &[]).status.code(), Some(1));
+    // upper bounds flip the other way
+    let le_above = format!("user.self <= {:.4}%", s + 0.01);
+    let le_below = format!("user.self <= {:.4}%", s - 0.01);
+    assert_eq!(gate(&py_args(), &[&le_above], &[]).status.code(), Some(0));
+    assert_eq!(gate(&py_args(), &[&le_below], &[]).status.code(), Some(1));
+    // the measured share the gate reports is the oracle's
+    let (_, v) = gate_json(&py_args(), &[&below], &[]);
+    let got = v["requirements"][0]["median"].as_f64().unwrap();
+    assert!((got - s).abs() < 1e-9, "{got} vs {s}");
+}
+
+#[test]
+fn all_requirements_must_hold_unless_any() {
+    let pass = "stdlib.self >= 60%"; // 62.18%
+    let fail = "user.owner < 50%"; // 99.95%
+    let also_fail = "category:user.self > 90%"; // 37.82%
+    assert_eq!(gate(&py_args(), &[pass, fail], &[]).status.code(), Some(1));
+    let o = gate(&py_args(), &[pass, fail], &["--any"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("verdict: PASS (1 of 2 requirements hold; --any: one must)"));
+    assert_eq!(
+        gate(&py_args(), &[fail, also_fail], &["--any"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(gate(&py_args(), &[pass], &[]).status.code(), Some(0));
+}
+
+#[test]
+fn an_unknown_owner_category_or_metric_exits_2_listing_what_exists() {
+    let o = gate(&py_args(), &["nobody.owner >= 1%"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("no owner or category `nobody`"), "{e}");
+    assert!(
+        e.contains("owners with weight in these profiles: user, script, stdlib"),
+        "{e}"
+    );
+    assert!(
+        e.contains("categories (category:NAME): user, framework"),
+        "{e}"
+    );
+    let e = stderr(&gate(&py_args(), &["owner:library.self <= 1%"], &[]));
+    assert!(e.contains("no owner `library`"), "{e}");
+    let e = stderr(&gate(&py_args(), &["category:nope.self <= 1%"], &[]));
+    assert!(
+        e.contains("unknown category `nope`; categories are: user"),
+        "{e}"
+    );
+    let o = gate(&py_args(), &["user.owner[alloc_space] >= 25%"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("no input has the metric `alloc_space`; the inputs have: ")
+            && e.contains("py-app.folded: samples (count)"),
+        "{e}"
+    );
+    let e = whose_err(&["gate", &f("folded/py-app.folded"), "--require", "user >= 1"]);
+    assert!(e.contains("SUBJECT.VIEW[METRIC] OP PERCENT"), "{e}");
+}
+
+/// Per slice, the share in percent of `owner` in `view` from make.py's expected.json.
+fn expected_repeat_shares(owner: &str, view: &str) -> Vec<f64> {
+    let text = std::fs::read_to_string(fixture("repeats/expected.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v["slices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let w = s["owners"][owner][view].as_f64().unwrap_or(0.0);
+            w * 100.0 / s["total"].as_f64().unwrap()
+        })
+        .collect()
+}
+
+/// Median, min and max by hand: sorted, middle one (three repeats).
+fn hand_spread(mut v: Vec<f64>) -> (f64, f64, f64) {
+    assert_eq!(v.len(), 3);
+    v.sort_by(f64::total_cmp);
+    (v[1], v[0], v[2])
+}
+
+#[test]
+fn repeats_give_the_hand_computed_median_and_range() {
+    for (owner, view) in [
+        ("user", "owner"),
+        ("user", "self"),
+        ("allocator", "self"),
+        ("libc", "anywhere"),
+    ] {
+        let want = expected_repeat_shares(owner, view);
+        let (median, min, max) = hand_spread(want.clone());
+        let expr = format!("{owner}.{view} >= 0%");
+        let (code, v) = gate_json(&repeats_args(), &[&expr], &[]);
+        assert_eq!(code, Some(0));
+        let r = &v["requirements"][0];
+        assert_eq!(r["repeats"], 3);
+        let got: Vec<f64> = r["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["share"].as_f64().unwrap())
+            .collect();
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-9, "{owner}.{view}: {got:?} vs {want:?}");
+        }
+        for (key, w) in [("median", median), ("min", min), ("max", max)] {
+            let g = r[key].as_f64().unwrap();
+            assert!((g - w).abs() < 1e-9, "{owner}.{view} {key}: {g} vs {w}");
+        }
+    }
+    // user.owner: 526/1462, 554/1507, 563/1492 samples
+    let (median, min, max) = hand_spread(vec![
+        526.0 * 100.0 / 1462.0,
+        554.0 * 100.0 / 1507.0,
+        563.0 * 100.0 / 1492.0,
+    ]);
+    assert_eq!(
+        hand_spread(expected_repeat_shares("user", "owner")),
+        (median, min, max)
+    );
+    // report --repeats shows the same median [min–max]
+    let mut a = vec!["report".to_string(), "--repeats".into()];
+    a.extend(repeats_args());
+    let table = stdout(&run(&a));
+    let cell = format!("{median:.1}% [{min:.1}–{max:.1}]");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.trim_start().starts_with("user") && l.contains(&cell)),
+        "{cell} not in\n{table}"
+    );
+}
+
+#[test]
+fn a_threshold_inside_the_range_is_inconclusive_and_fails() {
+    let shares = expected_repeat_shares("user", "owner");
+    let (median, min, max) = hand_spread(shares.clone());
+    // halfway between the smallest repeat and the median: inside the range
+    let t = format!("{:.4}", (min + median) / 2.0);
+    let t_value: f64 = t.parse().unwrap();
+    let passing = shares.iter().filter(|&&s| s >= t_value).count();
+    assert_eq!(passing, 2);
+    let o = gate(&repeats_args(), &[&format!("user.owner >= {t}%")], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!(
+            "FAIL  user.owner >= {t}%: measured {median:.2}% median [{min:.2}–{max:.2}%] over 3 repeats (metric samples)"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "inconclusive: {passing} of 3 repeats pass (min {min:.2}% is on the wrong side)"
+        )),
+        "{text}"
+    );
+    let (_, v) = gate_json(&repeats_args(), &[&format!("user.owner >= {t}%")], &[]);
+    assert_eq!(v["requirements"][0]["status"], "inconclusive");
+    assert_eq!(v["requirements"][0]["passing"], 2);
+    // below the whole range passes, above it fails outright; upper bounds use the max
+    let below = format!("user.owner >= {:.4}%", min - 0.01);
+    let above = format!("user.owner >= {:.4}%", max + 0.01);
+    let le_max = format!("user.owner <= {:.4}%", max + 0.01);
+    let le_mid = format!("user.owner <= {median:.4}%");
+    assert_eq!(gate(&repeats_args(), &[&below], &[]).status.code(), Some(0));
+    let (code, v) = gate_json(&repeats_args(), &[&above], &[]);
+    assert_eq!(
+        (code, v["requirements"][0]["status"].as_str()),
+        (Some(1), Some("fail"))
+    );
+    assert_eq!(
+        gate(&repeats_args(), &[&le_max], &[]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        gate(&repeats_args(), &[&le_mid], &[]).status.code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn the_json_verdict_goes_to_a_file_and_the_exit_code_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("verdict.json");
+    let o = gate(
+        &seed_args(),
+        &["user.owner >= 25%"],
+        &["--format", "json", "-o", path.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["verdict"], "fail");
+    let o = gate(
+        &seed_args(),
+        &["user.owner >= 25%"],
+        &["--format", "markdown"],
+    );
+    let md = stdout(&o);
+    assert!(md.starts_with("### whose gate: FAIL"), "{md}");
+    assert!(md.contains("| **FAIL** | `user.owner >= 25%` | 0.00% (0 B of 2.29 GiB, metric bytes) | 25.00% | 0 of 1 |"), "{md}");
+}
+
+#[test]
+fn a_metric_in_brackets_selects_the_inputs_that_have_it() {
+    // folded inputs have one sample type, named after --unit: `samples` here
+    let (code, v) = gate_json(&repeats_args(), &["user.owner[samples] >= 30%"], &[]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["requirements"][0]["metric"]["name"], "samples");
+    assert_eq!(v["requirements"][0]["repeats"], 3);
+}
+
+#[test]
+fn help_gate_explains_the_grammar_with_examples() {
+    let help = whose_ok(&["help", "gate"]);
+    for want in [
+        "SUBJECT.VIEW[METRIC] OP PERCENT",
+        "category:NAME",
+        "inconclusive",
+        "--require 'user.owner[cpu] >= 5%' --require 'user.owner[alloc_space] >= 25%'",
+        "io.ktor.anywhere < 50%",
+        "Exit codes: 0",
+    ] {
+        assert!(help.contains(want), "`{want}` missing from:\n{help}");
+    }
+}
+
+fn diff_json(base: &[String], new: &[String]) -> Value {
+    let mut a = vec!["diff".to_string()];
+    a.extend(base.iter().cloned());
+    a.push("--against".into());
+    a.extend(new.iter().cloned());
+    a.extend(churn_rules());
+    a.extend(["--format".to_string(), "json".to_string()]);
+    let o = run(&a);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["schema"], "whose-diff/1");
+    v
+}
+
+#[test]
+fn diff_of_a_profile_against_itself_is_all_zero_and_noise() {
+    for (base, new) in [
+        (vec![churn(1)], vec![churn(1)]),
+        (
+            vec![churn(1), churn(2), churn(3)],
+            vec![churn(1), churn(2), churn(3)],
+        ),
+    ] {
+        let v = diff_json(&base, &new);
+        let rows = v["rows"].as_array().unwrap();
+        // 4 owners; unknown has weight only in the anywhere view
+        assert_eq!(rows.len(), 10, "{v}");
+        for r in rows {
+            assert_eq!(r["delta"].as_f64(), Some(0.0), "{r}");
+            assert_eq!(r["judgement"], "noise", "{r}");
+        }
+    }
+}
+
+/// The `prefix` list of one owner in a rules file.
+fn prefixes(rules: &str, owner: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(fixture(rules)).unwrap();
+    let doc: toml::Value = toml::from_str(&text).unwrap();
+    doc["owner"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["name"].as_str() == Some(owner))
+        .flat_map(|o| o["prefix"].as_array().unwrap().clone())
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn diff_against_doubled_user_stacks_grows_exactly_user() {
+    // In c-malloc-sym.toml `user` is the only non-transparent owner, so a stack is owned by
+    // user iff one of its frames is a user frame (no user prefix is also an allocator one).
+    let user = prefixes("rules/c-malloc-sym.toml", "user");
+    let allocator = prefixes("rules/c-malloc-sym.toml", "allocator");
+    let is_user = |frame: &str| {
+        !allocator.iter().any(|p| frame.starts_with(p.as_str()))
+            && user.iter().any(|p| frame.starts_with(p.as_str()))
+    };
+    let base = std::fs::read_to_string(fixture("repeats/churn-1.folded")).unwrap();
+    let (mut total, mut owned) = (0u64, 0u64);
+    let mut doubled = String::new();
+    for line in base.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        let count: u64 = count.parse().unwrap();
+        total += count;
+        let mine = stack.split(';').any(is_user);
+        if mine {
+            owned += count;
+        }
+        doubled.push_str(&format!(
+            "{stack} {}\n",
+            if mine { 2 * count } else { count }
+        ));
+    }
+    assert_eq!((total, owned), (1462, 526));
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("churn-1-user-doubled.folded");
+    std::fs::write(&new, doubled).unwrap();
+    let v = diff_json(&[churn(1)], &[new.to_str().unwrap().to_string()]);
+    let (t, u) = (total as f64, owned as f64);
+    let want_user = 100.0 * (2.0 * u / (t + u) - u / t);
+    let mut seen = 0;
+    for r in v["rows"].as_array().unwrap() {
+        let (name, view) = (r["name"].as_str().unwrap(), r["view"].as_str().unwrap());
+        let (b, n) = (
+            r["base"]["median"].as_f64().unwrap(),
+            r["new"]["median"].as_f64().unwrap(),
+        );
+        let d = r["delta"].as_f64().unwrap();
+        if name == "user" && view != "self" {
+            assert!(
+                (d - want_user).abs() < 1e-9,
+                "{name}.{view}: {d} vs {want_user}"
+            );
+            assert!(d > 9.0);
+            assert_eq!(r["judgement"], "unknown", "single profiles: no spread");
+            seen += 1;
+        } else if view == "owner" {
+            // the other owners' stacks did not change: only the total grew
+            assert!((n - b * t / (t + u)).abs() < 1e-9, "{name}: {b} → {n}");
+            assert!(d < 0.0);
+            seen += 1;
+        }
+    }
+    assert_eq!(
+        seen, 4,
+        "user owner+anywhere, libc and allocator owner: {v}"
+    );
+}
+
+#[test]
+fn diff_with_repeats_judges_deltas_against_the_combined_spread() {
+    // base: slices 1 and 2, new: slice 3; the spread is 2 × the base range
+    let v = diff_json(&[churn(1), churn(2)], &[churn(3)]);
+    assert_eq!(v["spread_rule"], "2 × the range of the side with repeats");
+    let base = expected_repeat_shares("user", "owner");
+    let (b_med, range) = ((base[0] + base[1]) / 2.0, (base[0] - base[1]).abs());
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "user" && r["view"] == "owner")
+        .unwrap()
+        .clone();
+    let delta = base[2] - b_med;
+    assert!((row["delta"].as_f64().unwrap() - delta).abs() < 1e-9);
+    assert!((row["spread"].as_f64().unwrap() - 2.0 * range).abs() < 1e-9);
+    let want = if delta.abs() <= 2.0 * range {
+        "noise"
+    } else {
+        "change"
+    };
+    assert_eq!(row["judgement"], want);
+}
+
+#[test]
+fn diff_markdown_reads_as_a_pr_comment() {
+    let mut a = vec!["diff".to_string(), churn(1), churn(2)];
+    a.extend(["--against".to_string(), churn(3)]);
+    a.extend(churn_rules());
+    a.extend(["--format".to_string(), "markdown".to_string()]);
+    let o = run(&a);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(md.starts_with("### whose diff\n"), "{md}");
+    assert!(
+        md.contains("| owner | view | base | new | delta | spread |  |"),
+        "{md}"
+    );
+    // user.owner: base slices 1 and 2 (526/1462, 554/1507), new slice 3 (563/1492)
+    let (b1, b2, n) = (
+        526.0 * 100.0 / 1462.0,
+        554.0 * 100.0 / 1507.0,
+        563.0 * 100.0 / 1492.0,
+    );
+    let row = format!(
+        "| user | owner | {:.2}% [{:.2}–{:.2}] | {n:.2}% | {:+.2} pp | {:.2} pp | noise |",
+        (b1 + b2) / 2.0,
+        b1,
+        b2,
+        n - (b1 + b2) / 2.0,
+        2.0 * (b2 - b1)
+    );
+    assert!(md.contains(&row), "{row} not in\n{md}");
+}
