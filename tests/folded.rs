@@ -48,3 +48,17 @@ fn py_spy_raw_agrees_with_the_oracle() {
     assert_eq!(total, want_total as u128);
     assert_shares_agree(&got, &want, 0.01);
 }
+
+#[test]
+fn py_spy_with_detected_presets_finds_the_application() {
+    // no rules given: the python preset is detected, the stdlib is matched by file and the
+    // script's own code is user; the oracle's `user` + `script` labels are whose's `user`
+    let (got, _) = report_shares(&[fixture("folded/py-app.folded").to_str().unwrap()]);
+    let (want, _) = expected_shares("py-app.folded.json");
+    assert!((got["user"][1] - want["user"][1]).abs() < 0.01, "{got:?}");
+    assert!(
+        (got["python-std"][0] - want["stdlib"][0]).abs() < 0.01,
+        "{got:?}"
+    );
+    assert!((got["user"][2] - want["script"][2]).abs() < 0.01, "{got:?}");
+}

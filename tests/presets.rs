@@ -232,6 +232,7 @@ fn python() {
                 "flask",
             ),
             (m("_PyEval_EvalFrameDefault", "python3.11"), "cpython"),
+            (py("app.make_events", "app.py"), "user"),
         ],
     );
 }
