@@ -355,3 +355,38 @@ fn rules_check_and_list() {
         );
     }
 }
+
+#[test]
+fn by_type_reports_allocated_types() {
+    // the seed's stacks end in allocated classes; their weights add up to the total
+    let seed = fixture("folded/seed-ktor-alloc.txt");
+    let csv = whose_ok(&[
+        "report",
+        seed.to_str().unwrap(),
+        "--unit",
+        "bytes",
+        "--by",
+        "type",
+        "--format",
+        "csv",
+    ]);
+    let mut sum = 0u128;
+    let mut total = 0u128;
+    for line in csv.lines().skip(1) {
+        let cols: Vec<&str> = line.rsplitn(4, ',').collect();
+        sum += cols[2].parse::<u128>().unwrap();
+        total = cols[1].parse().unwrap();
+    }
+    assert_eq!(total, 2_459_954_604);
+    assert_eq!(sum, total);
+    assert!(csv.contains(",byte[],"), "{csv}");
+    let table = whose_ok(&["report", seed.to_str().unwrap(), "--by", "type"]);
+    assert!(table.contains("byte[]"), "{table}");
+    let err = whose_err(&[
+        "report",
+        fixture("folded/py-app.folded").to_str().unwrap(),
+        "--by",
+        "type",
+    ]);
+    assert!(err.contains("no allocated types"), "{err}");
+}

@@ -4,6 +4,9 @@ use crate::aggregate::report::{GroupBy, Report, share};
 use std::io::Write;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    if report.by == GroupBy::Type {
+        return write_types(report, out);
+    }
     writeln!(
         out,
         "input,owner,category,transparent,view,weight,total,share"
@@ -29,8 +32,25 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             }
         }
     }
-    if report.by == GroupBy::Type {
-        writeln!(out)?;
+    Ok(())
+}
+
+/// `--by type`: one row per (input, allocated type).
+fn write_types(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "input,type,weight,total,share")?;
+    for input in &report.inputs {
+        let total = input.aggregate.all.total;
+        for t in &input.aggregate.types {
+            writeln!(
+                out,
+                "{},{},{},{},{:.6}",
+                field(&input.path),
+                field(&t.name),
+                t.weight,
+                total,
+                share(t.weight, total)
+            )?;
+        }
     }
     Ok(())
 }
