@@ -104,3 +104,10 @@ pub fn combine(repeats: bool, merge: bool) -> Combine {
         Combine::Columns
     }
 }
+
+pub fn color_by(c: crate::cli::ColorByArg) -> crate::aggregate::flame::ColorBy {
+    match c {
+        crate::cli::ColorByArg::Self_ => crate::aggregate::flame::ColorBy::Frame,
+        crate::cli::ColorByArg::Owner => crate::aggregate::flame::ColorBy::Sample,
+    }
+}

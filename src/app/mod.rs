@@ -3,6 +3,7 @@
 //! input, write the output) live here.
 
 mod explain;
+mod flame;
 mod report;
 mod rules;
 
@@ -28,6 +29,7 @@ pub fn run(command: Command) -> Result<Outcome> {
     match command {
         Command::Report(args) => report::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Flame(args) => flame::run(args),
         Command::Rules(cmd) => rules::run(cmd),
     }
 }

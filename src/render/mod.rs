@@ -1,6 +1,7 @@
 //! Renderers: a [`Report`] → text. They format, they never compute shares themselves.
 
 mod csv;
+pub mod flame;
 mod json;
 mod markdown;
 mod table;
