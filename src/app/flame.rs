@@ -215,7 +215,7 @@ impl Graph<'_> {
             heading: format!(
                 "Owners, owner view (whose code asked for the work) of {}; colour: {}; \
                  click one to search its frames",
-                self.report.metric.unit.format(all.total),
+                amount(self.report, all.total),
                 match self.color_by {
                     ColorBy::Frame => "each frame's own owner",
                     ColorBy::Sample => "the sample's owner",
@@ -378,6 +378,14 @@ impl Graph<'_> {
         write_file(&into.join("index.html"), |out| {
             draw::write_index(&title, &notes, &index, out)
         })
+    }
+}
+
+/// `1999 samples`, `2.29 GiB`: a weight with what it counts.
+fn amount(report: &InputReport, weight: u128) -> String {
+    match report.metric.unit {
+        Unit::Count => format!("{weight} {}", report.metric.name),
+        ref unit => unit.format(weight),
     }
 }
 
