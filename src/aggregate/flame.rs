@@ -48,11 +48,12 @@ pub struct FlameOptions {
     pub owner_root: bool,
 }
 
-/// One distinct stack as a folded line.
-#[derive(Debug, Clone)]
+/// One distinct stack: where its folded line is in [`FlameLines::text`], its weight and owner.
+#[derive(Debug, Clone, Copy)]
 pub struct FlameStack {
-    /// `root;…;leaf weight`, ready for a flame graph tool.
-    pub line: String,
+    /// Byte range of `root;…;leaf weight` in [`FlameLines::text`].
+    pub start: usize,
+    pub end: usize,
     pub weight: u128,
     /// The sample's owner (owner view).
     pub owner: OwnerId,
@@ -60,8 +61,14 @@ pub struct FlameStack {
 
 /// Every distinct stack of one profile as folded lines, and the owner each frame text's
 /// colour follows.
+///
+/// The lines live in one buffer: a large profile has hundreds of thousands of distinct
+/// stacks, and one allocation per line cost more (allocating, faulting pages in, freeing)
+/// than building the lines did.
 #[derive(Debug, Clone, Default)]
 pub struct FlameLines {
+    /// Every line, one after the other (no separators; see [`FlameStack`]'s range).
+    pub text: String,
     /// In stack order of the profile (flame graph tools sort them themselves).
     pub stacks: Vec<FlameStack>,
     /// Each distinct frame text and the owner whose colour it takes.
@@ -70,12 +77,17 @@ pub struct FlameLines {
 }
 
 impl FlameLines {
+    /// The folded line of one stack, `root;…;leaf weight`.
+    pub fn line(&self, stack: &FlameStack) -> &str {
+        &self.text[stack.start..stack.end]
+    }
+
     /// The lines, all or only those of samples `owner` owns (owner view).
     pub fn lines(&self, owner: Option<OwnerId>) -> impl Iterator<Item = &str> {
         self.stacks
             .iter()
             .filter(move |s| owner.is_none_or(|o| s.owner == o))
-            .map(|s| s.line.as_str())
+            .map(|s| self.line(s))
     }
 
     /// Total weight of the samples `owner` owns (or of all).
@@ -157,7 +169,8 @@ pub fn flame_lines(
         if w == 0 {
             continue;
         }
-        out.stacks.push(builder.stack(StackId(i as u32), w));
+        let stack = builder.stack(StackId(i as u32), w, &mut out.text);
+        out.stacks.push(stack);
         out.total = out.total.saturating_add(w);
     }
     out.frame_owners = builder.frame_owners;
@@ -178,7 +191,8 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    fn stack(&mut self, stack: StackId, weight: u128) -> FlameStack {
+    /// Appends the folded line of `stack` to `text`.
+    fn stack(&mut self, stack: StackId, weight: u128, text: &mut String) -> FlameStack {
         let owner = self.facts.get(stack).owner;
         let mut frames = self.profile.stack(stack);
         if !self.options.types_as_frames {
@@ -188,26 +202,27 @@ impl Builder<'_> {
                 .count();
             frames = &frames[types..];
         }
-        let mut line = String::with_capacity(frames.len() * 48 + 24);
+        let start = text.len();
         if self.options.owner_root {
             let i = self.root(owner);
-            line.push_str(&self.frame_owners[i as usize].0);
+            text.push_str(&self.frame_owners[i as usize].0);
         }
         for &f in frames.iter().rev() {
-            if !line.is_empty() {
-                line.push(';');
+            if text.len() > start {
+                text.push(';');
             }
             let i = self.frame(f, owner);
-            line.push_str(&self.frame_owners[i as usize].0);
+            text.push_str(&self.frame_owners[i as usize].0);
         }
-        if line.is_empty() {
+        if text.len() == start {
             // A sample without frames still has weight; keep it visible under a name.
-            line.push_str("[no frames]");
+            text.push_str("[no frames]");
         }
-        line.push(' ');
-        line.push_str(&weight.to_string());
+        use std::fmt::Write as _;
+        let _ = write!(text, " {weight}");
         FlameStack {
-            line,
+            start,
+            end: text.len(),
             weight,
             owner,
         }
