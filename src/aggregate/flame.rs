@@ -216,7 +216,8 @@ impl Builder<'_> {
         }
         if text.len() == start {
             // A sample without frames still has weight; keep it visible under a name.
-            text.push_str("[no frames]");
+            let i = self.no_frames(owner);
+            text.push_str(&self.frame_owners[i as usize].0);
         }
         use std::fmt::Write as _;
         let _ = write!(text, " {weight}");
@@ -226,6 +227,22 @@ impl Builder<'_> {
             weight,
             owner,
         }
+    }
+
+    /// The text standing in for an empty stack, coloured by its owner.
+    fn no_frames(&mut self, owner: OwnerId) -> u32 {
+        let text = match self.options.annotate {
+            None => "[no frames]".to_string(),
+            Some(_) => format!(
+                "[no frames] [{}]",
+                folded_name(&self.rules.owner(owner).name)
+            ),
+        };
+        if let Some(i) = self.frame_owners.iter().position(|(t, _)| *t == text) {
+            return i as u32;
+        }
+        self.frame_owners.push((text, owner));
+        self.frame_owners.len() as u32 - 1
     }
 
     fn root(&mut self, owner: OwnerId) -> u32 {
@@ -363,6 +380,59 @@ mod tests {
                 .iter()
                 .filter(|(t, _)| t.contains(" → lib]") || t == "lib.parse,x [lib]")
                 .all(|(_, o)| rules.owner(*o).name == "lib")
+        );
+    }
+
+    #[test]
+    fn allocated_types_are_left_out_and_an_empty_stack_keeps_a_name() {
+        let (mut p, rules, _) = profile();
+        let main = p.intern_frame(Frame::named("main", FrameKind::Native));
+        let bytes = p.intern_frame(Frame::named("byte[]", FrameKind::AllocType));
+        let typed = p.intern_stack(&[bytes, main]);
+        let only_type = p.intern_stack(&[bytes]);
+        p.add_sample(typed, None, &[6]);
+        p.add_sample(only_type, None, &[1]);
+        let classes = rules.classify(&p);
+        let annotate = Some(ColorBy::Frame);
+        let lines = flame_lines(
+            &p,
+            &rules,
+            &classes,
+            &FlameOptions {
+                annotate,
+                ..FlameOptions::default()
+            },
+        );
+        let all = sorted(&lines, None);
+        assert!(
+            all.contains(&"main [unclassified] 6".to_string()),
+            "{all:?}"
+        );
+        assert!(
+            all.contains(&"[no frames] [unsymbolized] 1".to_string()),
+            "{all:?}"
+        );
+        assert!(
+            lines
+                .frame_owners
+                .iter()
+                .any(|(t, o)| t == "[no frames] [unsymbolized]"
+                    && rules.owner(*o).name == "unsymbolized")
+        );
+        let with_types = flame_lines(
+            &p,
+            &rules,
+            &classes,
+            &FlameOptions {
+                annotate,
+                types_as_frames: true,
+                ..FlameOptions::default()
+            },
+        );
+        let all = sorted(&with_types, None);
+        assert!(
+            all.contains(&"main [unclassified];byte[] [unclassified] 6".to_string()),
+            "{all:?}"
         );
     }
 

@@ -520,3 +520,49 @@ fn check_replaceable(dir: &Path) -> Result<()> {
         dir.display()
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn staging_leaves_nothing_when_abandoned_and_replaces_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("split");
+        let staging = Staging::new(&target).unwrap();
+        std::fs::write(staging.path.join("01-a.svg"), "half").unwrap();
+        staging.abandon();
+        assert!(names(dir.path()).is_empty());
+
+        let staging = Staging::new(&target).unwrap();
+        let marker = format!("<meta name=\"generator\" content=\"{INDEX_GENERATOR}\">");
+        std::fs::write(staging.path.join("index.html"), &marker).unwrap();
+        std::fs::write(staging.path.join("01-a.svg"), "first").unwrap();
+        staging.commit().unwrap();
+        assert_eq!(names(dir.path()), ["split"]);
+        assert_eq!(names(&target), ["01-a.svg", "index.html"]);
+
+        let staging = Staging::new(&target).unwrap();
+        std::fs::write(staging.path.join("index.html"), &marker).unwrap();
+        std::fs::write(staging.path.join("01-b.svg"), "second").unwrap();
+        staging.commit().unwrap();
+        assert_eq!(names(dir.path()), ["split"]);
+        assert_eq!(names(&target), ["01-b.svg", "index.html"]);
+    }
+
+    #[test]
+    fn owner_names_become_safe_file_names() {
+        assert_eq!(file_safe("glibc-malloc"), "glibc-malloc");
+        assert_eq!(file_safe("../etc/x y"), "_etc_x_y");
+        assert_eq!(file_safe("net/http"), "net_http");
+    }
+}
