@@ -178,8 +178,9 @@ pub struct FlameArgs {
     /// owner split.
     #[arg(long)]
     pub owner_root: bool,
-    /// Differential graph of BASE against PROFILE: PROFILE's stacks, red where they grew,
-    /// blue where they shrank.
+    /// Differential graph of BASE against PROFILE: PROFILE's stacks, each frame red where
+    /// its own (self) weight grew, blue where it shrank. Stacks only in BASE are not drawn
+    /// (swap the two to see them).
     #[arg(long, value_name = "BASE")]
     pub diff: Option<PathBuf>,
     /// With --diff: scale BASE to PROFILE's total first (profiles of different lengths).

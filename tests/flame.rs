@@ -844,3 +844,18 @@ fn diff_and_split_do_not_combine() {
     let err = whose_err(&full);
     assert!(err.contains("--diff") || err.contains("--split"), "{err}");
 }
+
+#[test]
+fn weights_beyond_u64_are_refused_not_wrapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let max = u64::MAX;
+    let huge = write_temp(
+        dir.path(),
+        "huge.folded",
+        &format!("a;b {max}\na;c {max}\n"),
+    );
+    let out = dir.path().join("out.svg");
+    let err = whose_err(&["flame", &huge, "-o", out.to_str().unwrap()]);
+    assert!(err.contains("exceeds 2^64"), "{err}");
+    assert!(!out.exists());
+}
