@@ -472,7 +472,11 @@ impl Staging {
 
     /// Moves the complete folder into place; an earlier split output there is replaced.
     fn commit(self) -> Result<()> {
-        let old = self.path.with_extension("old");
+        let old = self
+            .path
+            .with_file_name(self.path.file_name().map_or_else(String::new, |n| {
+                n.to_string_lossy().replace(".whose-tmp-", ".whose-old-")
+            }));
         let had_old = self.target.exists();
         if had_old && let Err(e) = std::fs::rename(&self.target, &old) {
             let _ = std::fs::remove_dir_all(&self.path);
