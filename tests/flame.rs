@@ -316,15 +316,9 @@ fn assert_same_hue(fill: (u8, u8, u8), category: &str, what: &str) {
     }
 }
 
-/// Every frame's fill is its owner's legend colour, in its owner's category hue; the legend
-/// lists exactly the report's owners with the report's owner-view weights and shares.
-fn check_coloured_graph(profile_args: &[String], extra: &[&str]) -> (Svg, Owners) {
-    let svg = flame(profile_args, extra);
-    let want = report(profile_args);
-    assert_eq!(svg.total_samples as u128, want.total);
-    // legend = report's owner view
-    let listed: BTreeSet<&String> = svg.legend.iter().map(|e| &e.owner).collect();
-    assert_eq!(listed, want.owners.keys().collect::<BTreeSet<_>>());
+/// Every frame's fill is the legend colour of the owner its text names, in that owner's
+/// category hue; the legend's numbers are the report's owner view.
+fn check_frames_match_legend(svg: &Svg, want: &Owners) {
     let mut colour_of = BTreeMap::new();
     for e in &svg.legend {
         let (category, weight) = &want.owners[&e.owner];
@@ -354,7 +348,6 @@ fn check_coloured_graph(profile_args: &[String], extra: &[&str]) -> (Svg, Owners
             "{owner} shares a colour"
         );
     }
-    // every frame rectangle
     let mut frames = 0;
     for f in &svg.frames {
         let Some(owner) = f.color_owner() else {
@@ -369,6 +362,17 @@ fn check_coloured_graph(profile_args: &[String], extra: &[&str]) -> (Svg, Owners
         assert_same_hue(f.fill, &want.owners[&owner].0, &f.title);
     }
     assert!(frames > 0);
+}
+
+/// Every frame's fill is its owner's legend colour, in its owner's category hue; the legend
+/// lists exactly the report's owners with the report's owner-view weights and shares.
+fn check_coloured_graph(profile_args: &[String], extra: &[&str]) -> (Svg, Owners) {
+    let svg = flame(profile_args, extra);
+    let want = report(profile_args);
+    assert_eq!(svg.total_samples as u128, want.total);
+    let listed: BTreeSet<&String> = svg.legend.iter().map(|e| &e.owner).collect();
+    assert_eq!(listed, want.owners.keys().collect::<BTreeSet<_>>());
+    check_frames_match_legend(&svg, &want);
     (svg, want)
 }
 
@@ -491,6 +495,11 @@ fn check_split(profile_args: &[String]) -> BTreeMap<String, Svg> {
             "{name} not linked"
         );
         let svg = parse_svg(&std::fs::read_to_string(&path).unwrap());
+        // colours as in the whole graph; the legend lists exactly the owners coloured here
+        check_frames_match_legend(&svg, &want);
+        let coloured: BTreeSet<String> = svg.frames.iter().filter_map(Rect::color_owner).collect();
+        let listed: BTreeSet<String> = svg.legend.iter().map(|e| e.owner.clone()).collect();
+        assert_eq!(coloured, listed, "{name}");
         // `01-json.svg` → json
         let owner = name[3..name.len() - 4].to_string();
         let (_, weight) = want.owners[&owner];
@@ -524,6 +533,8 @@ fn split_totals_add_up_mini() {
             .all(|f| !f.text().starts_with("db.") && !f.text().starts_with("gc."))
     );
     assert_eq!(json.total_samples, 100);
+    let legend: Vec<&str> = json.legend.iter().map(|e| e.owner.as_str()).collect();
+    assert_eq!(legend, ["json", "server", "app", "runtime", "glibc-malloc"]);
 }
 
 #[test]

@@ -57,6 +57,8 @@ pub struct FlameStack {
     pub weight: u128,
     /// The sample's owner (owner view).
     pub owner: OwnerId,
+    /// Range in [`FlameLines::stack_colors`] of the owners this line's frames are coloured by.
+    colors: (u32, u32),
 }
 
 /// Every distinct stack of one profile as folded lines, and the owner each frame text's
@@ -73,6 +75,8 @@ pub struct FlameLines {
     pub stacks: Vec<FlameStack>,
     /// Each distinct frame text and the owner whose colour it takes.
     pub frame_owners: Vec<(String, OwnerId)>,
+    /// The distinct colour owners of each line, back to back (ranges in [`FlameStack`]).
+    stack_colors: Vec<OwnerId>,
     pub total: u128,
 }
 
@@ -88,6 +92,25 @@ impl FlameLines {
             .iter()
             .filter(move |s| owner.is_none_or(|o| s.owner == o))
             .map(|s| self.line(s))
+    }
+
+    /// The owners whose colours the lines of `owner` (or all lines) show: what a legend of
+    /// that graph needs to list.
+    pub fn color_owners(&self, owner: Option<OwnerId>) -> Vec<OwnerId> {
+        let mut out: Vec<OwnerId> = Vec::new();
+        for s in self
+            .stacks
+            .iter()
+            .filter(|s| owner.is_none_or(|o| s.owner == o))
+        {
+            for o in &self.stack_colors[s.colors.0 as usize..s.colors.1 as usize] {
+                if !out.contains(o) {
+                    out.push(*o);
+                }
+            }
+        }
+        out.sort();
+        out
     }
 
     /// Total weight of the samples `owner` owns (or of all).
@@ -169,7 +192,7 @@ pub fn flame_lines(
         if w == 0 {
             continue;
         }
-        let stack = builder.stack(StackId(i as u32), w, &mut out.text);
+        let stack = builder.stack(StackId(i as u32), w, &mut out);
         out.stacks.push(stack);
         out.total = out.total.saturating_add(w);
     }
@@ -192,7 +215,15 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     /// Appends the folded line of `stack` to `text`.
-    fn stack(&mut self, stack: StackId, weight: u128, text: &mut String) -> FlameStack {
+    fn stack(&mut self, stack: StackId, weight: u128, out: &mut FlameLines) -> FlameStack {
+        let color_start = out.stack_colors.len();
+        let text = &mut out.text;
+        let colors = &mut out.stack_colors;
+        let mut color = |o: OwnerId| {
+            if !colors[color_start..].contains(&o) {
+                colors.push(o);
+            }
+        };
         let owner = self.facts.get(stack).owner;
         let mut frames = self.profile.stack(stack);
         if !self.options.types_as_frames {
@@ -206,6 +237,7 @@ impl Builder<'_> {
         if self.options.owner_root {
             let i = self.root(owner);
             text.push_str(&self.frame_owners[i as usize].0);
+            color(self.frame_owners[i as usize].1);
         }
         for &f in frames.iter().rev() {
             if text.len() > start {
@@ -213,11 +245,13 @@ impl Builder<'_> {
             }
             let i = self.frame(f, owner);
             text.push_str(&self.frame_owners[i as usize].0);
+            color(self.frame_owners[i as usize].1);
         }
         if text.len() == start {
             // A sample without frames still has weight; keep it visible under a name.
             let i = self.no_frames(owner);
             text.push_str(&self.frame_owners[i as usize].0);
+            color(self.frame_owners[i as usize].1);
         }
         use std::fmt::Write as _;
         let _ = write!(text, " {weight}");
@@ -226,6 +260,7 @@ impl Builder<'_> {
             end: text.len(),
             weight,
             owner,
+            colors: (color_start as u32, colors.len() as u32),
         }
     }
 

@@ -303,6 +303,44 @@ impl Graph<'_> {
         }
     }
 
+    /// The subtitle of one owner's graph in a split.
+    fn split_style(&self, id: OwnerId) -> Style {
+        let owner = self.loaded.rules.owner(id);
+        let all = &self.report.aggregate.all;
+        let weight = all.owners[id.0 as usize].owner;
+        self.style(Some(format!(
+            "only the samples {} ({}) owns: {} of the total, owner view ({}); {}",
+            owner.name,
+            owner.category,
+            pct(share(weight, all.total)),
+            amount(self.report, weight),
+            match self.color_by {
+                ColorBy::Frame => "colour: each frame's own owner",
+                ColorBy::Sample => "colour: the sample's owner",
+            }
+        )))
+    }
+
+    /// The legend of one owner's graph: the owners whose colours it shows, with their shares
+    /// of the whole profile.
+    fn split_legend(&self, legend: &Legend, id: OwnerId) -> Legend {
+        let shown: Vec<&str> = self
+            .lines
+            .color_owners(Some(id))
+            .into_iter()
+            .map(|o| self.loaded.rules.owner(o).name.as_str())
+            .collect();
+        Legend {
+            heading: legend.heading.clone(),
+            entries: legend
+                .entries
+                .iter()
+                .filter(|e| shown.contains(&e.owner.as_str()))
+                .cloned()
+                .collect(),
+        }
+    }
+
     /// `--split DIR`: every file is written into a fresh folder beside DIR, which then
     /// replaces DIR in one rename; on any failure the fresh folder is removed, so no partial
     /// output is left behind.
@@ -333,34 +371,18 @@ impl Graph<'_> {
             let owner = self.loaded.rules.owner(id);
             let weight = all.owners[id.0 as usize].owner;
             let file = format!("{:02}-{}.svg", rank + 1, file_safe(&owner.name));
-            let style = self.style(Some(format!(
-                "only the samples {} ({}) owns: {} of the total, owner view ({} {}); {}",
-                owner.name,
-                owner.category,
-                pct(share(weight, all.total)),
-                self.report.metric.unit.format(weight),
-                self.report.metric.name,
-                match self.color_by {
-                    ColorBy::Frame => "colour: each frame's own owner",
-                    ColorBy::Sample => "colour: the sample's owner",
-                }
-            )));
-            let path = into.join(&file);
-            write_file(&path, |out| {
-                draw::write_svg(
-                    self.lines.lines(Some(id)),
-                    &mut palette,
-                    &style,
-                    &legend,
-                    out,
-                )
+            let style = self.split_style(id);
+            let legend = self.split_legend(&legend, id);
+            let lines = self.lines.lines(Some(id));
+            write_file(&into.join(&file), |out| {
+                draw::write_svg(lines, &mut palette, &style, &legend, out)
             })?;
             index.push(IndexEntry {
                 file,
                 owner: owner.name.clone(),
                 category: owner.category,
                 color: colors[id.0 as usize],
-                weight: self.report.metric.unit.format(weight),
+                weight: amount(self.report, weight),
                 share: share(weight, all.total),
             });
         }
