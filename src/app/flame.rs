@@ -308,7 +308,7 @@ impl Graph<'_> {
         let owner = self.loaded.rules.owner(id);
         let all = &self.report.aggregate.all;
         let weight = all.owners[id.0 as usize].owner;
-        self.style(Some(format!(
+        let mut style = self.style(Some(format!(
             "only the samples {} ({}) owns: {} of the total, owner view ({}); {}",
             owner.name,
             owner.category,
@@ -318,7 +318,17 @@ impl Graph<'_> {
                 ColorBy::Frame => "colour: each frame's own owner",
                 ColorBy::Sample => "colour: the sample's owner",
             }
-        )))
+        )));
+        if self.args.title.is_none() {
+            style.title = format!(
+                "{}: what {} owns, {} of {}",
+                file_name(&self.args.profile),
+                owner.name,
+                amount(self.report, weight),
+                amount(self.report, all.total)
+            );
+        }
+        style
     }
 
     /// The legend of one owner's graph: the owners whose colours it shows, with their shares
