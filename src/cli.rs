@@ -26,6 +26,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Which rule classified each of the heaviest frames; unclassified frames by weight.
     Explain(ExplainArgs),
+    /// Flame graph coloured by owner (SVG, drawn by inferno), split per owner, owner-rooted
+    /// or differential.
+    Flame(FlameArgs),
     /// Check rule files, or list the presets and their owners.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -245,6 +248,77 @@ pub struct DiffArgs {
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Every frame's text carries its owner (`name [owner]`; with \
+    `--color-by owner`, `name [frame owner → sample owner]`), so inferno's tooltip and search \
+    show it. Colours: one colour-blind-safe hue per category (user vermillion, framework blue, \
+    library bluish green, runtime sky blue, allocator orange, gc reddish purple, kernel yellow, \
+    unknown grey), lighter tints per owner. Click a legend entry to search that owner's frames."
+)]
+pub struct FlameArgs {
+    /// The profile to draw (`-` for standard input).
+    #[arg(value_name = "PROFILE")]
+    pub profile: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Write the SVG to FILE instead of standard output.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        conflicts_with = "split"
+    )]
+    pub output: Option<PathBuf>,
+    /// Colour each frame by its own owner (`self`) or by the owner of the sample it is part
+    /// of (`owner`, the owner view).
+    #[arg(long, value_enum, default_value_t = ColorByArg::Self_)]
+    pub color_by: ColorByArg,
+    /// One SVG per owner holding only the samples that owner owns (owner view), and
+    /// DIR/index.html linking them with their shares. DIR is replaced as a whole.
+    #[arg(long, value_name = "DIR", conflicts_with = "diff")]
+    pub split: Option<PathBuf>,
+    /// A synthetic root frame `[owner: NAME]` under every stack: the first level is the
+    /// owner split.
+    #[arg(long)]
+    pub owner_root: bool,
+    /// Differential graph of BASE against PROFILE: PROFILE's stacks, each frame red where
+    /// its own (self) weight grew, blue where it shrank. Stacks only in BASE are not drawn
+    /// (swap the two to see them).
+    #[arg(long, value_name = "BASE")]
+    pub diff: Option<PathBuf>,
+    /// With --diff: scale BASE to PROFILE's total first (profiles of different lengths).
+    #[arg(long, requires = "diff")]
+    pub normalize: bool,
+    /// Image width in pixels. Default: fluid (fits the window).
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(100..))]
+    pub width: Option<u32>,
+    /// Omit frames narrower than this percentage of the total.
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.01)]
+    pub min_width: f64,
+    /// Icicle graph: roots at the top.
+    #[arg(long)]
+    pub inverted: bool,
+    /// Reverse the stacks: leaves at the root (who calls this?).
+    #[arg(long)]
+    pub reverse: bool,
+    /// Title. Default: the input, metric and total.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// What the counts are called in tooltips. Default: from the metric's unit.
+    #[arg(long, value_name = "NAME")]
+    pub countname: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorByArg {
+    #[value(name = "self")]
+    Self_,
+    Owner,
 }
 
 #[derive(Debug, Subcommand)]

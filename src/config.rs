@@ -115,3 +115,10 @@ pub fn verdict_format(f: VerdictFormatArg) -> VerdictFormat {
         VerdictFormatArg::Json => VerdictFormat::Json,
     }
 }
+
+pub fn color_by(c: crate::cli::ColorByArg) -> crate::aggregate::flame::ColorBy {
+    match c {
+        crate::cli::ColorByArg::Self_ => crate::aggregate::flame::ColorBy::Frame,
+        crate::cli::ColorByArg::Owner => crate::aggregate::flame::ColorBy::Sample,
+    }
+}

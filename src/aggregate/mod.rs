@@ -11,6 +11,7 @@
 //! ([`StackFacts`]); the per-row loop is then additions. Weights are exact integers (u128), so
 //! self and owner columns add up to the total exactly.
 
+pub mod flame;
 pub mod report;
 
 use crate::classify::{Category, Classification, OwnerId, RuleSet, UNCLASSIFIED};

@@ -4,6 +4,7 @@
 
 mod diff;
 mod explain;
+mod flame;
 mod gate;
 mod report;
 mod rules;
@@ -30,6 +31,7 @@ pub fn run(command: Command) -> Result<Outcome> {
     match command {
         Command::Report(args) => report::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Flame(args) => flame::run(args),
         Command::Rules(cmd) => rules::run(cmd),
         Command::Gate(args) => gate::run(args),
         Command::Diff(args) => diff::run(args),

@@ -2,6 +2,7 @@
 
 mod csv;
 pub mod diff;
+pub mod flame;
 pub mod gate;
 mod json;
 mod markdown;
