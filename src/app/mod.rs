@@ -2,6 +2,7 @@
 //! One submodule per command; the shared steps (load, choose the metric, aggregate each
 //! input, write the output) live here.
 
+mod convert;
 mod explain;
 mod report;
 mod rules;
@@ -29,6 +30,7 @@ pub fn run(command: Command) -> Result<Outcome> {
         Command::Report(args) => report::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Rules(cmd) => rules::run(cmd),
+        Command::Convert(args) => convert::run(args),
     }
 }
 

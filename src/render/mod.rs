@@ -1,8 +1,10 @@
 //! Renderers: a [`Report`] → text. They format, they never compute shares themselves.
 
 mod csv;
+pub mod folded;
 mod json;
 mod markdown;
+pub mod pprof;
 mod table;
 
 use crate::aggregate::report::{Combine, Report, ShareRow, Spread, View, share};
