@@ -282,3 +282,80 @@ fn pprof_notes_show_period_duration_and_main_binary() {
     let d = profile.meta.duration_nanos.expect("duration");
     assert!((d - 15_180_000_000).abs() < 5_000_000, "duration {d}");
 }
+
+#[test]
+fn go_preset_detects_the_main_package_as_user() {
+    // go-svc is one main package: the detected user code is exactly `main.`, as the oracle's
+    // `user` rule, so the self and anywhere shares (which depend on no other owner) agree
+    let (got, _) = report_shares(&[&pprof("cpu.pb.gz"), "--preset", "go"]);
+    let (want, _) = expected_shares("go-svc.cpu.json");
+    assert!((got["user"][0] - want["user"][0]).abs() < 0.01, "{got:?}");
+    assert!((got["user"][2] - want["user"][2]).abs() < 0.01, "{got:?}");
+    let explain = whose_ok(&["explain", &pprof("cpu.pb.gz"), "--frame", "^main\\."]);
+    assert!(
+        explain.contains("go module whose/gosvc (detected from the main package's file"),
+        "{explain}"
+    );
+    // without presets nothing is detected
+    let (none, _) = report_shares(&[&pprof("cpu.pb.gz"), "--no-presets"]);
+    assert!(!none.contains_key("user"));
+}
+
+#[test]
+fn go_preset_detects_the_modules_other_packages_as_user() {
+    use prost::Message;
+    use whose::input::pprof_proto as pb;
+    // a -trimpath build of module example.com/svc with its main package in cmd/api
+    let strings = [
+        "",
+        "cpu",
+        "nanoseconds",
+        "main.main",
+        "example.com/svc/cmd/api/main.go",
+        "example.com/svc/internal/db.(*DB).Query",
+        "example.com/svc/internal/db/db.go",
+        "runtime.mallocgc",
+        "runtime/malloc.go",
+    ];
+    let func = |id: u64, name: i64, file: i64| pb::Function {
+        id,
+        name,
+        filename: file,
+        ..Default::default()
+    };
+    let loc = |id: u64| pb::Location {
+        id,
+        line: vec![pb::Line {
+            function_id: id,
+            line: 1,
+        }],
+        ..Default::default()
+    };
+    let p = pb::Profile {
+        sample_type: vec![pb::ValueType { r#type: 1, unit: 2 }],
+        sample: vec![
+            pb::Sample {
+                location_id: vec![2, 1],
+                value: vec![60],
+                label: vec![],
+            },
+            pb::Sample {
+                location_id: vec![3, 2, 1],
+                value: vec![40],
+                label: vec![],
+            },
+        ],
+        location: vec![loc(1), loc(2), loc(3)],
+        function: vec![func(1, 3, 4), func(2, 5, 6), func(3, 7, 8)],
+        string_table: strings.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("svc.pb");
+    std::fs::write(&path, p.encode_to_vec()).unwrap();
+    let (got, total) = report_shares(&[path.to_str().unwrap()]);
+    assert_eq!(total, 100);
+    // db.Query is user code: the leaf of 60 of 100
+    assert!((got["user"][0] - 60.0).abs() < 1e-9, "{got:?}");
+    assert!((got["user"][2] - 100.0).abs() < 1e-9, "{got:?}");
+}
