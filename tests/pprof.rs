@@ -359,3 +359,100 @@ fn go_preset_detects_the_modules_other_packages_as_user() {
     assert!((got["user"][0] - 60.0).abs() < 1e-9, "{got:?}");
     assert!((got["user"][2] - 100.0).abs() < 1e-9, "{got:?}");
 }
+
+/// A profile of `f0` (leaf) … `fn` (root) stacks; `inline` puts several functions in one
+/// location (innermost first). Returns the stacks whose read, root first, one per line.
+fn read_pruned(stacks: &[&[&[&str]]], drop: &str, keep: &str) -> String {
+    use prost::Message;
+    use whose::input::pprof_proto as pb;
+    let mut strings: Vec<String> = vec!["".into(), "samples".into(), "count".into()];
+    let mut string = |s: &str| -> i64 {
+        if let Some(i) = strings.iter().position(|x| x == s) {
+            return i as i64;
+        }
+        strings.push(s.to_string());
+        strings.len() as i64 - 1
+    };
+    let mut p = pb::Profile {
+        sample_type: vec![pb::ValueType { r#type: 1, unit: 2 }],
+        drop_frames: if drop.is_empty() { 0 } else { string(drop) },
+        keep_frames: if keep.is_empty() { 0 } else { string(keep) },
+        ..Default::default()
+    };
+    for stack in stacks {
+        let mut ids = Vec::new();
+        for loc in stack.iter() {
+            let id = p.location.len() as u64 + 1;
+            let mut lines = Vec::new();
+            for name in loc.iter() {
+                let fid = p.function.len() as u64 + 1;
+                p.function.push(pb::Function {
+                    id: fid,
+                    name: string(name),
+                    ..Default::default()
+                });
+                lines.push(pb::Line {
+                    function_id: fid,
+                    line: 0,
+                });
+            }
+            p.location.push(pb::Location {
+                id,
+                line: lines,
+                ..Default::default()
+            });
+            ids.push(id);
+        }
+        p.sample.push(pb::Sample {
+            location_id: ids,
+            value: vec![1],
+            label: vec![],
+        });
+    }
+    p.string_table = strings;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("prune.pb");
+    std::fs::write(&path, p.encode_to_vec()).unwrap();
+    let profile = read(path.to_str().unwrap());
+    profile
+        .dump()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(';')
+                .map(|f| f.split(' ').next().unwrap())
+                .collect::<Vec<_>>()
+                .join(";")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn drop_frames_prunes_like_pprof() {
+    let stacks: &[&[&[&str]]] = &[
+        // leaf first: malloc called from work, from main
+        &[&["malloc"], &["work"], &["main"]],
+        // malloc_inner inlined into work: the location keeps work
+        &[&["leaf"], &["malloc_inner", "work2"], &["main"]],
+        // a dropped root frame is kept: nothing user-like above it
+        &[&["work3"], &["malloc_root"]],
+    ];
+    let dump = read_pruned(stacks, "malloc.*", "");
+    assert_eq!(
+        dump, "main;work\nmain;work2\nmalloc_root;work3",
+        "pruned stacks, root first"
+    );
+    // keep_frames rescues a dropped name; pprof matches the whole simplified name
+    let dump = read_pruned(stacks, "malloc.*", "malloc_inner");
+    assert_eq!(
+        dump,
+        "main;work\nmain;work2;malloc_inner;leaf\nmalloc_root;work3"
+    );
+    // without drop_frames nothing changes, and inlined lines become frames innermost first
+    let dump = read_pruned(stacks, "", "");
+    assert_eq!(
+        dump,
+        "main;work;malloc\nmain;work2;malloc_inner;leaf\nmalloc_root;work3"
+    );
+}

@@ -416,15 +416,19 @@ impl<'a> Builder<'a> {
                 for j in (0..lines.len()).rev() {
                     let name = functions.get(&lines[j].function_id).map_or("", |f| f.raw);
                     if !name.is_empty() && p.drops(name) {
+                        // a wholly dropped location keeps its lines: samples that reach it
+                        // before any kept frame (from the root) still show it
                         cut = true;
                         whole = j == lines.len() - 1;
-                        lines = &lines[j + 1..];
+                        if !whole {
+                            lines = &lines[j + 1..];
+                        }
                         break;
                     }
                 }
             }
             let start = self.loc_frames.len() as u32;
-            if lines.is_empty() && !whole {
+            if lines.is_empty() {
                 let frame = Frame {
                     name: format!("0x{:x}", loc.address).into(),
                     module: module.clone(),
