@@ -278,6 +278,14 @@ fn pprof_notes_show_period_duration_and_main_binary() {
         notes.contains("main binary: /tmp/whose-corpus/go-svc/gosvc"),
         "{notes}"
     );
+    // Go's allocation profiles label each sample with its object size, which the model
+    // does not carry: the header says so
+    let allocs = read(&pprof("allocs.pb.gz")).meta.notes.join("\n");
+    assert!(
+        allocs.contains("numeric labels (bytes) are not attributed"),
+        "{allocs}"
+    );
+    assert!(!notes.contains("numeric labels"), "{notes}");
     // Go writes the exact duration; the -top text rounds it to 15.18s
     let d = profile.meta.duration_nanos.expect("duration");
     assert!((d - 15_180_000_000).abs() < 5_000_000, "duration {d}");

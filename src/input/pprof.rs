@@ -509,6 +509,7 @@ impl<'a> Builder<'a> {
         let mut locs: Vec<Loc> = Vec::new();
         let mut values: Vec<u128> = vec![0; n_types];
         let mut thread_cache: FxHashMap<i64, ThreadId> = FxHashMap::default();
+        let mut numeric_keys: Vec<i64> = Vec::new();
         for (i, s) in self.proto.sample.iter().enumerate() {
             if s.value.len() != n_types {
                 return Err(self.error(format!(
@@ -542,11 +543,26 @@ impl<'a> Builder<'a> {
             }
             let stack = self.profile.intern_stack(&frames);
             let thread = self.thread(i, s, &mut thread_cache)?;
+            for l in &s.label {
+                if l.str == 0 && !numeric_keys.contains(&l.key) {
+                    numeric_keys.push(l.key);
+                }
+            }
             self.profile.add_sample(stack, thread, &values);
             stacks.push(stack);
         }
         if stacks.is_empty() {
             return Err(self.error("the profile has no samples"));
+        }
+        if !numeric_keys.is_empty() {
+            let keys: Vec<&str> = numeric_keys
+                .iter()
+                .map(|&k| self.proto.string_table[k as usize].as_str())
+                .collect();
+            self.profile.meta.notes.push(format!(
+                "numeric labels ({}) are not attributed; `whose convert --to pprof` keeps them",
+                keys.join(", ")
+            ));
         }
         Ok(stacks)
     }
