@@ -108,15 +108,19 @@ pub fn read_keeping_samples(
     options: &ReadOptions,
 ) -> Result<(Profile, Decoded)> {
     let bytes = read_capped(&mut source, options)?;
-    let proto = pb::Profile::decode(bytes.as_slice()).map_err(|e| {
+    from_bytes(&source.path, &bytes)
+}
+
+/// Decodes a whole (decompressed) pprof protobuf; `path` names it in messages.
+pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<(Profile, Decoded)> {
+    let proto = pb::Profile::decode(bytes).map_err(|e| {
         Error::input(
-            &source.path,
+            path,
             Position::Whole,
             format!("not a valid pprof protobuf: {e}"),
         )
     })?;
-    drop(bytes);
-    let (profile, sample_stacks) = Builder::new(&source.path, &proto)?.build()?;
+    let (profile, sample_stacks) = Builder::new(path, &proto)?.build()?;
     Ok((
         profile,
         Decoded {
@@ -719,6 +723,7 @@ fn truncate(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn recognises_pprof_whatever_its_first_field() {
@@ -747,6 +752,141 @@ mod tests {
         assert_eq!(simplify_func("A::operator()(int)"), "A::operator()");
         assert_eq!(simplify_func(".ppc_func"), "ppc_func");
         assert_eq!(simplify_func("plain"), "plain");
+    }
+
+    /// Small profiles that are mostly well-formed, with any reference sometimes wrong: ids
+    /// and string indices now and then 0, negative or past their tables.
+    fn arb_profile() -> impl Strategy<Value = pb::Profile> {
+        const STRINGS: [&str; 9] = [
+            "",
+            "cpu",
+            "nanoseconds",
+            "thread",
+            "main.f",
+            "a(b",
+            "main\\..*",
+            "t1",
+            "[",
+        ];
+        let idx = || prop_oneof![9 => 0i64..9, 1 => -2i64..12];
+        let id = || prop_oneof![9 => 1u64..5, 1 => 0u64..7];
+        let value_type = (idx(), idx()).prop_map(|(t, u)| pb::ValueType { r#type: t, unit: u });
+        let line = (id(), -1i64..3).prop_map(|(f, l)| pb::Line {
+            function_id: f,
+            line: l,
+        });
+        let location = (
+            id(),
+            prop_oneof![3 => Just(0u64), 1 => id()],
+            prop::collection::vec(line, 0..3),
+        )
+            .prop_map(|(i, m, l)| pb::Location {
+                id: i,
+                mapping_id: m,
+                line: l,
+                ..Default::default()
+            });
+        let function = (id(), idx(), idx(), idx()).prop_map(|(i, n, s, f)| pb::Function {
+            id: i,
+            name: n,
+            system_name: s,
+            filename: f,
+            start_line: 0,
+        });
+        let mapping = (id(), idx(), idx()).prop_map(|(i, f, b)| pb::Mapping {
+            id: i,
+            filename: f,
+            build_id: b,
+            ..Default::default()
+        });
+        let label = (idx(), idx(), -3i64..3).prop_map(|(k, s, n)| pb::Label {
+            key: k,
+            str: s,
+            num: n,
+            num_unit: 0,
+        });
+        let values = prop_oneof![
+            9 => prop::collection::vec(0i64..100, 2..=2),
+            1 => prop::collection::vec(-1i64..100, 0..4),
+        ];
+        let sample = (
+            prop::collection::vec(id(), 0..5),
+            values,
+            prop::collection::vec(label, 0..2),
+        )
+            .prop_map(|(l, v, lb)| pb::Sample {
+                location_id: l,
+                value: v,
+                label: lb,
+            });
+        let strings = prop_oneof![
+            9 => Just(STRINGS.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+            1 => prop::collection::vec(prop::sample::select(STRINGS.to_vec()), 0..9)
+                .prop_map(|v| v.into_iter().map(String::from).collect()),
+        ];
+        let rare_idx = || prop_oneof![6 => Just(0i64), 1 => idx()];
+        // ids are 1..=n in order, and now and then one is replaced by an arbitrary one
+        let renumber = |n: usize, broken: Option<(usize, u64)>| -> Vec<u64> {
+            let mut ids: Vec<u64> = (1..=n as u64).collect();
+            if let Some((i, id)) = broken {
+                ids[i % n] = id;
+            }
+            ids
+        };
+        let broken = || prop::option::weighted(0.1, (0usize..4, 0u64..7));
+        (
+            prop::collection::vec(value_type, 2..=2),
+            prop::collection::vec(sample, 1..5),
+            prop::collection::vec(mapping, 1..=1),
+            prop::collection::vec(location, 4..=4),
+            prop::collection::vec(function, 4..=4),
+            strings,
+            (rare_idx(), rare_idx(), rare_idx()),
+            (broken(), broken(), broken()),
+        )
+            .prop_map(
+                move |(st, sa, mut ma, mut lo, mut fu, strings, (drop, keep, def), bad)| {
+                    let ids = renumber(ma.len(), bad.0);
+                    ma.iter_mut().zip(ids).for_each(|(m, id)| m.id = id);
+                    let ids = renumber(lo.len(), bad.1);
+                    lo.iter_mut().zip(ids).for_each(|(l, id)| l.id = id);
+                    let ids = renumber(fu.len(), bad.2);
+                    fu.iter_mut().zip(ids).for_each(|(f, id)| f.id = id);
+                    pb::Profile {
+                        sample_type: st,
+                        sample: sa,
+                        mapping: ma,
+                        location: lo,
+                        function: fu,
+                        string_table: strings,
+                        drop_frames: drop,
+                        keep_frames: keep,
+                        default_sample_type: def,
+                        ..Default::default()
+                    }
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Whatever the references, reading returns a valid profile or an error; never a
+        /// panic.
+        #[test]
+        fn arbitrary_references_never_panic(p in arb_profile()) {
+            let path = Path::new("arb.pb");
+            if let Ok((profile, decoded)) = from_bytes(path, &p.encode_to_vec()) {
+                prop_assert!(profile.validate().is_ok());
+                prop_assert_eq!(decoded.sample_stacks.len(), p.sample.len());
+            }
+        }
+
+        /// Arbitrary bytes are an error or a profile, never a panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            let _ = from_bytes(Path::new("arb.pb"), &bytes);
+        }
     }
 
     fn loc(prune: bool, beneath: bool) -> Loc {
