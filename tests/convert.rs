@@ -238,3 +238,30 @@ fn which_go() -> Result<std::path::PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// The model written as pprof (standard input is never kept as it came, so this is the
+/// writer for every non-pprof input) reads back to the same frames, kinds, inlining, files,
+/// lines, modules and values.
+#[test]
+fn model_written_as_pprof_reads_back_identically() {
+    use std::process::{Command, Stdio};
+    use whose::input::{ReadOptions, read_profile};
+    let input = fixture("pprof/cpu.pb.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model.pb.gz");
+    let status = Command::new(env!("CARGO_BIN_EXE_whose"))
+        .args(["convert", "-", "--to", "pprof", "--no-presets", "-o"])
+        .arg(&out)
+        .stdin(Stdio::from(std::fs::File::open(&input).unwrap()))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let read = |p: &Path| read_profile(p, &ReadOptions::default()).unwrap();
+    let (before, after) = (read(&input), read(&out));
+    assert_eq!(before.dump(), after.dump());
+    assert!(before.dump().contains("runtime.spanOf"));
+    // inlined frames share their physical frame's location: fewer locations than frames
+    let written = decode(&out);
+    assert!(written.location.iter().any(|l| l.line.len() > 1));
+    assert!(written.location.len() < after.frame_count());
+}

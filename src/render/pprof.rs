@@ -8,7 +8,7 @@
 
 use crate::classify::{OwnerId, RuleSet};
 use crate::input::pprof_proto as pb;
-use crate::model::{FrameId, Profile, StackId};
+use crate::model::{FrameId, FrameKind, Profile, StackId};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use prost::Message;
@@ -117,7 +117,8 @@ pub fn add_owner_labels(proto: &mut pb::Profile, sample_stacks: &[StackId], labe
 }
 
 /// A pprof `Profile` of the model: sample types, one mapping per module, one function per
-/// (name, file), one location per distinct frame, one sample per (stack, thread) row.
+/// (name, file), one location per physical frame and the frames inlined into it, one sample
+/// per (stack, thread) row.
 pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
     let mut strings = Strings::new();
     let mut out = pb::Profile {
@@ -135,7 +136,9 @@ pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
         strings.get(&profile.sample_types()[profile.default_sample_type].name);
     let mut mappings: FxHashMap<&str, u64> = FxHashMap::default();
     let mut functions: FxHashMap<(&str, Option<&str>), u64> = FxHashMap::default();
-    for (i, frame) in profile.frames().enumerate() {
+    // each frame's mapping and line; locations are made per stack below
+    let mut frame_lines: Vec<(u64, pb::Line)> = Vec::with_capacity(profile.frame_count());
+    for frame in profile.frames() {
         let mapping_id = match frame.module.as_deref() {
             None => 0,
             Some(m) => {
@@ -145,6 +148,7 @@ pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
                         id: next,
                         filename: strings.get(m),
                         has_functions: true,
+                        has_inline_frames: true,
                         ..Default::default()
                     });
                     next
@@ -165,18 +169,16 @@ pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
                 });
                 next
             });
-        out.location.push(pb::Location {
-            id: location_id(FrameId(i as u32)),
-            mapping_id,
-            line: vec![pb::Line {
-                function_id,
-                line: frame.line.map_or(0, i64::from),
-            }],
-            ..Default::default()
-        });
+        let line = pb::Line {
+            function_id,
+            line: frame.line.map_or(0, i64::from),
+        };
+        frame_lines.push((mapping_id, line));
     }
     let ids = LabelIds::new(labels, &mut strings);
     let thread_key = strings.get("thread");
+    let mut locations = Locations::default();
+    let mut stack_locations: Vec<Option<Vec<u64>>> = vec![None; profile.stack_count()];
     for row in profile.rows() {
         let mut label: Vec<pb::Label> = ids.labels(row.stack).collect();
         if let Some(t) = row.thread {
@@ -186,12 +188,11 @@ pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
                 ..Default::default()
             });
         }
+        let location_id = stack_locations[row.stack.0 as usize]
+            .get_or_insert_with(|| locations.of_stack(profile, row.stack, &frame_lines))
+            .clone();
         out.sample.push(pb::Sample {
-            location_id: profile
-                .stack(row.stack)
-                .iter()
-                .map(|&f| location_id(f))
-                .collect(),
+            location_id,
             value: row
                 .values
                 .iter()
@@ -200,6 +201,7 @@ pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
             label,
         });
     }
+    out.location = locations.list;
     if let Some((period, t)) = &profile.meta.period {
         out.period = *period;
         out.period_type = Some(pb::ValueType {
@@ -213,9 +215,51 @@ pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
     out
 }
 
-/// Location ids start at 1: frame 0 is location 1.
-fn location_id(frame: FrameId) -> u64 {
-    u64::from(frame.0) + 1
+/// The writer's locations: a run of inlined frames and the physical frame they were inlined
+/// into is one location with several lines (innermost first), as pprof writes inlining, so
+/// reading the file back gives the same frames and kinds.
+#[derive(Default)]
+struct Locations {
+    ids: FxHashMap<Box<[FrameId]>, u64>,
+    list: Vec<pb::Location>,
+}
+
+impl Locations {
+    fn of_stack(
+        &mut self,
+        profile: &Profile,
+        stack: StackId,
+        frame_lines: &[(u64, pb::Line)],
+    ) -> Vec<u64> {
+        let frames = profile.stack(stack);
+        let mut out = Vec::new();
+        let mut start = 0;
+        for (i, &f) in frames.iter().enumerate() {
+            let last = i + 1 == frames.len();
+            if profile.frame(f).kind == FrameKind::Inlined && !last {
+                continue;
+            }
+            out.push(self.id(&frames[start..=i], frame_lines));
+            start = i + 1;
+        }
+        out
+    }
+
+    fn id(&mut self, group: &[FrameId], frame_lines: &[(u64, pb::Line)]) -> u64 {
+        if let Some(&id) = self.ids.get(group) {
+            return id;
+        }
+        let id = self.list.len() as u64 + 1;
+        let physical = group[group.len() - 1];
+        self.list.push(pb::Location {
+            id,
+            mapping_id: frame_lines[physical.0 as usize].0,
+            line: group.iter().map(|f| frame_lines[f.0 as usize].1).collect(),
+            ..Default::default()
+        });
+        self.ids.insert(group.into(), id);
+        id
+    }
 }
 
 fn comment(rules: &RuleSet) -> String {
