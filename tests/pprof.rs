@@ -464,3 +464,57 @@ fn drop_frames_prunes_like_pprof() {
         "main;work;malloc\nmain;work2;malloc_inner;leaf\nmalloc_root;work3"
     );
 }
+
+#[test]
+fn locations_without_lines_are_unsymbolized_addresses() {
+    use prost::Message;
+    use whose::input::pprof_proto as pb;
+    let strings = ["", "samples", "count", "/usr/lib/libfoo.so", "main.main"];
+    let p = pb::Profile {
+        sample_type: vec![pb::ValueType { r#type: 1, unit: 2 }],
+        sample: vec![pb::Sample {
+            location_id: vec![1, 2],
+            value: vec![5],
+            label: vec![],
+        }],
+        mapping: vec![pb::Mapping {
+            id: 1,
+            filename: 3,
+            ..Default::default()
+        }],
+        location: vec![
+            pb::Location {
+                id: 1,
+                mapping_id: 1,
+                address: 0x7f00_1234,
+                ..Default::default()
+            },
+            pb::Location {
+                id: 2,
+                line: vec![pb::Line {
+                    function_id: 1,
+                    line: 3,
+                }],
+                ..Default::default()
+            },
+        ],
+        function: vec![pb::Function {
+            id: 1,
+            name: 4,
+            ..Default::default()
+        }],
+        string_table: strings.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("addr.pb");
+    std::fs::write(&path, p.encode_to_vec()).unwrap();
+    let profile = read(path.to_str().unwrap());
+    assert_eq!(
+        profile.dump().lines().nth(1).unwrap(),
+        "main.main {native};[unknown] [/usr/lib/libfoo.so] {unknown} 5"
+    );
+    let (shares, _) = report_shares(&[path.to_str().unwrap(), "--user", "main."]);
+    assert_eq!(shares["unsymbolized"][0], 100.0);
+    assert_eq!(shares["user"][1], 100.0);
+}

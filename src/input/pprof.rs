@@ -5,7 +5,8 @@
 //! - every sample type is kept; the default is `default_sample_type`, else the last type;
 //! - a `Location` with several `Line`s is a chain of inlined calls: `line[0]` is the innermost
 //!   (the leaf), the last line the physical frame it was inlined into; all but the last are
-//!   kind `inlined`. A location without lines is an unsymbolized address (kind `unknown`);
+//!   kind `inlined`. A location without lines is an unsymbolized address: `[unknown]`, kind
+//!   `unknown`, with its mapping's module (DESIGN "Frame names");
 //! - `Mapping` file → frame module; `Function` name (else system name), file name and the
 //!   line's number → frame name, file, line;
 //! - `drop_frames`/`keep_frames` prune stacks exactly like pprof's `Profile.Prune`;
@@ -434,7 +435,7 @@ impl<'a> Builder<'a> {
             let start = self.loc_frames.len() as u32;
             if lines.is_empty() {
                 let frame = Frame {
-                    name: format!("0x{:x}", loc.address).into(),
+                    name: "[unknown]".into(),
                     module: module.clone(),
                     file: None,
                     line: None,
@@ -479,7 +480,7 @@ impl<'a> Builder<'a> {
     ) -> Result<Frame> {
         if line.function_id == 0 {
             return Ok(Frame {
-                name: format!("0x{:x}", loc.address).into(),
+                name: "[unknown]".into(),
                 module: module.clone(),
                 file: None,
                 line: None,
