@@ -518,3 +518,28 @@ fn locations_without_lines_are_unsymbolized_addresses() {
     assert_eq!(shares["unsymbolized"][0], 100.0);
     assert_eq!(shares["user"][1], 100.0);
 }
+
+#[test]
+fn every_go_function_name_is_kept_as_written() {
+    use prost::Message;
+    use std::collections::BTreeSet;
+    use std::io::Read;
+    use whose::input::pprof_proto as pb;
+    for file in ["cpu.pb.gz", "allocs.pb.gz", "heap.pb.gz"] {
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(pprof(file)).unwrap())
+            .read_to_end(&mut bytes)
+            .unwrap();
+        let raw = pb::Profile::decode(bytes.as_slice()).unwrap();
+        let written: BTreeSet<&str> = raw
+            .function
+            .iter()
+            .map(|f| raw.string_table[f.name as usize].as_str())
+            .collect();
+        let profile = read(&pprof(file));
+        let read: BTreeSet<&str> = profile.frames().map(|f| &*f.name).collect();
+        // exactly the file's function names, unchanged: no Java dots, no C++ signature
+        // stripping of Go's `(*T).M` method names
+        assert_eq!(read, written, "{file}");
+    }
+}
