@@ -32,6 +32,8 @@ pub enum Command {
     /// Check rule files, or list the presets and their owners.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Write a profile as pprof with owner labels per sample, or as folded stacks.
+    Convert(ConvertArgs),
     /// Exit 0 when owned shares meet requirements (`user.owner >= 25%`), 1 when not.
     #[command(long_about = GATE_ABOUT, after_help = GATE_AFTER)]
     Gate(GateArgs),
@@ -319,6 +321,34 @@ pub enum ColorByArg {
     #[value(name = "self")]
     Self_,
     Owner,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "pprof output carries the string labels `owner`, `self_owner` and \
+                  `category` on every sample: `go tool pprof -tagfocus owner=user OUT.pb.gz`. \
+                  A pprof input keeps all its own fields (numeric labels included)."
+)]
+pub struct ConvertArgs {
+    #[arg(value_name = "PROFILE")]
+    pub profile: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Output format: gzipped pprof with owner labels, or `root;...;leaf N` folded lines
+    /// (in the --metric sample type).
+    #[arg(long, value_enum)]
+    pub to: ConvertTo,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConvertTo {
+    Pprof,
+    Folded,
 }
 
 #[derive(Debug, Subcommand)]

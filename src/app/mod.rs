@@ -2,6 +2,7 @@
 //! One submodule per command; the shared steps (load, choose the metric, aggregate each
 //! input, write the output) live here.
 
+mod convert;
 mod diff;
 mod explain;
 mod flame;
@@ -33,6 +34,7 @@ pub fn run(command: Command) -> Result<Outcome> {
         Command::Explain(args) => explain::run(args),
         Command::Flame(args) => flame::run(args),
         Command::Rules(cmd) => rules::run(cmd),
+        Command::Convert(args) => convert::run(args),
         Command::Gate(args) => gate::run(args),
         Command::Diff(args) => diff::run(args),
     }

@@ -7,6 +7,7 @@
 //! decided.
 
 mod glob;
+pub mod go_module;
 pub mod match_key;
 pub mod owner;
 pub mod presets;
@@ -97,6 +98,12 @@ impl RuleSet {
         };
         for preset in &presets {
             builder.queue_preset(preset, "--preset")?;
+        }
+        // the go preset's user code: `main.` and the program's own module, detected
+        if presets.iter().any(|p| p == "go")
+            && let Some(block) = go_module::user_block(profiles)
+        {
+            builder.add_block(block)?;
         }
         builder.load_queued_presets()?;
         let mut set = RuleSet {

@@ -5,6 +5,10 @@
 
 pub mod folded;
 pub mod names;
+pub mod pprof;
+/// Generated from `profile.proto` (see the file's header for the command).
+#[allow(clippy::all, clippy::pedantic)]
+pub mod pprof_proto;
 pub mod source;
 
 use crate::error::{Error, Position, Result};
@@ -67,6 +71,7 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
     };
     let mut profile = match format {
         InputFormat::Folded | InputFormat::PySpy => folded::read(source, format, options)?,
+        InputFormat::Pprof => pprof::read(source, options)?,
         other => {
             return Err(Error::Unsupported(format!(
                 "{} input ({})",
@@ -83,6 +88,17 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
         .validate()
         .map_err(|e| Error::input(path, Position::Whole, format!("internal reader error: {e}")))?;
     Ok(profile)
+}
+
+/// Opens an input and decides its format, for commands that take a format-specific path
+/// (`convert` keeps a pprof input's own fields).
+pub fn open(path: &Path, options: &ReadOptions) -> Result<(Source, InputFormat)> {
+    let mut source = Source::open(path)?;
+    let format = match options.format {
+        Some(f) => f,
+        None => detect(&mut source)?,
+    };
+    Ok((source, format))
 }
 
 /// Decides the format from the first bytes of the (decompressed) input.
@@ -113,11 +129,10 @@ fn detect(source: &mut Source) -> Result<InputFormat> {
     Ok(detect_text(head))
 }
 
-/// pprof is a protobuf `Profile`: its first field is almost always `sample_type` (field 1,
-/// wire type 2 → tag byte 0x0a), and a text format never starts with a control byte.
+/// pprof is a protobuf `Profile`; its fields come in any order (Go writes `time_nanos` or
+/// `period_type` first), so the first fields are parsed against the schema.
 fn looks_like_protobuf(head: &[u8]) -> bool {
-    matches!(head.first(), Some(0x0a | 0x12 | 0x22 | 0x2a | 0x32))
-        && head.iter().take(256).any(|&b| b < 0x09)
+    pprof::looks_like_pprof(head)
 }
 
 fn detect_text(head: &[u8]) -> InputFormat {

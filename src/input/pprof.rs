@@ -1,0 +1,913 @@
+//! pprof: the protobuf `Profile` of `src/input/profile.proto` (Go's runtime, pprof-rs,
+//! @datadog/pprof, async-profiler's converter, Pyroscope, Parca), gzip-compressed or raw.
+//!
+//! Mapping to the model, as `go tool pprof` reads the same file:
+//! - every sample type is kept; the default is `default_sample_type`, else the last type;
+//! - a `Location` with several `Line`s is a chain of inlined calls: `line[0]` is the innermost
+//!   (the leaf), the last line the physical frame it was inlined into; all but the last are
+//!   kind `inlined`. A location without lines is an unsymbolized address: `[unknown]`, kind
+//!   `unknown`, with its mapping's module (DESIGN "Frame names");
+//! - `Mapping` file → frame module; `Function` name (else system name), file name and the
+//!   line's number → frame name, file, line;
+//! - `drop_frames`/`keep_frames` prune stacks exactly like pprof's `Profile.Prune`;
+//! - string labels naming a thread (`thread`, `thread_name`, `goroutine`...) become the
+//!   thread dimension; other labels are not part of the model (`whose convert` keeps them
+//!   when it writes pprof from pprof, see [`Decoded`]);
+//! - `period`, `duration_nanos`, `comment`, the main binary and its build id go to the
+//!   profile's notes.
+//!
+//! Everything the file refers to is checked (string indices, location, mapping and function
+//! ids, value counts), so bad input is an error naming the file and the problem, never a panic.
+
+use super::ReadOptions;
+use super::pprof_proto as pb;
+use super::source::Source;
+use crate::error::{Error, Position, Result};
+use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit};
+use prost::Message;
+use rustc_hash::FxHashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The decompressed-size cap when the caller sets none (`--max-decompressed` default).
+pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
+
+/// String label keys whose value names the thread (or goroutine) a sample ran on.
+const THREAD_LABELS: &[&str] = &[
+    "thread",
+    "thread_name",
+    "thread.name",
+    "threadname",
+    "goroutine",
+    "goroutine_name",
+];
+
+/// The decoded file beside the model, for writers that want to keep every field of the
+/// input (numeric labels, addresses, mappings): `sample_stacks[i]` is the stack sample `i`
+/// was folded into.
+pub struct Decoded {
+    pub proto: pb::Profile,
+    pub sample_stacks: Vec<StackId>,
+}
+
+/// Whether `head` (the first decompressed bytes) starts like a pprof `Profile`: its first
+/// fields (up to 8, or to the end of `head`) have the field numbers and wire types of the
+/// schema, and there is a control byte early on, which text formats never have.
+pub fn looks_like_pprof(head: &[u8]) -> bool {
+    if !head.iter().take(256).any(|&b| b < 0x09) {
+        return false;
+    }
+    let mut pos = 0;
+    let mut fields = 0;
+    while pos < head.len() && fields < 8 {
+        let Some(tag) = varint(head, &mut pos) else {
+            break;
+        };
+        let (field, wire) = (tag >> 3, tag & 7);
+        let expected: &[u64] = match field {
+            1..=6 | 11 => &[2],
+            13 => &[0, 2],
+            7..=10 | 12 | 14 => &[0],
+            _ => return false,
+        };
+        if !expected.contains(&wire) {
+            return false;
+        }
+        fields += 1;
+        let Some(value) = varint(head, &mut pos) else {
+            break;
+        };
+        if wire == 2 {
+            pos = pos.saturating_add(value as usize);
+        }
+    }
+    fields > 0
+}
+
+/// A protobuf varint at `*pos`, advancing it; `None` when `bytes` ends first.
+fn varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        value |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// Reads a pprof input into a profile.
+pub fn read(source: Source, options: &ReadOptions) -> Result<Profile> {
+    read_keeping_samples(source, options).map(|(profile, _)| profile)
+}
+
+/// Reads a pprof input, returning the decoded file too.
+pub fn read_keeping_samples(
+    mut source: Source,
+    options: &ReadOptions,
+) -> Result<(Profile, Decoded)> {
+    let bytes = read_capped(&mut source, options)?;
+    from_bytes(&source.path, &bytes)
+}
+
+/// Decodes a whole (decompressed) pprof protobuf; `path` names it in messages.
+pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<(Profile, Decoded)> {
+    let proto = pb::Profile::decode(bytes).map_err(|e| {
+        Error::input(
+            path,
+            Position::Whole,
+            format!("not a valid pprof protobuf: {e}"),
+        )
+    })?;
+    let (profile, sample_stacks) = Builder::new(path, &proto)?.build()?;
+    Ok((
+        profile,
+        Decoded {
+            proto,
+            sample_stacks,
+        },
+    ))
+}
+
+/// The whole (decompressed) input; a gzip stream that inflates past the cap is refused
+/// before it can exhaust memory.
+fn read_capped(source: &mut Source, options: &ReadOptions) -> Result<Vec<u8>> {
+    let cap = options.max_decompressed.unwrap_or(DEFAULT_MAX_DECOMPRESSED);
+    let limit = if source.gzipped {
+        cap.saturating_add(1)
+    } else {
+        u64::MAX
+    };
+    let mut bytes = Vec::new();
+    (&mut source.reader)
+        .take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|e| source.read_error(e))?;
+    if source.gzipped && bytes.len() as u64 > cap {
+        return Err(Error::input(
+            &source.path,
+            Position::Whole,
+            format!(
+                "gzip stream decompresses to more than {cap} bytes (a gzip bomb?); \
+                 if the profile is genuine, raise the cap with --max-decompressed BYTES"
+            ),
+        ));
+    }
+    if bytes.is_empty() {
+        return Err(Error::input(
+            &source.path,
+            Position::Whole,
+            "empty input: no samples",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// One location's frames (leaf first) as a range of `Builder::loc_frames`, and how
+/// `drop_frames` prunes it.
+#[derive(Clone, Copy)]
+struct Loc {
+    start: u32,
+    end: u32,
+    /// Every line matched `drop_frames`: the location and everything leafward go.
+    prune: bool,
+    /// Some inlined line matched: the location stays (with fewer frames), leafward goes.
+    prune_beneath: bool,
+}
+
+struct Builder<'a> {
+    path: PathBuf,
+    proto: &'a pb::Profile,
+    profile: Profile,
+    locations: FxHashMap<u64, Loc>,
+    loc_frames: Vec<FrameId>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(path: &Path, proto: &'a pb::Profile) -> Result<Builder<'a>> {
+        let mut b = Builder {
+            path: path.to_path_buf(),
+            proto,
+            profile: Profile::new(Vec::new()),
+            locations: FxHashMap::default(),
+            loc_frames: Vec::new(),
+        };
+        if proto.string_table.first().is_some_and(|s| !s.is_empty()) {
+            return Err(b.error(format!(
+                "string_table[0] must be the empty string, found {:?}",
+                truncate(&proto.string_table[0])
+            )));
+        }
+        b.profile = Profile::new(b.sample_types()?);
+        b.profile.default_sample_type = b.default_sample_type()?;
+        Ok(b)
+    }
+
+    fn error(&self, message: impl Into<String>) -> Error {
+        Error::input(&self.path, Position::Whole, message)
+    }
+
+    /// The string at `index`, or an error naming what referred to it.
+    fn string(&self, index: i64, what: impl FnOnce() -> String) -> Result<&'a str> {
+        let table = &self.proto.string_table;
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| table.get(i))
+            .map(String::as_str)
+            .ok_or_else(|| {
+                self.error(format!(
+                    "{} is string index {index}, out of range (the string table has {} entries)",
+                    what(),
+                    table.len()
+                ))
+            })
+    }
+
+    fn sample_types(&self) -> Result<Vec<SampleType>> {
+        if self.proto.sample_type.is_empty() {
+            return Err(self.error("no sample types: a pprof profile must declare at least one"));
+        }
+        self.proto
+            .sample_type
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let name = self.string(t.r#type, || format!("sample_type[{i}].type"))?;
+                let unit = self.string(t.unit, || format!("sample_type[{i}].unit"))?;
+                let name = if name.is_empty() {
+                    format!("type{i}")
+                } else {
+                    name.to_string()
+                };
+                Ok(SampleType::new(name, Unit::parse(unit)))
+            })
+            .collect()
+    }
+
+    /// `default_sample_type` names a type; pprof falls back to the last type without it.
+    fn default_sample_type(&mut self) -> Result<usize> {
+        let last = self.proto.sample_type.len() - 1;
+        let name = self.string(self.proto.default_sample_type, || {
+            "default_sample_type".to_string()
+        })?;
+        if name.is_empty() {
+            return Ok(last);
+        }
+        match self
+            .profile
+            .sample_types()
+            .iter()
+            .position(|t| t.name == name)
+        {
+            Some(i) => Ok(i),
+            None => {
+                self.profile.meta.warnings.push(format!(
+                    "{}: default_sample_type `{name}` is not one of the sample types; \
+                     using the last one",
+                    self.path.display()
+                ));
+                Ok(last)
+            }
+        }
+    }
+
+    fn build(mut self) -> Result<(Profile, Vec<StackId>)> {
+        self.meta()?;
+        let mut prune = self.prune_rules()?;
+        let mappings = self.mappings()?;
+        let functions = self.functions()?;
+        self.locations(&mappings, &functions, prune.as_mut())?;
+        let stacks = self.samples(prune.is_some())?;
+        Ok((self.profile, stacks))
+    }
+
+    /// period, duration, comments, the main binary: facts the report header shows.
+    fn meta(&mut self) -> Result<()> {
+        let p = self.proto;
+        let mut notes = Vec::new();
+        if let Some(t) = &p.period_type
+            && p.period != 0
+        {
+            let name = self.string(t.r#type, || "period_type.type".into())?;
+            let unit = self.string(t.unit, || "period_type.unit".into())?;
+            notes.push(format!("period: {} {unit} of {name}", p.period));
+            self.profile.meta.period = Some((p.period, SampleType::new(name, Unit::parse(unit))));
+        }
+        if p.duration_nanos > 0 {
+            notes.push(format!(
+                "duration: {}",
+                Unit::Nanoseconds.format(p.duration_nanos as u128)
+            ));
+            self.profile.meta.duration_nanos = Some(p.duration_nanos);
+        }
+        for (i, &c) in p.comment.iter().enumerate() {
+            let text = self.string(c, || format!("comment[{i}]"))?;
+            notes.push(format!("comment: {text}"));
+        }
+        if let Some(main) = p.mapping.first() {
+            let file = self.string(main.filename, || "mapping[0].filename".into())?;
+            let build_id = self.string(main.build_id, || "mapping[0].build_id".into())?;
+            if !file.is_empty() {
+                let id = if build_id.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (build id {build_id})")
+                };
+                notes.push(format!("main binary: {file}{id}"));
+            }
+        }
+        self.profile.meta.notes.extend(notes);
+        Ok(())
+    }
+
+    fn prune_rules(&mut self) -> Result<Option<Prune>> {
+        let drop = self.string(self.proto.drop_frames, || "drop_frames".into())?;
+        if drop.is_empty() {
+            return Ok(None);
+        }
+        let keep = self.string(self.proto.keep_frames, || "keep_frames".into())?;
+        let compile = |re: &str, what: &str| {
+            regex::Regex::new(&format!("^(?:{re})$"))
+                .map_err(|e| self.error(format!("{what} is not a valid regular expression: {e}")))
+        };
+        let prune = Prune {
+            drop: compile(drop, "drop_frames")?,
+            keep: if keep.is_empty() {
+                None
+            } else {
+                Some(compile(keep, "keep_frames")?)
+            },
+            cache: FxHashMap::default(),
+        };
+        self.profile
+            .meta
+            .notes
+            .push(format!("drop_frames: {drop} (applied as pprof does)"));
+        if !keep.is_empty() {
+            self.profile.meta.notes.push(format!("keep_frames: {keep}"));
+        }
+        Ok(Some(prune))
+    }
+
+    fn mappings(&self) -> Result<Mappings> {
+        let mut out = FxHashMap::default();
+        for (i, m) in self.proto.mapping.iter().enumerate() {
+            if m.id == 0 {
+                return Err(self.error(format!("mapping[{i}] has id 0 (ids start at 1)")));
+            }
+            let file = self.string(m.filename, || format!("mapping id {}'s filename", m.id))?;
+            self.string(m.build_id, || format!("mapping id {}'s build_id", m.id))?;
+            let module = (!file.is_empty()).then(|| Box::from(file));
+            if out.insert(m.id, (module, mapping_kind(file))).is_some() {
+                return Err(self.error(format!("mapping id {} is defined twice", m.id)));
+            }
+        }
+        Ok(out)
+    }
+
+    fn functions(&self) -> Result<FxHashMap<u64, Func<'a>>> {
+        let mut out = FxHashMap::default();
+        for (i, f) in self.proto.function.iter().enumerate() {
+            if f.id == 0 {
+                return Err(self.error(format!("function[{i}] has id 0 (ids start at 1)")));
+            }
+            let name = self.string(f.name, || format!("function id {}'s name", f.id))?;
+            let system = self.string(f.system_name, || {
+                format!("function id {}'s system_name", f.id)
+            })?;
+            let file = self.string(f.filename, || format!("function id {}'s filename", f.id))?;
+            let raw = if name.is_empty() { system } else { name };
+            let name: Box<str> = if raw.is_empty() {
+                "[unknown]".into()
+            } else {
+                super::names::normalize_symbol(raw).into()
+            };
+            let file = (!file.is_empty()).then(|| Box::from(file));
+            if out.insert(f.id, Func { raw, name, file }).is_some() {
+                return Err(self.error(format!("function id {} is defined twice", f.id)));
+            }
+        }
+        Ok(out)
+    }
+
+    fn locations(
+        &mut self,
+        mappings: &Mappings,
+        functions: &FxHashMap<u64, Func<'a>>,
+        mut prune: Option<&mut Prune>,
+    ) -> Result<()> {
+        self.locations.reserve(self.proto.location.len());
+        for (i, loc) in self.proto.location.iter().enumerate() {
+            if loc.id == 0 {
+                return Err(self.error(format!(
+                    "location[{i}] has id 0, which pprof reserves (location ids start at 1)"
+                )));
+            }
+            let (module, map_kind) = match loc.mapping_id {
+                0 => (None, FrameKind::Native),
+                id => mappings.get(&id).cloned().ok_or_else(|| {
+                    self.error(format!(
+                        "location id {} refers to mapping id {id}, which is not defined",
+                        loc.id
+                    ))
+                })?,
+            };
+            // pprof's Prune: scan from the outermost line for the first dropped function
+            let mut lines: &[pb::Line] = &loc.line;
+            let (mut cut, mut whole) = (false, false);
+            if let Some(p) = prune.as_deref_mut() {
+                for j in (0..lines.len()).rev() {
+                    let name = functions.get(&lines[j].function_id).map_or("", |f| f.raw);
+                    if !name.is_empty() && p.drops(name) {
+                        // a wholly dropped location keeps its lines: samples that reach it
+                        // before any kept frame (from the root) still show it
+                        cut = true;
+                        whole = j == lines.len() - 1;
+                        if !whole {
+                            lines = &lines[j + 1..];
+                        }
+                        break;
+                    }
+                }
+            }
+            let start = self.loc_frames.len() as u32;
+            if lines.is_empty() {
+                let frame = Frame {
+                    name: "[unknown]".into(),
+                    module: module.clone(),
+                    file: None,
+                    line: None,
+                    kind: FrameKind::Unknown,
+                };
+                let id = self.profile.intern_frame(frame);
+                self.loc_frames.push(id);
+            }
+            for (j, line) in lines.iter().enumerate() {
+                let frame = self.line_frame(loc, line, functions, &module, map_kind)?;
+                let frame = Frame {
+                    kind: if j + 1 < lines.len() && frame.kind != FrameKind::Unknown {
+                        FrameKind::Inlined
+                    } else {
+                        frame.kind
+                    },
+                    ..frame
+                };
+                let id = self.profile.intern_frame(frame);
+                self.loc_frames.push(id);
+            }
+            let entry = Loc {
+                start,
+                end: self.loc_frames.len() as u32,
+                prune: whole,
+                prune_beneath: cut,
+            };
+            if self.locations.insert(loc.id, entry).is_some() {
+                return Err(self.error(format!("location id {} is defined twice", loc.id)));
+            }
+        }
+        Ok(())
+    }
+
+    fn line_frame(
+        &self,
+        loc: &pb::Location,
+        line: &pb::Line,
+        functions: &FxHashMap<u64, Func<'a>>,
+        module: &Option<Box<str>>,
+        map_kind: FrameKind,
+    ) -> Result<Frame> {
+        if line.function_id == 0 {
+            return Ok(Frame {
+                name: "[unknown]".into(),
+                module: module.clone(),
+                file: None,
+                line: None,
+                kind: FrameKind::Unknown,
+            });
+        }
+        let Func { name, file, .. } = functions.get(&line.function_id).ok_or_else(|| {
+            self.error(format!(
+                "location id {} refers to function id {}, which is not defined",
+                loc.id, line.function_id
+            ))
+        })?;
+        let kind = if &**name == "[unknown]" {
+            FrameKind::Unknown
+        } else {
+            map_kind
+        };
+        Ok(Frame {
+            name: name.clone(),
+            module: module.clone(),
+            file: file.clone(),
+            line: u32::try_from(line.line).ok().filter(|&l| l > 0),
+            kind,
+        })
+    }
+
+    fn samples(&mut self, pruning: bool) -> Result<Vec<StackId>> {
+        let n_types = self.proto.sample_type.len();
+        let mut stacks = Vec::with_capacity(self.proto.sample.len());
+        let mut frames: Vec<FrameId> = Vec::new();
+        let mut locs: Vec<Loc> = Vec::new();
+        let mut values: Vec<u128> = vec![0; n_types];
+        let mut thread_cache: FxHashMap<i64, ThreadId> = FxHashMap::default();
+        let mut numeric_keys: Vec<i64> = Vec::new();
+        for (i, s) in self.proto.sample.iter().enumerate() {
+            if s.value.len() != n_types {
+                return Err(self.error(format!(
+                    "sample {i} has {} value(s) but the profile declares {n_types} sample \
+                     type(s) ({})",
+                    s.value.len(),
+                    self.type_names()
+                )));
+            }
+            for (slot, &v) in values.iter_mut().zip(&s.value) {
+                *slot = u128::try_from(v).map_err(|_| {
+                    Error::Unsupported(format!(
+                        "{}: sample {i} has a negative value ({v}), as in a pprof \
+                         -diff_base output; whose attributes non-negative weights only",
+                        self.path.display()
+                    ))
+                })?;
+            }
+            locs.clear();
+            for &id in &s.location_id {
+                locs.push(self.location(i, id)?);
+            }
+            let kept = if pruning {
+                prune_sample(&locs)
+            } else {
+                &locs[..]
+            };
+            frames.clear();
+            for loc in kept {
+                frames.extend_from_slice(&self.loc_frames[loc.start as usize..loc.end as usize]);
+            }
+            let stack = self.profile.intern_stack(&frames);
+            let thread = self.thread(i, s, &mut thread_cache)?;
+            for l in &s.label {
+                if l.str == 0 && !numeric_keys.contains(&l.key) {
+                    numeric_keys.push(l.key);
+                }
+            }
+            self.profile.add_sample(stack, thread, &values);
+            stacks.push(stack);
+        }
+        if stacks.is_empty() {
+            return Err(self.error("the profile has no samples"));
+        }
+        if !numeric_keys.is_empty() {
+            let keys: Vec<&str> = numeric_keys
+                .iter()
+                .map(|&k| self.proto.string_table[k as usize].as_str())
+                .collect();
+            self.profile.meta.notes.push(format!(
+                "numeric labels ({}) are not attributed; `whose convert --to pprof` keeps them",
+                keys.join(", ")
+            ));
+        }
+        Ok(stacks)
+    }
+
+    fn location(&self, sample: usize, id: u64) -> Result<Loc> {
+        if id == 0 {
+            return Err(self.error(format!(
+                "sample {sample} refers to location id 0, which pprof reserves \
+                 (location ids start at 1)"
+            )));
+        }
+        self.locations.get(&id).copied().ok_or_else(|| {
+            self.error(format!(
+                "sample {sample} refers to location id {id}, which is not defined \
+                 (the profile defines {} locations)",
+                self.proto.location.len()
+            ))
+        })
+    }
+
+    /// The thread a sample's labels name, if any; every label's string indices are checked.
+    fn thread(
+        &mut self,
+        sample: usize,
+        s: &pb::Sample,
+        cache: &mut FxHashMap<i64, ThreadId>,
+    ) -> Result<Option<ThreadId>> {
+        let mut thread = None;
+        for label in &s.label {
+            let key = self.string(label.key, || format!("sample {sample}'s label key"))?;
+            self.string(label.str, || {
+                format!("sample {sample}'s label `{key}` value")
+            })?;
+            self.string(label.num_unit, || {
+                format!("sample {sample}'s label `{key}` unit")
+            })?;
+            if thread.is_none() && label.str != 0 && THREAD_LABELS.contains(&key) {
+                let id = match cache.get(&label.str) {
+                    Some(&t) => t,
+                    None => {
+                        let name = self.proto.string_table[label.str as usize].as_str();
+                        let t = self.profile.intern_thread(name);
+                        cache.insert(label.str, t);
+                        t
+                    }
+                };
+                thread = Some(id);
+            }
+        }
+        Ok(thread)
+    }
+
+    fn type_names(&self) -> String {
+        self.profile
+            .sample_types()
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Mapping id → (module, the kind its frames get).
+type Mappings = FxHashMap<u64, (Option<Box<str>>, FrameKind)>;
+
+/// A function as frames use it.
+struct Func<'a> {
+    /// The name as the file has it: what pprof matches `drop_frames` against.
+    raw: &'a str,
+    /// Normalised (DESIGN "Frame names"); Go names are left as the runtime wrote them.
+    name: Box<str>,
+    file: Option<Box<str>>,
+}
+
+/// `drop_frames`/`keep_frames`, matched on function names simplified as pprof does.
+struct Prune {
+    drop: regex::Regex,
+    keep: Option<regex::Regex>,
+    cache: FxHashMap<String, bool>,
+}
+
+impl Prune {
+    fn drops(&mut self, name: &str) -> bool {
+        if let Some(&hit) = self.cache.get(name) {
+            return hit;
+        }
+        let simple = simplify_func(name);
+        let hit =
+            self.drop.is_match(simple) && !self.keep.as_ref().is_some_and(|k| k.is_match(simple));
+        self.cache.insert(name.to_string(), hit);
+        hit
+    }
+}
+
+/// pprof's `simplifyFunc`: drop a leading `.` (PPC ELF v1) and everything from the first `(`
+/// that does not start `(anonymous namespace)` or `operator()`.
+fn simplify_func(name: &str) -> &str {
+    let name = name.strip_prefix('.').unwrap_or(name);
+    let mut search = 0;
+    while let Some(pos) = name[search..].find(['(', 'o']) {
+        let at = search + pos;
+        let rest = &name[at..];
+        if rest.starts_with("(anonymous namespace)") {
+            search = at + "(anonymous namespace)".len();
+        } else if rest.starts_with("operator()") {
+            search = at + "operator()".len();
+        } else if rest.starts_with('(') {
+            return &name[..at];
+        } else {
+            search = at + 1;
+        }
+    }
+    name
+}
+
+/// pprof's `Prune` on one sample (locations leaf first): from the root, after the first
+/// location not touched by `drop_frames`, the first dropped location cuts the stack there
+/// (itself included), and the first partially dropped one cuts below it.
+fn prune_sample(locs: &[Loc]) -> &[Loc] {
+    let mut found_user = false;
+    for i in (0..locs.len()).rev() {
+        let loc = locs[i];
+        if !loc.prune && !loc.prune_beneath {
+            found_user = true;
+            continue;
+        }
+        if !found_user {
+            continue;
+        }
+        if loc.prune {
+            return &locs[i + 1..];
+        }
+        return &locs[i..];
+    }
+    locs
+}
+
+/// Frames of the kernel's and of JIT maps' mappings carry those kinds, as perf shows them.
+fn mapping_kind(file: &str) -> FrameKind {
+    let base = file.rsplit('/').next().unwrap_or(file);
+    if base.starts_with("[kernel") || base == "[vdso]" || base == "[vsyscall]" {
+        FrameKind::Kernel
+    } else if base.starts_with("perf-") && base.ends_with(".map") {
+        FrameKind::Jit
+    } else {
+        FrameKind::Native
+    }
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn recognises_pprof_whatever_its_first_field() {
+        // Go's CPU profile starts with time_nanos, its heap profile with period_type
+        assert!(looks_like_pprof(&[
+            0x48, 0xb6, 0xb0, 0xed, 0x82, 0xeb, 0xc0, 0xa6, 0xf6, 0x18, 0x0a, 0x04, 0x08, 0x01
+        ]));
+        assert!(looks_like_pprof(&[
+            0x5a, 0x04, 0x08, 0x01, 0x10, 0x02, 0x60, 0x80
+        ]));
+        assert!(looks_like_pprof(&[0x0a, 0x04, 0x08, 0x01, 0x10, 0x02]));
+        assert!(!looks_like_pprof(b"main;foo 3\n"));
+        assert!(!looks_like_pprof(b"\nmain;foo 3\n"));
+        assert!(!looks_like_pprof(&[0x00, 0x01, 0x02]));
+        assert!(!looks_like_pprof(&[0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01]));
+    }
+
+    #[test]
+    fn simplifies_function_names_like_pprof() {
+        assert_eq!(simplify_func("net/http.(*conn).serve"), "net/http.");
+        assert_eq!(simplify_func("foo(int)"), "foo");
+        assert_eq!(
+            simplify_func("(anonymous namespace)::f(int)"),
+            "(anonymous namespace)::f"
+        );
+        assert_eq!(simplify_func("A::operator()(int)"), "A::operator()");
+        assert_eq!(simplify_func(".ppc_func"), "ppc_func");
+        assert_eq!(simplify_func("plain"), "plain");
+    }
+
+    /// Small profiles that are mostly well-formed, with any reference sometimes wrong: ids
+    /// and string indices now and then 0, negative or past their tables.
+    fn arb_profile() -> impl Strategy<Value = pb::Profile> {
+        const STRINGS: [&str; 9] = [
+            "",
+            "cpu",
+            "nanoseconds",
+            "thread",
+            "main.f",
+            "a(b",
+            "main\\..*",
+            "t1",
+            "[",
+        ];
+        let idx = || prop_oneof![9 => 0i64..9, 1 => -2i64..12];
+        let id = || prop_oneof![9 => 1u64..5, 1 => 0u64..7];
+        let value_type = (idx(), idx()).prop_map(|(t, u)| pb::ValueType { r#type: t, unit: u });
+        let line = (id(), -1i64..3).prop_map(|(f, l)| pb::Line {
+            function_id: f,
+            line: l,
+        });
+        let location = (
+            id(),
+            prop_oneof![3 => Just(0u64), 1 => id()],
+            prop::collection::vec(line, 0..3),
+        )
+            .prop_map(|(i, m, l)| pb::Location {
+                id: i,
+                mapping_id: m,
+                line: l,
+                ..Default::default()
+            });
+        let function = (id(), idx(), idx(), idx()).prop_map(|(i, n, s, f)| pb::Function {
+            id: i,
+            name: n,
+            system_name: s,
+            filename: f,
+            start_line: 0,
+        });
+        let mapping = (id(), idx(), idx()).prop_map(|(i, f, b)| pb::Mapping {
+            id: i,
+            filename: f,
+            build_id: b,
+            ..Default::default()
+        });
+        let label = (idx(), idx(), -3i64..3).prop_map(|(k, s, n)| pb::Label {
+            key: k,
+            str: s,
+            num: n,
+            num_unit: 0,
+        });
+        let values = prop_oneof![
+            9 => prop::collection::vec(0i64..100, 2..=2),
+            1 => prop::collection::vec(-1i64..100, 0..4),
+        ];
+        let sample = (
+            prop::collection::vec(id(), 0..5),
+            values,
+            prop::collection::vec(label, 0..2),
+        )
+            .prop_map(|(l, v, lb)| pb::Sample {
+                location_id: l,
+                value: v,
+                label: lb,
+            });
+        let strings = prop_oneof![
+            9 => Just(STRINGS.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+            1 => prop::collection::vec(prop::sample::select(STRINGS.to_vec()), 0..9)
+                .prop_map(|v| v.into_iter().map(String::from).collect()),
+        ];
+        let rare_idx = || prop_oneof![6 => Just(0i64), 1 => idx()];
+        // ids are 1..=n in order, and now and then one is replaced by an arbitrary one
+        let renumber = |n: usize, broken: Option<(usize, u64)>| -> Vec<u64> {
+            let mut ids: Vec<u64> = (1..=n as u64).collect();
+            if let Some((i, id)) = broken {
+                ids[i % n] = id;
+            }
+            ids
+        };
+        let broken = || prop::option::weighted(0.1, (0usize..4, 0u64..7));
+        (
+            prop::collection::vec(value_type, 2..=2),
+            prop::collection::vec(sample, 1..5),
+            prop::collection::vec(mapping, 1..=1),
+            prop::collection::vec(location, 4..=4),
+            prop::collection::vec(function, 4..=4),
+            strings,
+            (rare_idx(), rare_idx(), rare_idx()),
+            (broken(), broken(), broken()),
+        )
+            .prop_map(
+                move |(st, sa, mut ma, mut lo, mut fu, strings, (drop, keep, def), bad)| {
+                    let ids = renumber(ma.len(), bad.0);
+                    ma.iter_mut().zip(ids).for_each(|(m, id)| m.id = id);
+                    let ids = renumber(lo.len(), bad.1);
+                    lo.iter_mut().zip(ids).for_each(|(l, id)| l.id = id);
+                    let ids = renumber(fu.len(), bad.2);
+                    fu.iter_mut().zip(ids).for_each(|(f, id)| f.id = id);
+                    pb::Profile {
+                        sample_type: st,
+                        sample: sa,
+                        mapping: ma,
+                        location: lo,
+                        function: fu,
+                        string_table: strings,
+                        drop_frames: drop,
+                        keep_frames: keep,
+                        default_sample_type: def,
+                        ..Default::default()
+                    }
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Whatever the references, reading returns a valid profile or an error; never a
+        /// panic.
+        #[test]
+        fn arbitrary_references_never_panic(p in arb_profile()) {
+            let path = Path::new("arb.pb");
+            if let Ok((profile, decoded)) = from_bytes(path, &p.encode_to_vec()) {
+                prop_assert!(profile.validate().is_ok());
+                prop_assert_eq!(decoded.sample_stacks.len(), p.sample.len());
+            }
+        }
+
+        /// Arbitrary bytes are an error or a profile, never a panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            let _ = from_bytes(Path::new("arb.pb"), &bytes);
+        }
+    }
+
+    fn loc(prune: bool, beneath: bool) -> Loc {
+        Loc {
+            start: 0,
+            end: 0,
+            prune,
+            prune_beneath: beneath,
+        }
+    }
+
+    #[test]
+    fn prunes_samples_like_pprof() {
+        // leaf first: [malloc (dropped), helper (partially dropped), main (user)]
+        let s = [loc(true, true), loc(false, true), loc(false, false)];
+        assert_eq!(prune_sample(&s).len(), 2);
+        let s = [loc(false, false), loc(true, true), loc(false, false)];
+        assert_eq!(prune_sample(&s).len(), 1);
+        // a dropped root is kept: nothing user-like above it
+        let s = [loc(false, false), loc(true, true)];
+        assert_eq!(prune_sample(&s).len(), 2);
+    }
+}

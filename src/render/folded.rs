@@ -1,0 +1,58 @@
+//! Folded output: `root;...;leaf N` lines in one metric, from any input, for inferno,
+//! FlameGraph, speedscope and `whose` itself.
+
+use crate::model::{FrameKind, Profile};
+use rustc_hash::FxHashMap;
+use std::io::Write;
+
+/// Writes one line per distinct stack text (rows that differ only by thread, line number
+/// or module are summed), sorted, skipping zero weights. Kernel and JIT frames get
+/// inferno's `_[k]` / `_[j]` suffixes and allocated-class leaves async-profiler's `_[i]`, so
+/// the folded reader gives them back their kinds. Returns the number of lines.
+pub fn write(profile: &Profile, metric: usize, out: &mut dyn Write) -> std::io::Result<usize> {
+    let mut texts: Vec<Option<String>> = vec![None; profile.stack_count()];
+    let mut lines: FxHashMap<String, u128> = FxHashMap::default();
+    for row in profile.rows() {
+        let w = row.values[metric];
+        if w == 0 {
+            continue;
+        }
+        let text = texts[row.stack.0 as usize]
+            .get_or_insert_with(|| stack_text(profile, row.stack))
+            .clone();
+        *lines.entry(text).or_default() += w;
+    }
+    let mut lines: Vec<(String, u128)> = lines.into_iter().collect();
+    lines.sort_unstable();
+    for (text, w) in &lines {
+        writeln!(out, "{text} {w}")?;
+    }
+    Ok(lines.len())
+}
+
+fn stack_text(profile: &Profile, stack: crate::model::StackId) -> String {
+    let frames = profile.stack(stack);
+    if frames.is_empty() {
+        return "[unknown]".to_string();
+    }
+    let mut text = String::new();
+    for (i, &f) in frames.iter().rev().enumerate() {
+        if i > 0 {
+            text.push(';');
+        }
+        let frame = profile.frame(f);
+        // `;` separates frames and a trailing ` N` is the count: keep names parseable
+        text.extend(frame.name.chars().map(|c| match c {
+            ';' => ':',
+            '\n' | '\r' => ' ',
+            c => c,
+        }));
+        text.push_str(match frame.kind {
+            FrameKind::Kernel => "_[k]",
+            FrameKind::Jit => "_[j]",
+            FrameKind::AllocType => "_[i]",
+            _ => "",
+        });
+    }
+    text
+}
