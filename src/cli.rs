@@ -340,6 +340,10 @@ pub struct ConvertArgs {
     /// (in the --metric sample type).
     #[arg(long, value_enum)]
     pub to: ConvertTo,
+    /// With `--to folded`: a synthetic root frame `[owner: NAME]` per sample's owner (owner
+    /// view), for other flame graph tools.
+    #[arg(long)]
+    pub owner_root: bool,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -265,3 +265,34 @@ fn model_written_as_pprof_reads_back_identically() {
     assert!(written.location.iter().any(|l| l.line.len() > 1));
     assert!(written.location.len() < after.frame_count());
 }
+
+/// `convert --to folded --owner-root`: the weight under each `[owner: NAME]` root equals that
+/// owner's owner-view weight in the report, and equal stack texts are summed.
+#[test]
+fn folded_owner_root_splits_the_total_like_the_owner_view() {
+    let profile = common::fixture("folded/py-app.folded");
+    let profile = profile.to_str().unwrap();
+    let folded = common::whose_ok(&["convert", profile, "--to", "folded", "--owner-root"]);
+    let mut roots: std::collections::BTreeMap<String, u128> = Default::default();
+    let mut texts = std::collections::BTreeSet::new();
+    for line in folded.lines() {
+        let (text, w) = line.rsplit_once(' ').unwrap();
+        assert!(texts.insert(text.to_string()), "duplicate line {text}");
+        let root = text.split(';').next().unwrap();
+        let owner = root
+            .strip_prefix("[owner: ")
+            .unwrap()
+            .strip_suffix(']')
+            .unwrap();
+        *roots.entry(owner.to_string()).or_default() += w.parse::<u128>().unwrap();
+    }
+    let (shares, total) = common::report_shares(&[profile]);
+    let sum: u128 = roots.values().sum();
+    assert_eq!(sum, total);
+    for (owner, w) in &roots {
+        let want = shares[owner][1];
+        let got = *w as f64 * 100.0 / total as f64;
+        assert!((got - want).abs() < 1e-9, "{owner}: {got} vs {want}");
+    }
+    assert_eq!(roots["user"], 1998);
+}

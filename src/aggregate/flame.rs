@@ -122,15 +122,30 @@ impl FlameLines {
             .sum()
     }
 
-    /// Writes the lines as folded text, one per line, sorted (as inferno's collapsers do).
-    pub fn write_folded(&self, owner: Option<OwnerId>, out: &mut dyn Write) -> std::io::Result<()> {
-        let mut lines: Vec<&str> = self.lines(owner).collect();
-        lines.sort_unstable();
-        for line in lines {
-            out.write_all(line.as_bytes())?;
-            out.write_all(b"\n")?;
+    /// Writes the lines as folded text, sorted, equal stack texts summed (stacks that differ
+    /// only by line numbers or modules read the same), as inferno's collapsers do. Returns
+    /// the number of lines written.
+    pub fn write_folded(
+        &self,
+        owner: Option<OwnerId>,
+        out: &mut dyn Write,
+    ) -> std::io::Result<usize> {
+        let mut summed: FxHashMap<&str, u128> = FxHashMap::default();
+        for s in self
+            .stacks
+            .iter()
+            .filter(|s| owner.is_none_or(|o| s.owner == o))
+        {
+            let line = self.line(s);
+            let text = line.rsplit_once(' ').map_or(line, |(text, _)| text);
+            *summed.entry(text).or_default() += s.weight;
         }
-        Ok(())
+        let mut lines: Vec<(&str, u128)> = summed.into_iter().collect();
+        lines.sort_unstable();
+        for (text, weight) in &lines {
+            writeln!(out, "{text} {weight}")?;
+        }
+        Ok(lines.len())
     }
 }
 
@@ -173,16 +188,7 @@ pub fn flame_lines(
         rules,
         classes,
         options,
-        facts: FactCache {
-            profile,
-            rules,
-            classes,
-            types_as_frames: options.types_as_frames,
-            facts: vec![None; profile.stack_count()],
-            owners_flat: Vec::new(),
-            categories_flat: Vec::new(),
-            frames_flat: Vec::new(),
-        },
+        facts: FactCache::new(profile, rules, classes, options.types_as_frames),
         texts: FxHashMap::default(),
         frame_owners: Vec::new(),
         roots: FxHashMap::default(),

@@ -108,6 +108,24 @@ struct FactCache<'a> {
 }
 
 impl<'a> FactCache<'a> {
+    fn new(
+        profile: &'a Profile,
+        rules: &'a RuleSet,
+        classes: &'a Classification,
+        types_as_frames: bool,
+    ) -> FactCache<'a> {
+        FactCache {
+            profile,
+            rules,
+            classes,
+            types_as_frames,
+            facts: vec![None; profile.stack_count()],
+            owners_flat: Vec::new(),
+            categories_flat: Vec::new(),
+            frames_flat: Vec::new(),
+        }
+    }
+
     fn get(&mut self, stack: StackId) -> StackFacts {
         if let Some(f) = &self.facts[stack.0 as usize] {
             return f.clone();
@@ -232,16 +250,7 @@ pub fn aggregate(
     classes: &Classification,
     options: &AggregateOptions,
 ) -> Aggregate {
-    let mut cache = FactCache {
-        profile,
-        rules,
-        classes,
-        types_as_frames: options.types_as_frames,
-        facts: vec![None; profile.stack_count()],
-        owners_flat: Vec::new(),
-        categories_flat: Vec::new(),
-        frames_flat: Vec::new(),
-    };
+    let mut cache = FactCache::new(profile, rules, classes, options.types_as_frames);
     let n_owners = rules.owners().len();
     let mut all = Attribution::new(n_owners);
     let mut threads: FxHashMap<String, Attribution> = FxHashMap::default();
@@ -310,6 +319,33 @@ pub fn aggregate(
         threads,
         distinct_stacks: cache.facts.iter().filter(|f| f.is_some()).count(),
     }
+}
+
+/// The owners of one stack in the self and owner views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StackOwners {
+    pub self_owner: OwnerId,
+    pub owner: OwnerId,
+}
+
+/// The self-view and owner-view owner of every distinct stack, decided exactly as the report
+/// decides them (for writers that label samples, such as `convert --to pprof`).
+pub fn stack_owners(
+    profile: &Profile,
+    rules: &RuleSet,
+    classes: &Classification,
+    types_as_frames: bool,
+) -> Vec<StackOwners> {
+    let mut cache = FactCache::new(profile, rules, classes, types_as_frames);
+    (0..profile.stack_count())
+        .map(|i| {
+            let facts = cache.get(StackId(i as u32));
+            StackOwners {
+                self_owner: facts.self_owner,
+                owner: facts.owner,
+            }
+        })
+        .collect()
 }
 
 /// Inclusive weight of every frame (counted once per sample even under recursion), indexed

@@ -1,13 +1,14 @@
 //! `whose convert`: a profile as pprof with owner labels per sample, or as folded stacks.
 
 use super::{Outcome, choose_metric, write_output};
-use crate::classify::{Classification, OwnerId, RuleSet, UNSYMBOLIZED};
+use crate::aggregate;
+use crate::classify::RuleSet;
 use crate::cli::{ConvertArgs, ConvertTo};
 use crate::config::LoadConfig;
 use crate::error::{Error, Position, Result};
 use crate::input::{self, InputFormat, pprof::Decoded};
-use crate::model::{FrameKind, Profile, StackId};
-use crate::render::{self, pprof::OwnerLabels, pprof::StackOwners};
+use crate::model::{Profile, Unit};
+use crate::render::{self, pprof::OwnerLabels};
 use std::path::Path;
 
 pub fn run(args: ConvertArgs) -> Result<Outcome> {
@@ -20,23 +21,36 @@ pub fn run(args: ConvertArgs) -> Result<Outcome> {
         ConvertTo::Folded => {
             let (metric, _) = choose_metric(&profile, &args.profile, config.metric.as_deref())?;
             let mut lines = 0;
-            write_output(args.output.as_deref(), |out, _| {
-                lines = render::folded::write(&profile, metric, out)?;
-                Ok(())
-            })?;
+            if args.owner_root {
+                lines = write_owner_rooted(&profile, &config, metric, args.output.as_deref())?;
+            } else {
+                write_output(args.output.as_deref(), |out, _| {
+                    lines = render::folded::write(&profile, metric, out)?;
+                    Ok(())
+                })?;
+            }
             let t = &profile.sample_types()[metric];
             eprintln!(
-                "whose: wrote {lines} folded stacks of {} ({}); read them back with --unit {}",
+                "whose: wrote {lines} folded stacks of {} ({}){}",
                 t.name,
                 t.unit,
-                t.unit.name()
+                match t.unit {
+                    Unit::Bytes => "; read them back with --unit bytes",
+                    Unit::Nanoseconds => "; read them back with --unit nanoseconds",
+                    _ => "",
+                }
             );
         }
         ConvertTo::Pprof => {
             let rules = RuleSet::build(&config.rules, std::slice::from_ref(&profile))?;
             let classes = rules.classify(&profile);
             let labels = OwnerLabels {
-                per_stack: stack_owners(&profile, &rules, &classes, config.types_as_frames),
+                per_stack: aggregate::stack_owners(
+                    &profile,
+                    &rules,
+                    &classes,
+                    config.types_as_frames,
+                ),
                 rules: &rules,
             };
             let proto = match decoded {
@@ -54,6 +68,31 @@ pub fn run(args: ConvertArgs) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
+/// Folded lines under a `[owner: NAME]` root per sample owner, the lines `whose flame
+/// --owner-root` draws. Returns the number of lines.
+fn write_owner_rooted(
+    profile: &Profile,
+    config: &LoadConfig,
+    metric: usize,
+    output: Option<&Path>,
+) -> Result<usize> {
+    let rules = RuleSet::build(&config.rules, std::slice::from_ref(profile))?;
+    let classes = rules.classify(profile);
+    let options = aggregate::flame::FlameOptions {
+        metric,
+        types_as_frames: config.types_as_frames,
+        annotate: None,
+        owner_root: true,
+    };
+    let lines = aggregate::flame::flame_lines(profile, &rules, &classes, &options);
+    let mut written = 0;
+    write_output(output, |out, _| {
+        written = lines.write_folded(None, out)?;
+        Ok(())
+    })?;
+    Ok(written)
+}
+
 /// The profile, and for a pprof file (not standard input, which cannot be read twice) the
 /// decoded file too, so its own fields survive the conversion.
 fn read(path: &Path, config: &LoadConfig) -> Result<(Profile, Option<Decoded>)> {
@@ -68,38 +107,4 @@ fn read(path: &Path, config: &LoadConfig) -> Result<(Profile, Option<Decoded>)> 
         }
     }
     Ok((input::read_profile(path, &config.read)?, None))
-}
-
-/// The self-view and owner-view owner of every stack, by DESIGN "Semantics of the three
-/// views" (the same rules `aggregate` applies): allocated-class leaves are skipped unless
-/// `--types-as-frames`; the owner is the first non-transparent frame's, else the leaf's.
-fn stack_owners(
-    profile: &Profile,
-    rules: &RuleSet,
-    classes: &Classification,
-    types_as_frames: bool,
-) -> Vec<StackOwners> {
-    let unsymbolized = rules.owner_id(UNSYMBOLIZED).unwrap_or(OwnerId(1));
-    (0..profile.stack_count())
-        .map(|i| {
-            let all = profile.stack(StackId(i as u32));
-            let skip = if types_as_frames {
-                0
-            } else {
-                all.iter()
-                    .take_while(|&&f| profile.frame(f).kind == FrameKind::AllocType)
-                    .count()
-            };
-            let frames = &all[skip..];
-            let self_owner = frames
-                .first()
-                .map_or(unsymbolized, |&f| classes.owner_of(f));
-            let owner = frames
-                .iter()
-                .map(|&f| classes.owner_of(f))
-                .find(|&o| !rules.owner(o).transparent)
-                .unwrap_or(self_owner);
-            StackOwners { self_owner, owner }
-        })
-        .collect()
 }

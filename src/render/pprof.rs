@@ -6,7 +6,7 @@
 //! Go's `bytes`, comments) and only gains the labels ([`add_owner_labels`]); other inputs are
 //! written from the model ([`from_profile`]), one location per distinct frame.
 
-use crate::classify::{OwnerId, RuleSet};
+use crate::classify::RuleSet;
 use crate::input::pprof_proto as pb;
 use crate::model::{FrameId, FrameKind, Profile, StackId};
 use flate2::Compression;
@@ -20,12 +20,7 @@ pub const OWNER_LABEL: &str = "owner";
 pub const SELF_OWNER_LABEL: &str = "self_owner";
 pub const CATEGORY_LABEL: &str = "category";
 
-/// The owners of one stack in the self and owner views.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StackOwners {
-    pub self_owner: OwnerId,
-    pub owner: OwnerId,
-}
+pub use crate::aggregate::StackOwners;
 
 /// Owners per `StackId` and the rules that name them.
 pub struct OwnerLabels<'a> {
