@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 corpus=../shared/corpus
 size_mb=${SIZE_MB:-1100}
 dir=/tmp/whose-bench
-input=$dir/big.folded
+input=$dir/resampled.folded # not big.folded: make-bench.sh writes that one
 mkdir -p "$dir"
 if [ ! -s "$input" ] || [ "$(stat -c %s "$input")" -lt $((size_mb * 1000000)) ]; then
   python3 bench/make_folded.py "$corpus" "$input" "$size_mb"
