@@ -33,6 +33,11 @@ fn py_args() -> Vec<String> {
     ])
 }
 
+/// go-svc CPU profile (pprof) with the go preset: its own module detected as user.
+fn go_args() -> Vec<String> {
+    args(&["pprof/cpu.pb.gz", "--preset", "go"])
+}
+
 fn mini_args() -> Vec<String> {
     args(&[
         "folded/flame-mini.folded",
@@ -869,4 +874,21 @@ fn weights_beyond_u64_are_refused_not_wrapped() {
     let err = whose_err(&["flame", &huge, "-o", out.to_str().unwrap()]);
     assert!(err.contains("exceeds 2^64"), "{err}");
     assert!(!out.exists());
+}
+
+#[test]
+fn go_svc_frames_take_their_owners_colours() {
+    let (_, want) = check_coloured_graph(&go_args(), &[]);
+    assert!(want.owners.contains_key("user"));
+}
+
+#[test]
+fn owner_root_children_are_owner_view_weights_go_svc() {
+    check_owner_root(&go_args());
+}
+
+#[test]
+fn split_totals_add_up_go_svc() {
+    let graphs = check_split(&go_args());
+    assert!(graphs.len() > 3);
 }
