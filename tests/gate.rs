@@ -515,3 +515,31 @@ fn diff_markdown_reads_as_a_pr_comment() {
     );
     assert!(md.contains(&row), "{row} not in\n{md}");
 }
+
+/// The mixed gate on real Go profiles of one run: a CPU profile and an allocation
+/// profile, each requirement evaluated over the input that has its metric. The oracle's
+/// user owner shares are 78.10 % of cpu and 98.25 % of alloc_space.
+#[test]
+fn a_cpu_and_an_alloc_profile_gate_together_by_metric() {
+    let inputs = vec![
+        f("pprof/cpu.pb.gz"),
+        f("pprof/allocs.pb.gz"),
+        "--rules".into(),
+        f("rules/go-svc.toml"),
+        "--no-presets".into(),
+    ];
+    let (code, v) = gate_json(
+        &inputs,
+        &["user.owner[cpu] >= 78%", "user.owner[alloc_space] >= 98%"],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{v}");
+    let (code, v) = gate_json(
+        &inputs,
+        &["user.owner[cpu] >= 78.2%", "user.owner[alloc_space] >= 98%"],
+        &[],
+    );
+    assert_eq!(code, Some(1), "{v}");
+    let text = stdout(&gate(&inputs, &["user.owner[alloc_space] >= 98.3%"], &[]));
+    assert!(text.contains("98.2"), "{text}");
+}
