@@ -5,6 +5,9 @@
 
 pub mod folded;
 pub mod names;
+pub mod perf_data;
+pub mod perf_script;
+pub mod progress;
 pub mod source;
 
 use crate::error::{Error, Position, Result};
@@ -67,6 +70,8 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
     };
     let mut profile = match format {
         InputFormat::Folded | InputFormat::PySpy => folded::read(source, format, options)?,
+        InputFormat::PerfScript => perf_script::read(source, options)?,
+        InputFormat::PerfData => perf_data::read(source, options)?,
         other => {
             return Err(Error::Unsupported(format!(
                 "{} input ({})",
