@@ -22,3 +22,4 @@ pub mod error;
 pub mod input;
 pub mod model;
 pub mod render;
+pub mod symbolize;
