@@ -22,4 +22,5 @@ pub mod error;
 pub mod input;
 pub mod model;
 pub mod render;
+pub mod symbolize;
 pub mod unwind;

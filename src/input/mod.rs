@@ -59,6 +59,8 @@ pub struct SymbolOptions {
     pub symfs: Option<PathBuf>,
     pub kallsyms: Option<PathBuf>,
     pub jit_map_dir: Vec<PathBuf>,
+    /// Expand functions inlined at each address into frames of their own (DWARF).
+    pub inline: bool,
 }
 
 /// Reads one input into a validated profile.
