@@ -22,7 +22,7 @@ use crate::error::{Error, Position, Result};
 use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId};
 use crate::symbolize::{self, ModuleKind, ModuleRequest};
 use linux_perf_data::linux_perf_event_reader::{
-    CpuMode, EventRecord, Mmap2FileId, RecordType, SampleFormat,
+    CpuMode, EventRecord, Mmap2FileId, RawEventRecord, RecordType, SampleFormat,
 };
 use linux_perf_data::{DsoKey, PerfFileReader, PerfFileRecord};
 use rustc_hash::FxHashMap;
@@ -286,6 +286,9 @@ struct Reader<'p> {
     lost: u64,
     stack_buf: Vec<u32>,
     records: u64,
+    /// DWARF call graphs: the user part of each stack comes from unwinding its stack copy.
+    unwinder: Option<crate::unwind::DwarfUnwinder>,
+    user_addrs: Vec<u64>,
 }
 
 fn read_records<R: Read>(
@@ -304,17 +307,7 @@ fn read_records<R: Read>(
         )
     })?;
     let attrs = perf_file.event_attributes().to_vec();
-    if attrs.iter().any(|a| {
-        a.attr.sample_format.contains(SampleFormat::STACK_USER)
-            && a.attr.sample_format.contains(SampleFormat::REGS_USER)
-    }) {
-        return Err(Error::Unsupported(format!(
-            "{}: recorded with --call-graph dwarf (user stacks to unwind), which whose cannot \
-             unwind yet; its frame-pointer-only shares would be wrong. Record with -g, or read \
-             `perf script` text of this file instead",
-            path.display()
-        )));
-    }
+    let unwinder = crate::unwind::for_recording(&attrs, &options.symbols);
     // one sample type per distinct event name, then `samples`
     let mut type_names: Vec<String> = Vec::new();
     let mut attr_type = Vec::new();
@@ -366,6 +359,8 @@ fn read_records<R: Read>(
         lost: 0,
         stack_buf: Vec::new(),
         records: 0,
+        unwinder,
+        user_addrs: Vec::new(),
     };
     loop {
         let record = match record_iter.next_record(&mut perf_file) {
@@ -417,10 +412,26 @@ impl Reader<'_> {
             check_sample(&record.data.as_slice(), &record.parse_info)
                 .map_err(|e| self.corrupt("SAMPLE", e))?;
         }
-        let parsed = record.parse().map_err(|e| self.corrupt("event", e))?;
+        let repaired = (record.record_type == RecordType::SAMPLE)
+            .then(|| {
+                crate::unwind::record::repair_user_stack(
+                    &record.data.as_slice(),
+                    &record.parse_info,
+                )
+            })
+            .flatten();
+        let fixed = repaired.as_deref().map(|bytes| RawEventRecord {
+            data: bytes.into(),
+            ..*record
+        });
+        let parsed = fixed
+            .as_ref()
+            .unwrap_or(record)
+            .parse()
+            .map_err(|e| self.corrupt("event", e))?;
         match parsed {
             EventRecord::Sample(s) => {
-                self.sample(attr_index, &s);
+                self.sample(attr_index, &s, repaired.is_some());
             }
             EventRecord::Mmap(m) => {
                 let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
@@ -459,12 +470,18 @@ impl Reader<'_> {
                 self.comms.insert(c.tid, id);
                 if c.is_execve && c.pid == c.tid {
                     self.processes.remove(&c.pid);
+                    if let Some(u) = &mut self.unwinder {
+                        u.exec(c.pid);
+                    }
                 }
             }
             EventRecord::Fork(f) => {
                 if f.pid != f.ppid {
                     let parent = self.processes.get(&f.ppid).cloned().unwrap_or_default();
                     self.processes.insert(f.pid, parent);
+                    if let Some(u) = &mut self.unwinder {
+                        u.fork(f.ppid, f.pid);
+                    }
                 }
                 if let Some(&name) = self.comms.get(&f.ptid) {
                     self.comms.insert(f.tid, name);
@@ -513,6 +530,18 @@ impl Reader<'_> {
                 let key = DsoKey::detect(path.as_bytes(), mode)?;
                 self.build_ids.get(&key).cloned()
             });
+            if exec && let Some(u) = &mut self.unwinder {
+                u.add_mapping(
+                    pid,
+                    crate::unwind::Mapping {
+                        start,
+                        end,
+                        page_offset: pgoff,
+                        path: path.to_string(),
+                        build_id: build_id.clone(),
+                    },
+                );
+            }
             let kind = ModuleKind::Elf {
                 path: path.to_string(),
                 build_id,
@@ -590,10 +619,13 @@ impl Reader<'_> {
         &mut self,
         attr_index: usize,
         s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        bad_stack: bool,
     ) {
         self.samples += 1;
         let pid = s.pid.unwrap_or(-1);
         self.stack_buf.clear();
+        self.user_addrs.clear();
+        let dwarf = self.unwinder.is_some() && s.user_stack.is_some();
         let mut kernel = matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel);
         let mut first_in_context = true;
         match &s.callchain {
@@ -609,6 +641,11 @@ impl Reader<'_> {
                             _ => {}
                         }
                         first_in_context = true;
+                        continue;
+                    }
+                    if dwarf && !kernel {
+                        // the user part (just the ip) is replaced by the unwound stack
+                        self.user_addrs.push(addr);
                         continue;
                     }
                     let lookup = if first_in_context {
@@ -627,6 +664,9 @@ impl Reader<'_> {
                     self.stack_buf.push(frame);
                 }
             }
+        }
+        if dwarf {
+            self.unwind_user(pid, s, bad_stack);
         }
         let stack = match self.raw_stacks.get(self.stack_buf.as_slice()) {
             Some(&id) => id,
@@ -650,6 +690,60 @@ impl Reader<'_> {
         let period = s.period.unwrap_or(1);
         self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
         self.values[base + self.samples_type] += 1;
+    }
+
+    /// Appends the user frames of a DWARF sample: the unwound addresses (ip, then return
+    /// addresses looked up at `address - 1`), or the callchain's user ip when the sample
+    /// cannot be unwound; a truncated stack ends in an `[unknown]` frame, as perf shows it.
+    fn unwind_user(
+        &mut self,
+        pid: i32,
+        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        bad_stack: bool,
+    ) {
+        let Some(unwinder) = self.unwinder.as_mut() else {
+            return;
+        };
+        let user_mode = matches!(s.cpu_mode, CpuMode::User | CpuMode::GuestUser);
+        if self.user_addrs.is_empty() {
+            // perf leaves the user callchain empty (exclude_callchain_user): the ip is the
+            // sample's own in user mode; a kernel thread has no user registers
+            match s.ip {
+                Some(ip) if user_mode => self.user_addrs.push(ip),
+                _ if s.user_regs.is_some() => {}
+                _ => return,
+            }
+        }
+        let mut addrs = std::mem::take(&mut self.user_addrs);
+        let end = if bad_stack {
+            unwinder.bad_record()
+        } else {
+            let regs = s
+                .user_regs
+                .as_ref()
+                .and_then(crate::unwind::UserRegs::from_perf);
+            let (bytes, dynamic_size) = match &s.user_stack {
+                Some((stack, size)) => (stack.as_slice(), *size),
+                None => (std::borrow::Cow::Borrowed(&[][..]), 0),
+            };
+            let mut unwound = Vec::new();
+            let end = unwinder.unwind(pid, regs, &bytes, dynamic_size, &mut unwound);
+            if !unwound.is_empty() {
+                addrs = unwound;
+            }
+            end
+        };
+        for (i, &addr) in addrs.iter().enumerate() {
+            let lookup = if i == 0 { addr } else { addr.saturating_sub(1) };
+            let frame = self.raw_frame(pid, lookup, false);
+            self.stack_buf.push(frame);
+        }
+        if end.is_truncated() {
+            // address 0 is in no mapping: the `[unknown]` frame without a module
+            let frame = self.raw_frame(pid, 0, false);
+            self.stack_buf.push(frame);
+        }
+        self.user_addrs = addrs;
     }
 
     fn raw_frame(&mut self, pid: i32, addr: u64, kernel: bool) -> u32 {
@@ -764,6 +858,11 @@ impl Reader<'_> {
             profile.add_sample(stack_id, thread_id, values);
         }
         self.report(&mut profile, &requests, &results, &missing_cost);
+        if let Some(unwinder) = &self.unwinder {
+            let (notes, warnings) = unwinder.stats.report();
+            profile.meta.notes.extend(notes);
+            profile.meta.warnings.extend(warnings);
+        }
         Ok(profile)
     }
 

@@ -83,6 +83,40 @@ pub struct ModuleFiles {
 /// Finds a module's files from its recorded path and build id.
 pub type Locator = Box<dyn Fn(&str, Option<&[u8]>) -> ModuleFiles + Send + Sync>;
 
+/// The symbolize stage's search (build id, `--binary-path`, `--symfs`, perf's build-id
+/// cache, debuglink), so unwinding and symbols always use the same files.
+pub fn symbolize_locator(options: crate::input::SymbolOptions) -> Locator {
+    Box::new(move |path, build_id| {
+        let located = crate::symbolize::locate::locate(path, build_id, &options);
+        let missing = (!located.found()).then(|| match located.mismatched.first() {
+            Some((file, id)) => format!("{} has another build id ({id})", file.display()),
+            None => "binary not found; point --binary-path or --symfs at it".to_string(),
+        });
+        ModuleFiles {
+            code: located.code.map(|c| c.path),
+            debug: located.debug.map(|d| d.path),
+            missing,
+        }
+    })
+}
+
+/// An unwinder when the recording has DWARF call graphs (some event samples user registers
+/// and a user stack), else `None`: frame-pointer recordings are read exactly as before.
+pub fn for_recording(
+    attrs: &[linux_perf_data::AttributeDescription],
+    options: &crate::input::SymbolOptions,
+) -> Option<DwarfUnwinder> {
+    use linux_perf_data::linux_perf_event_reader::SampleFormat;
+    let dwarf = attrs.iter().find(|a| {
+        a.attr.sample_format.contains(SampleFormat::STACK_USER)
+            && a.attr.sample_format.contains(SampleFormat::REGS_USER)
+    })?;
+    Some(DwarfUnwinder::new(
+        symbolize_locator(options.clone()),
+        Some(u64::from(dwarf.attr.sample_stack_user)),
+    ))
+}
+
 /// Why a user stack ends where it ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StackEnd {
@@ -196,7 +230,10 @@ impl UnwindStats {
             causes.push(format!("no unwind info in {m} {:.1}%", pct(**n)));
         }
         if self.unmapped > 0 {
-            causes.push(format!("unmapped address {:.1}%", pct(self.unmapped)));
+            causes.push(format!(
+                "code outside any mapped file (JIT?) {:.1}%",
+                pct(self.unmapped)
+            ));
         }
         if self.missing_registers > 0 {
             causes.push(format!(
@@ -394,7 +431,8 @@ fn load_module(
 
 fn load(locate: &Locator, mapping: &Mapping) -> LoadedModule {
     let files = locate(&mapping.path, mapping.build_id.as_deref());
-    let Some(code) = files.code.as_deref() else {
+    // without the binary, a debug file's .debug_frame may still do
+    let Some(code) = files.code.as_deref().or(files.debug.as_deref()) else {
         return LoadedModule {
             image: None,
             problem: Some(
