@@ -418,3 +418,145 @@ mod sample_by_sample {
         compare("rust-native", 1413, 38);
     }
 }
+
+mod live {
+    //! Recorded here, where `perf record` is permitted: `tests/live/deep.c` (a ~60-frame
+    //! recursion, several KiB of stack) with a deliberately tiny stack copy and a large one.
+    //! Skipped, with the reason printed, where there is no C compiler or perf may not record.
+
+    use super::*;
+    use std::process::Command;
+
+    /// Builds the program and records it; `None` (after printing why) when this machine
+    /// cannot.
+    fn record(dir: &Path, copy: u32) -> Option<PathBuf> {
+        let prog = dir.join("deep");
+        if !prog.exists() {
+            let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/live/deep.c");
+            let cc = Command::new("cc")
+                .args(["-O1", "-g", "-o"])
+                .arg(&prog)
+                .arg(&src)
+                .output();
+            match cc {
+                Ok(o) if o.status.success() => {}
+                Ok(o) => {
+                    eprintln!("SKIPPED: cc failed: {}", String::from_utf8_lossy(&o.stderr));
+                    return None;
+                }
+                Err(e) => {
+                    eprintln!("SKIPPED: no C compiler (cc: {e})");
+                    return None;
+                }
+            }
+        }
+        let data = dir.join(format!("deep-{copy}.data"));
+        let paranoid =
+            std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+        let out = Command::new("perf")
+            .args(["record", "-q", "-e", "cpu-clock", "-F", "999"])
+            .arg(format!("--call-graph=dwarf,{copy}"))
+            .arg("-o")
+            .arg(&data)
+            .arg("--")
+            .arg(&prog)
+            .arg("20000")
+            .output();
+        match out {
+            Ok(o) if o.status.success() && data.is_file() => Some(data),
+            Ok(o) => {
+                eprintln!(
+                    "SKIPPED: perf record is not permitted here (perf_event_paranoid = {}): {}",
+                    paranoid.trim(),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("SKIPPED: no perf ({e})");
+                None
+            }
+        }
+    }
+
+    /// `entry` is only on a stack that reaches main; `work` is the recursion and its leaf.
+    const RULES: &str = r#"
+[[owner]]
+name = "entry"
+category = "user"
+prefix = ["main"]
+
+[[owner]]
+name = "work"
+category = "user"
+prefix = ["descend", "leaf_work"]
+"#;
+
+    fn report(dir: &Path, data: &Path) -> (Shares, Value, String) {
+        let rules = dir.join("rules.toml");
+        std::fs::write(&rules, RULES).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_whose"))
+            .args([
+                "report",
+                "--format",
+                "json",
+                "--no-presets",
+                "--metric",
+                "samples",
+            ])
+            .arg(data)
+            .arg("--rules")
+            .arg(&rules)
+            .arg("--binary-path")
+            .arg(dir)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (shares_of(&json).0, json, stderr)
+    }
+
+    #[test]
+    fn a_tiny_stack_copy_reports_a_large_truncated_share_and_the_suggestion() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(tiny) = record(dir.path(), 512) else {
+            return;
+        };
+        let (got, json, stderr) = report(dir.path(), &tiny);
+        let (cut, all) = truncated(&json);
+        assert!(all >= 100, "only {all} samples");
+        assert!(
+            cut * 100 >= all * 90,
+            "{cut} of {all} truncated: {:?}",
+            notes(&json)
+        );
+        assert!(
+            stderr.contains("longer than the 512-byte stack copy")
+                && stderr.contains("--call-graph dwarf,2048"),
+            "{stderr}"
+        );
+        // the frames found are kept: the recursion is there, main is out of reach
+        assert!(got["work"][ANYWHERE] > 99.0, "{}", table(&got));
+        assert!(
+            got.get("entry").is_none_or(|e| e[ANYWHERE] < 10.0),
+            "{}",
+            table(&got)
+        );
+
+        // the same program with a copy large enough: whole stacks, nothing to suggest
+        let Some(large) = record(dir.path(), 16384) else {
+            return;
+        };
+        let (got, json, stderr) = report(dir.path(), &large);
+        let (cut, all) = truncated(&json);
+        assert!(
+            cut * 100 <= all * 5,
+            "{cut} of {all} truncated: {:?}",
+            notes(&json)
+        );
+        assert!(!stderr.contains("stack copy"), "{stderr}");
+        assert!(got["entry"][ANYWHERE] > 95.0, "{}", table(&got));
+    }
+}
