@@ -801,7 +801,11 @@ impl Reader<'_> {
                 }
             })
             .collect();
+        let symbolize_started = std::time::Instant::now();
         let results = symbolize::symbolize(&requests, &options.symbols);
+        if std::env::var_os("WHOSE_TIMINGS").is_some() {
+            crate::unwind::print_timings(self.unwinder.as_ref(), symbolize_started.elapsed());
+        }
 
         let mut profile = Profile::new(sample_types);
         // raw frame → its frames (leaf first) in the profile

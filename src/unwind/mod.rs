@@ -170,6 +170,8 @@ pub struct UnwindStats {
     pub module_problems: BTreeMap<String, String>,
     /// Total frames found by unwinding (for the mean depth in the note).
     pub frames: u64,
+    /// Time spent unwinding (module loading included), for `WHOSE_TIMINGS`.
+    pub elapsed: std::time::Duration,
 }
 
 impl UnwindStats {
@@ -210,51 +212,48 @@ impl UnwindStats {
         if self.stacks == 0 {
             return (notes, warnings);
         }
-        let pct = |n: u64| n as f64 * 100.0 / self.stacks as f64;
+        let pct = |n: u64| Pct(n as f64 * 100.0 / self.stacks as f64);
         let mut causes = Vec::new();
         if self.copy_exhausted > 0 {
-            causes.push(format!(
-                "stack copy exhausted {:.1}%",
-                pct(self.copy_exhausted)
-            ));
+            causes.push(format!("stack copy exhausted {}", pct(self.copy_exhausted)));
         }
         if self.stack_exhausted_short > 0 {
             causes.push(format!(
-                "ran past the copied stack {:.1}%",
+                "ran past the copied stack {}",
                 pct(self.stack_exhausted_short)
             ));
         }
         let mut modules: Vec<(&String, &u64)> = self.by_module.iter().collect();
         modules.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         for (m, n) in &modules {
-            causes.push(format!("no unwind info in {m} {:.1}%", pct(**n)));
+            causes.push(format!("no unwind info in {m} {}", pct(**n)));
         }
         if self.unmapped > 0 {
             causes.push(format!(
-                "code outside any mapped file (JIT?) {:.1}%",
+                "code outside any mapped file (JIT?) {}",
                 pct(self.unmapped)
             ));
         }
         if self.missing_registers > 0 {
             causes.push(format!(
-                "registers or stack missing {:.1}%",
+                "registers or stack missing {}",
                 pct(self.missing_registers)
             ));
         }
         if self.bad_records > 0 {
             causes.push(format!(
-                "stack size larger than its record {:.1}%",
+                "stack size larger than its record {}",
                 pct(self.bad_records)
             ));
         }
         for (msg, n) in &self.failed {
-            causes.push(format!("{msg} {:.1}%", pct(*n)));
+            causes.push(format!("{msg} {}", pct(*n)));
         }
         let mut note = format!(
-            "DWARF unwinding: {} of {} user stacks truncated ({:.1}%)",
+            "DWARF unwinding: {} of {} user stacks truncated ({})",
             self.truncated,
             self.stacks,
-            self.truncated_share()
+            Pct(self.truncated_share())
         );
         if !causes.is_empty() {
             note.push_str(&format!(": {}", causes.join(", ")));
@@ -264,11 +263,11 @@ impl UnwindStats {
             let size = self.copy_size.unwrap_or(8192);
             let bigger = (size.saturating_mul(4)).min(65528);
             let warning = format!(
-                "{:.1}% of user stacks were longer than the {size}-byte stack copy; \
+                "{} of user stacks were longer than the {size}-byte stack copy; \
                  record with a larger copy, e.g. `perf record --call-graph dwarf,{bigger}`",
                 pct(self.copy_exhausted)
             );
-            if pct(self.copy_exhausted) >= 1.0 {
+            if pct(self.copy_exhausted).0 >= 1.0 {
                 warnings.push(warning);
             } else {
                 notes.push(warning);
@@ -280,7 +279,7 @@ impl UnwindStats {
                 .get(*m)
                 .map_or(String::new(), |p| format!(" ({p})"));
             warnings.push(format!(
-                "DWARF unwinding stopped in {m} for {:.1}% of user stacks{why}; \
+                "DWARF unwinding stopped in {m} for {} of user stacks{why}; \
                  callers above it are lost",
                 pct(**n)
             ));
@@ -310,6 +309,36 @@ impl UnwindStats {
     }
 }
 
+/// `WHOSE_TIMINGS=1`: stage times on stderr, for the benchmark (bench/dwarf.sh).
+pub fn print_timings(unwinder: Option<&DwarfUnwinder>, symbolize: std::time::Duration) {
+    if let Some(u) = unwinder {
+        eprintln!(
+            "whose: timings: unwinding {:.3} s ({} stacks, {} frames)",
+            u.stats.elapsed.as_secs_f64(),
+            u.stats.stacks,
+            u.stats.frames
+        );
+    }
+    eprintln!(
+        "whose: timings: symbolisation {:.3} s",
+        symbolize.as_secs_f64()
+    );
+}
+
+/// A percentage for the report: one decimal, but never a bare `0.0%` for something that
+/// happened (`<0.1%`).
+struct Pct(f64);
+
+impl std::fmt::Display for Pct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 > 0.0 && self.0 < 0.05 {
+            f.write_str("<0.1%")
+        } else {
+            write!(f, "{:.1}%", self.0)
+        }
+    }
+}
+
 /// A module as loaded: its unwind image, or why there is none.
 struct LoadedModule {
     image: Option<Arc<Image>>,
@@ -323,6 +352,8 @@ pub struct DwarfUnwinder {
     modules: FxHashMap<(String, Option<Vec<u8>>), Arc<LoadedModule>>,
     processes: FxHashMap<i32, Process>,
     pub stats: UnwindStats,
+    /// Measure the time spent (`WHOSE_TIMINGS`); two clock reads per sample otherwise saved.
+    timed: bool,
 }
 
 impl DwarfUnwinder {
@@ -336,6 +367,7 @@ impl DwarfUnwinder {
                 copy_size,
                 ..UnwindStats::default()
             },
+            timed: std::env::var_os("WHOSE_TIMINGS").is_some(),
         }
     }
 
@@ -374,6 +406,23 @@ impl DwarfUnwinder {
     /// counts how it ended. `regs` is `None` when the sample lacks ip/sp/bp; `stack` is the
     /// copied bytes and `dynamic_size` how many of them the kernel filled.
     pub fn unwind(
+        &mut self,
+        pid: i32,
+        regs: Option<UserRegs>,
+        stack: &[u8],
+        dynamic_size: u64,
+        out: &mut Vec<u64>,
+    ) -> StackEnd {
+        if !self.timed {
+            return self.unwind_timed(pid, regs, stack, dynamic_size, out);
+        }
+        let started = std::time::Instant::now();
+        let end = self.unwind_timed(pid, regs, stack, dynamic_size, out);
+        self.stats.elapsed += started.elapsed();
+        end
+    }
+
+    fn unwind_timed(
         &mut self,
         pid: i32,
         regs: Option<UserRegs>,
