@@ -430,11 +430,28 @@ mod live {
     /// Builds the program and records it; `None` (after printing why) when this machine
     /// cannot.
     fn record(dir: &Path, copy: u32) -> Option<PathBuf> {
-        let prog = dir.join("deep");
+        let call_graph = format!("--call-graph=dwarf,{copy}");
+        record_with(
+            dir,
+            "deep",
+            &["-e", "cpu-clock", &call_graph],
+            &format!("deep-{copy}"),
+        )
+    }
+
+    /// Builds `tests/live/deep.c` as `name` (`deepfp`: with frame pointers) and records it
+    /// with the given event options into `out`.data.
+    fn record_with(dir: &Path, name: &str, events: &[&str], out: &str) -> Option<PathBuf> {
+        let prog = dir.join(name);
         if !prog.exists() {
             let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/live/deep.c");
+            let fp = if name == "deepfp" {
+                "-fno-omit-frame-pointer"
+            } else {
+                "-fomit-frame-pointer"
+            };
             let cc = Command::new("cc")
-                .args(["-O1", "-g", "-o"])
+                .args(["-O1", "-g", fp, "-o"])
                 .arg(&prog)
                 .arg(&src)
                 .output();
@@ -450,12 +467,12 @@ mod live {
                 }
             }
         }
-        let data = dir.join(format!("deep-{copy}.data"));
+        let data = dir.join(format!("{out}.data"));
         let paranoid =
             std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
         let out = Command::new("perf")
-            .args(["record", "-q", "-e", "cpu-clock", "-F", "999"])
-            .arg(format!("--call-graph=dwarf,{copy}"))
+            .args(["record", "-q", "-F", "999"])
+            .args(events)
             .arg("-o")
             .arg(&data)
             .arg("--")
@@ -493,6 +510,10 @@ prefix = ["descend", "leaf_work"]
 "#;
 
     fn report(dir: &Path, data: &Path) -> (Shares, Value, String) {
+        report_metric(dir, data, "samples")
+    }
+
+    fn report_metric(dir: &Path, data: &Path, metric: &str) -> (Shares, Value, String) {
         let rules = dir.join("rules.toml");
         std::fs::write(&rules, RULES).unwrap();
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_whose"))
@@ -502,7 +523,7 @@ prefix = ["descend", "leaf_work"]
                 "json",
                 "--no-presets",
                 "--metric",
-                "samples",
+                metric,
             ])
             .arg(data)
             .arg("--rules")
@@ -558,5 +579,37 @@ prefix = ["descend", "leaf_work"]
         );
         assert!(!stderr.contains("stack copy"), "{stderr}");
         assert!(got["entry"][ANYWHERE] > 95.0, "{}", table(&got));
+    }
+
+    /// One recording, two events: `cpu-clock` with DWARF call graphs, `task-clock` with frame
+    /// pointers. Only the DWARF event's samples are unwound; both reach main.
+    #[test]
+    fn a_mixed_recording_unwinds_only_its_dwarf_samples() {
+        let dir = tempfile::tempdir().unwrap();
+        let events = [
+            "-e",
+            "cpu-clock/call-graph=dwarf/",
+            "-e",
+            "task-clock/call-graph=fp/",
+        ];
+        let Some(mixed) = record_with(dir.path(), "deepfp", &events, "mixed") else {
+            return;
+        };
+        // sample types: the two events in recording order, then `samples`
+        let (dwarf, json, _) = report_metric(dir.path(), &mixed, "0");
+        let (cut, stacks) = truncated(&json);
+        let samples: u64 = notes(&json)
+            .iter()
+            .find_map(|n| n.split_once(" samples, ")?.0.parse().ok())
+            .unwrap();
+        assert_eq!(cut, 0, "{:?}", notes(&json));
+        // about half the samples are the DWARF event's (both sample at 999 Hz)
+        assert!(
+            stacks * 10 >= samples * 4 && stacks * 10 <= samples * 6,
+            "{stacks} unwound of {samples}"
+        );
+        assert!(dwarf["entry"][ANYWHERE] > 95.0, "{}", table(&dwarf));
+        let (fp, _, _) = report_metric(dir.path(), &mixed, "1");
+        assert!(fp["entry"][ANYWHERE] > 95.0, "{}", table(&fp));
     }
 }
