@@ -24,7 +24,7 @@ use crate::symbolize::{self, ModuleKind, ModuleRequest};
 use linux_perf_data::linux_perf_event_reader::{
     CpuMode, EventRecord, Mmap2FileId, RecordType, SampleFormat,
 };
-use linux_perf_data::{DsoKey, PerfFileReader, PerfFileRecord};
+use linux_perf_data::{DsoKey, PerfFileReader, PerfFileRecord, UserRecordType};
 use rustc_hash::FxHashMap;
 use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -383,8 +383,18 @@ fn read_records<R: Read>(
             }
         };
         reader.records += 1;
-        if let PerfFileRecord::EventRecord { attr_index, record } = record {
-            reader.event(attr_index, &record)?;
+        match record {
+            PerfFileRecord::EventRecord { attr_index, record } => {
+                reader.event(attr_index, &record)?;
+            }
+            PerfFileRecord::UserRecord(r)
+                if r.record_type == UserRecordType::PERF_HEADER_BUILD_ID =>
+            {
+                if let Some((key, id)) = parse_build_id_record(&r.data.as_slice(), r.misc) {
+                    reader.build_ids.insert(key, id);
+                }
+            }
+            PerfFileRecord::UserRecord(_) => {}
         }
     }
     reader.finish(sample_types, options)
@@ -679,7 +689,8 @@ impl Reader<'_> {
     }
 
     /// Symbolises every distinct (module, address) and builds the profile.
-    fn finish(self, sample_types: Vec<SampleType>, options: &ReadOptions) -> Result<Profile> {
+    fn finish(mut self, sample_types: Vec<SampleType>, options: &ReadOptions) -> Result<Profile> {
+        self.late_build_ids();
         if self.samples == 0 {
             return Err(Error::input(
                 self.path,
@@ -819,6 +830,45 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+impl Reader<'_> {
+    /// Pipe-mode recordings send their build ids as records, usually after the mappings
+    /// that need them: fill in what the mappings lacked.
+    fn late_build_ids(&mut self) {
+        for kind in &mut self.modules {
+            match kind {
+                ModuleKind::Elf { path, build_id, .. } if build_id.is_none() => {
+                    *build_id = DsoKey::detect(path.as_bytes(), CpuMode::User)
+                        .and_then(|k| self.build_ids.get(&k).cloned());
+                }
+                ModuleKind::Kernel { build_id, .. } if build_id.is_none() => {
+                    *build_id = self.build_ids.get(&DsoKey::Kernel).cloned();
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `PERF_RECORD_HEADER_BUILD_ID`: pid, 24 build-id bytes (length in byte 20 when misc says
+/// so, else trailing zero words dropped), then the path.
+fn parse_build_id_record(data: &[u8], misc: u16) -> Option<(DsoKey, Vec<u8>)> {
+    const PERF_RECORD_MISC_BUILD_ID_SIZE: u16 = 1 << 15;
+    let raw = data.get(4..28)?;
+    let len = if misc & PERF_RECORD_MISC_BUILD_ID_SIZE != 0 {
+        usize::from(raw[20]).min(20)
+    } else {
+        let mut len = 20;
+        while len >= 4 && raw[len - 4..len].iter().all(|&b| b == 0) {
+            len -= 4;
+        }
+        len
+    };
+    let path = &data[28..];
+    let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
+    let key = DsoKey::detect(path, CpuMode::from_misc(misc))?;
+    (len > 0).then(|| (key, raw[..len].to_vec()))
 }
 
 /// Anonymous executable memory, where JIT compilers put their code.
