@@ -286,6 +286,30 @@ struct Reader<'p> {
     lost: u64,
     stack_buf: Vec<u32>,
     records: u64,
+    frame_cache: Vec<CacheEntry>,
+    /// Bumped by every change to any memory map; cache entries of older generations are stale.
+    generation: u32,
+    /// Callchain bytes (with pid and mode) → raw stack, for the current map generation.
+    chain_cache: FxHashMap<Box<[u8]>, u32>,
+    chain_key: Vec<u8>,
+    chain_generation: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CacheEntry {
+    addr: u64,
+    pid: i32,
+    kernel: bool,
+    generation: u32,
+    raw: u32,
+}
+
+const FRAME_CACHE_BITS: u32 = 14;
+
+fn cache_slot(pid: i32, addr: u64, kernel: bool) -> usize {
+    let h = (addr ^ (u64::from(pid as u32) << 32) ^ u64::from(kernel))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> (64 - FRAME_CACHE_BITS)) as usize
 }
 
 fn read_records<R: Read>(
@@ -366,6 +390,12 @@ fn read_records<R: Read>(
         lost: 0,
         stack_buf: Vec::new(),
         records: 0,
+        // generation 0 is never current, so the zeroed entries never hit
+        frame_cache: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
+        generation: 1,
+        chain_cache: FxHashMap::default(),
+        chain_key: Vec::new(),
+        chain_generation: 0,
     };
     loop {
         let record = match record_iter.next_record(&mut perf_file) {
@@ -423,14 +453,16 @@ impl Reader<'_> {
                 return Err(self.corrupt("MMAP2", "build id longer than 20 bytes"));
             }
         }
-        if record.record_type == RecordType::SAMPLE {
-            check_sample(&record.data.as_slice(), &record.parse_info)
-                .map_err(|e| self.corrupt("SAMPLE", e))?;
-        }
+        let data = record.data.as_slice();
+        let chain = if record.record_type == RecordType::SAMPLE {
+            check_sample(&data, &record.parse_info).map_err(|e| self.corrupt("SAMPLE", e))?
+        } else {
+            None
+        };
         let parsed = record.parse().map_err(|e| self.corrupt("event", e))?;
         match parsed {
             EventRecord::Sample(s) => {
-                self.sample(attr_index, &s);
+                self.sample(attr_index, &s, chain.map(|r| &data[r]));
             }
             EventRecord::Mmap(m) => {
                 let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
@@ -469,12 +501,14 @@ impl Reader<'_> {
                 self.comms.insert(c.tid, id);
                 if c.is_execve && c.pid == c.tid {
                     self.processes.remove(&c.pid);
+                    self.generation += 1;
                 }
             }
             EventRecord::Fork(f) => {
                 if f.pid != f.ppid {
                     let parent = self.processes.get(&f.ppid).cloned().unwrap_or_default();
                     self.processes.insert(f.pid, parent);
+                    self.generation += 1;
                 }
                 if let Some(&name) = self.comms.get(&f.ptid) {
                     self.comms.insert(f.tid, name);
@@ -503,6 +537,7 @@ impl Reader<'_> {
         if matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel) || pid == -1 {
             let text = path.starts_with("[kernel.kallsyms]").then_some(pgoff);
             let module = self.kernel_module(text);
+            self.generation += 1;
             self.kernel.insert(Mapping {
                 start,
                 end,
@@ -530,6 +565,7 @@ impl Reader<'_> {
             };
             self.elf_module(kind)
         };
+        self.generation += 1;
         self.processes.entry(pid).or_default().insert(Mapping {
             start,
             end,
@@ -600,11 +636,47 @@ impl Reader<'_> {
         &mut self,
         attr_index: usize,
         s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        chain_bytes: Option<&[u8]>,
     ) {
         self.samples += 1;
         let pid = s.pid.unwrap_or(-1);
+        let kernel = matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel);
+        // most samples repeat a callchain seen before (with the same maps): one hash of its
+        // bytes replaces resolving every address
+        let stack = match chain_bytes {
+            Some(bytes) => {
+                if self.chain_generation != self.generation {
+                    self.chain_cache.clear();
+                    self.chain_generation = self.generation;
+                }
+                self.chain_key.clear();
+                self.chain_key.extend_from_slice(&pid.to_le_bytes());
+                self.chain_key.push(kernel as u8);
+                self.chain_key.extend_from_slice(bytes);
+                match self.chain_cache.get(self.chain_key.as_slice()) {
+                    Some(&stack) => stack,
+                    None => {
+                        let stack = self.raw_stack(s, pid, kernel);
+                        let key: Box<[u8]> = self.chain_key.as_slice().into();
+                        self.chain_cache.insert(key, stack);
+                        stack
+                    }
+                }
+            }
+            None => self.raw_stack(s, pid, kernel),
+        };
+        self.add_row(attr_index, s, stack);
+    }
+
+    /// Resolves a sample's addresses to raw frames and interns the stack they make.
+    fn raw_stack(
+        &mut self,
+        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        pid: i32,
+        kernel: bool,
+    ) -> u32 {
+        let mut kernel = kernel;
         self.stack_buf.clear();
-        let mut kernel = matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel);
         let mut first_in_context = true;
         match &s.callchain {
             Some(chain) => {
@@ -638,7 +710,7 @@ impl Reader<'_> {
                 }
             }
         }
-        let stack = match self.raw_stacks.get(self.stack_buf.as_slice()) {
+        match self.raw_stacks.get(self.stack_buf.as_slice()) {
             Some(&id) => id,
             None => {
                 let id = self.raw_stack_list.len() as u32;
@@ -647,7 +719,15 @@ impl Reader<'_> {
                 self.raw_stacks.insert(boxed, id);
                 id
             }
-        };
+        }
+    }
+
+    fn add_row(
+        &mut self,
+        attr_index: usize,
+        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        stack: u32,
+    ) {
         let thread = s.tid.and_then(|t| self.comms.get(&t).copied());
         let next = self.row_keys.len() as u32;
         let row = *self.rows.entry((stack, thread)).or_insert(next);
@@ -662,7 +742,27 @@ impl Reader<'_> {
         self.values[base + self.samples_type] += 1;
     }
 
+    /// The raw frame of an address, through a small direct-mapped cache: the same few
+    /// thousand (pid, address) pairs recur in almost every sample, and the cache turns the map
+    /// search and the hash lookup into one comparison. Any map change invalidates it.
     fn raw_frame(&mut self, pid: i32, addr: u64, kernel: bool) -> u32 {
+        let slot = cache_slot(pid, addr, kernel);
+        let e = self.frame_cache[slot];
+        if e.addr == addr && e.pid == pid && e.kernel == kernel && e.generation == self.generation {
+            return e.raw;
+        }
+        let raw = self.resolve_raw_frame(pid, addr, kernel);
+        self.frame_cache[slot] = CacheEntry {
+            addr,
+            pid,
+            kernel,
+            generation: self.generation,
+            raw,
+        };
+        raw
+    }
+
+    fn resolve_raw_frame(&mut self, pid: i32, addr: u64, kernel: bool) -> u32 {
         let (module, key) = if kernel || is_kernel_address(addr) {
             let module = self
                 .kernel
@@ -887,15 +987,16 @@ fn is_pseudo(path: &str) -> bool {
 }
 
 /// Validates the callchain length of a SAMPLE record before the parser multiplies it (a lying
-/// length would overflow there). Only the fields before the callchain are walked.
+/// length would overflow there), and returns where the callchain's bytes are. Only the fields
+/// before the callchain are walked.
 fn check_sample(
     data: &[u8],
     info: &linux_perf_data::linux_perf_event_reader::RecordParseInfo,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<Option<std::ops::Range<usize>>, String> {
     use linux_perf_data::linux_perf_event_reader::ReadFormat;
     let f = info.sample_format;
     if !f.contains(SampleFormat::CALLCHAIN) {
-        return Ok(());
+        return Ok(None);
     }
     let little = matches!(info.endian, linux_perf_data::Endianness::LittleEndian);
     let read_u64 = |at: usize| -> std::result::Result<u64, String> {
@@ -952,7 +1053,7 @@ fn check_sample(
             data.len()
         ));
     }
-    Ok(())
+    Ok(Some((at + 8)..(at + 8 + bytes as usize)))
 }
 
 #[cfg(test)]
