@@ -182,6 +182,21 @@ fn rust_native_inline_frames_come_from_dwarf_and_move_self_time_to_the_inlined_c
 }
 
 #[test]
+fn pipe_mode_gzipped_with_build_id_records_agrees_too() {
+    // `perf inject -b -i perf.data -o -`: pipe mode (no seeking, no feature sections), build
+    // ids as records after the mappings that need them, and gzipped on top
+    let run = Run::new();
+    let (got, total, _) = data_shares(&run, "c-malloc.perf.pipe.data.gz", "c-malloc", &[]);
+    let (want, want_total) = expected_shares("c-malloc.perf.json");
+    assert_eq!(total, want_total as u128);
+    assert_shares_agree(&got, &want, 0.1);
+    assert!(
+        got["allocator"][0] > 32.0,
+        "glibc found by the build id records: {got:?}"
+    );
+}
+
+#[test]
 fn cpu_clock_is_the_default_metric_in_nanoseconds() {
     let run = Run::new();
     let (json, _) = run.report(&fixture("perf/c-malloc.perf.data"), &["--no-presets"]);
@@ -308,6 +323,99 @@ fn without_its_jit_map_java_frames_are_unknown_and_user_code_vanishes() {
     assert!(!got.contains_key("user"), "{got:?}");
 }
 
+/// Kernel self frames (name, samples) of a report, sorted.
+fn kernel_self_frames(json: &Value) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = json["inputs"][0]["top_self_frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["owner"] == "kernel")
+        .map(|f| {
+            (
+                f["frame"].as_str().unwrap().to_string(),
+                f["weight"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn kernel_frames_are_named_from_kallsyms_exactly_as_perf_named_them() {
+    // fixtures/perf/jvm-shop.kallsyms holds the recorded kernel's symbols that the perf
+    // script dump shows (address - offset of every kernel frame): every kernel self frame must
+    // get perf's name and perf's count. The only difference: perf read [vdso] from its
+    // build-id cache (`__vdso_clock_gettime`, 4 samples), which the fixtures do not have.
+    let run = Run::new();
+    let kallsyms = fixture("perf/jvm-shop.kallsyms");
+    let r = rules("jvm-shop");
+    let extra = [
+        "--kallsyms",
+        kallsyms.to_str().unwrap(),
+        "--rules",
+        &r,
+        "--no-presets",
+        "--metric",
+        "samples",
+        "--top",
+        "1000",
+    ];
+    let (json, stderr) = run.report(&fixture("perf/jvm-shop.perf.data"), &extra);
+    assert!(!stderr.contains("[kernel.kallsyms] ("), "{stderr}");
+    let mut got = kernel_self_frames(&json);
+    let text = whose_ok(&[
+        "report",
+        "--format",
+        "json",
+        fixture("perf/jvm-shop.perf.perf-script.txt.gz")
+            .to_str()
+            .unwrap(),
+        "--rules",
+        &r,
+        "--no-presets",
+        "--metric",
+        "samples",
+        "--top",
+        "1000",
+    ]);
+    let mut want = kernel_self_frames(&serde_json::from_str(&text).unwrap());
+    want.retain(|f| f.0 != "__vdso_clock_gettime");
+    got.retain(|f| f.0 != "[unknown]");
+    assert_eq!(got, want);
+    assert!(got.contains(&("finish_task_switch.isra.0".to_string(), 1390)));
+
+    // the same symbols from a later boot (KASLR moved the kernel by 2 MiB): relocated by
+    // `_text` against the recording's `_text` (0xffffffff81000000)
+    let shifted: String = std::fs::read_to_string(&kallsyms)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (addr, rest) = l.split_once(' ').unwrap();
+            let a = u64::from_str_radix(addr, 16).unwrap() + 0x20_0000;
+            format!("{a:016x} {rest}\n")
+        })
+        .collect::<String>()
+        + "ffffffff81200000 T _text\n";
+    let moved = run.root.path().join("kallsyms.moved");
+    std::fs::write(&moved, shifted).unwrap();
+    let extra = [
+        "--kallsyms",
+        moved.to_str().unwrap(),
+        "--rules",
+        &r,
+        "--no-presets",
+        "--metric",
+        "samples",
+        "--top",
+        "1000",
+    ];
+    let (json, _) = run.report(&fixture("perf/jvm-shop.perf.data"), &extra);
+    let mut relocated = kernel_self_frames(&json);
+    relocated.retain(|f| f.0 != "[unknown]");
+    assert_eq!(relocated, want);
+}
+
 fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
@@ -382,6 +490,46 @@ fn a_callchain_longer_than_its_record_is_an_input_error() {
         assert!(e.contains("corrupt SAMPLE record"), "{e}");
         assert!(e.contains("callchain"), "{e}");
     }
+}
+
+/// Sets REGS_USER | STACK_USER in the first event's sample format, in the attrs section and
+/// in the EVENT_DESC feature section (which readers prefer): what `--call-graph dwarf` sets.
+fn as_if_dwarf(bytes: &mut [u8]) {
+    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap()) as usize;
+    const DWARF_BITS: u64 = (1 << 12) | (1 << 13);
+    let attrs = u64_at(bytes, 24);
+    let st = u64_at(bytes, attrs + 24) as u64 | DWARF_BITS;
+    bytes[attrs + 24..attrs + 32].copy_from_slice(&st.to_le_bytes());
+    let (data, size) = (u64_at(bytes, 40), u64_at(bytes, 48));
+    let bit_set = |bit: usize| bytes[72 + bit / 8] & (1 << (bit % 8)) != 0;
+    assert!(bit_set(12), "fixture has EVENT_DESC");
+    let index = (0..12).filter(|&b| bit_set(b)).count();
+    let desc = u64_at(bytes, data + size + index * 16);
+    let at = desc + 8 + 24;
+    let st = u64_at(bytes, at) as u64 | DWARF_BITS;
+    bytes[at..at + 8].copy_from_slice(&st.to_le_bytes());
+}
+
+/// DWARF recordings are unwound now (tests/perf_dwarf.rs); a file whose attributes promise
+/// user registers and stacks that its SAMPLE records do not hold is corrupt input.
+#[test]
+fn samples_lacking_the_dwarf_fields_their_attributes_promise_are_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(fixture("perf/c-malloc.perf.data")).unwrap();
+    as_if_dwarf(&mut bytes);
+    let out = whose(&[
+        "report",
+        write_temp(dir.path(), "dwarf.data", &bytes)
+            .to_str()
+            .unwrap(),
+        "--no-presets",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "no shares may be printed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("corrupt event record"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]

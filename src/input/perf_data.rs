@@ -24,7 +24,7 @@ use crate::symbolize::{self, ModuleKind, ModuleRequest};
 use linux_perf_data::linux_perf_event_reader::{
     CpuMode, EventRecord, Mmap2FileId, RawEventRecord, RecordType, SampleFormat,
 };
-use linux_perf_data::{DsoKey, PerfFileReader, PerfFileRecord};
+use linux_perf_data::{DsoKey, PerfFileReader, PerfFileRecord, UserRecordType};
 use rustc_hash::FxHashMap;
 use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -286,9 +286,33 @@ struct Reader<'p> {
     lost: u64,
     stack_buf: Vec<u32>,
     records: u64,
+    frame_cache: Vec<CacheEntry>,
+    /// Bumped by every change to any memory map; cache entries of older generations are stale.
+    generation: u32,
+    /// Callchain bytes (with pid and mode) → raw stack, for the current map generation.
+    chain_cache: FxHashMap<Box<[u8]>, u32>,
+    chain_key: Vec<u8>,
+    chain_generation: u32,
     /// DWARF call graphs: the user part of each stack comes from unwinding its stack copy.
     unwinder: Option<crate::unwind::DwarfUnwinder>,
     user_addrs: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CacheEntry {
+    addr: u64,
+    pid: i32,
+    kernel: bool,
+    generation: u32,
+    raw: u32,
+}
+
+const FRAME_CACHE_BITS: u32 = 14;
+
+fn cache_slot(pid: i32, addr: u64, kernel: bool) -> usize {
+    let h = (addr ^ (u64::from(pid as u32) << 32) ^ u64::from(kernel))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> (64 - FRAME_CACHE_BITS)) as usize
 }
 
 fn read_records<R: Read>(
@@ -359,6 +383,12 @@ fn read_records<R: Read>(
         lost: 0,
         stack_buf: Vec::new(),
         records: 0,
+        // generation 0 is never current, so the zeroed entries never hit
+        frame_cache: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
+        generation: 1,
+        chain_cache: FxHashMap::default(),
+        chain_key: Vec::new(),
+        chain_generation: 0,
         unwinder,
         user_addrs: Vec::new(),
     };
@@ -378,8 +408,18 @@ fn read_records<R: Read>(
             }
         };
         reader.records += 1;
-        if let PerfFileRecord::EventRecord { attr_index, record } = record {
-            reader.event(attr_index, &record)?;
+        match record {
+            PerfFileRecord::EventRecord { attr_index, record } => {
+                reader.event(attr_index, &record)?;
+            }
+            PerfFileRecord::UserRecord(r)
+                if r.record_type == UserRecordType::PERF_HEADER_BUILD_ID =>
+            {
+                if let Some((key, id)) = parse_build_id_record(&r.data.as_slice(), r.misc) {
+                    reader.build_ids.insert(key, id);
+                }
+            }
+            PerfFileRecord::UserRecord(_) => {}
         }
     }
     reader.finish(sample_types, options)
@@ -408,17 +448,14 @@ impl Reader<'_> {
                 return Err(self.corrupt("MMAP2", "build id longer than 20 bytes"));
             }
         }
-        if record.record_type == RecordType::SAMPLE {
-            check_sample(&record.data.as_slice(), &record.parse_info)
-                .map_err(|e| self.corrupt("SAMPLE", e))?;
-        }
+        let data = record.data.as_slice();
+        let chain = if record.record_type == RecordType::SAMPLE {
+            check_sample(&data, &record.parse_info).map_err(|e| self.corrupt("SAMPLE", e))?
+        } else {
+            None
+        };
         let repaired = (record.record_type == RecordType::SAMPLE)
-            .then(|| {
-                crate::unwind::record::repair_user_stack(
-                    &record.data.as_slice(),
-                    &record.parse_info,
-                )
-            })
+            .then(|| crate::unwind::record::repair_user_stack(&data, &record.parse_info))
             .flatten();
         let fixed = repaired.as_deref().map(|bytes| RawEventRecord {
             data: bytes.into(),
@@ -431,7 +468,7 @@ impl Reader<'_> {
             .map_err(|e| self.corrupt("event", e))?;
         match parsed {
             EventRecord::Sample(s) => {
-                self.sample(attr_index, &s, repaired.is_some());
+                self.sample(attr_index, &s, chain.map(|r| &data[r]), repaired.is_some());
             }
             EventRecord::Mmap(m) => {
                 let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
@@ -473,6 +510,7 @@ impl Reader<'_> {
                     if let Some(u) = &mut self.unwinder {
                         u.exec(c.pid);
                     }
+                    self.generation += 1;
                 }
             }
             EventRecord::Fork(f) => {
@@ -482,6 +520,7 @@ impl Reader<'_> {
                     if let Some(u) = &mut self.unwinder {
                         u.fork(f.ppid, f.pid);
                     }
+                    self.generation += 1;
                 }
                 if let Some(&name) = self.comms.get(&f.ptid) {
                     self.comms.insert(f.tid, name);
@@ -510,6 +549,7 @@ impl Reader<'_> {
         if matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel) || pid == -1 {
             let text = path.starts_with("[kernel.kallsyms]").then_some(pgoff);
             let module = self.kernel_module(text);
+            self.generation += 1;
             self.kernel.insert(Mapping {
                 start,
                 end,
@@ -549,6 +589,7 @@ impl Reader<'_> {
             };
             self.elf_module(kind)
         };
+        self.generation += 1;
         self.processes.entry(pid).or_default().insert(Mapping {
             start,
             end,
@@ -619,14 +660,57 @@ impl Reader<'_> {
         &mut self,
         attr_index: usize,
         s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        chain_bytes: Option<&[u8]>,
         bad_stack: bool,
     ) {
         self.samples += 1;
         let pid = s.pid.unwrap_or(-1);
+        let kernel = matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel);
+        // a DWARF sample's user stack is in its stack copy, not its callchain: no cache
+        if self.unwinder.is_some() && s.user_stack.is_some() {
+            let stack = self.raw_stack(s, pid, kernel, Some(bad_stack));
+            self.add_row(attr_index, s, stack);
+            return;
+        }
+        // most samples repeat a callchain seen before (with the same maps): one hash of its
+        // bytes replaces resolving every address
+        let stack = match chain_bytes {
+            Some(bytes) => {
+                if self.chain_generation != self.generation {
+                    self.chain_cache.clear();
+                    self.chain_generation = self.generation;
+                }
+                self.chain_key.clear();
+                self.chain_key.extend_from_slice(&pid.to_le_bytes());
+                self.chain_key.push(kernel as u8);
+                self.chain_key.extend_from_slice(bytes);
+                match self.chain_cache.get(self.chain_key.as_slice()) {
+                    Some(&stack) => stack,
+                    None => {
+                        let stack = self.raw_stack(s, pid, kernel, None);
+                        let key: Box<[u8]> = self.chain_key.as_slice().into();
+                        self.chain_cache.insert(key, stack);
+                        stack
+                    }
+                }
+            }
+            None => self.raw_stack(s, pid, kernel, None),
+        };
+        self.add_row(attr_index, s, stack);
+    }
+
+    /// Resolves a sample's addresses to raw frames and interns the stack they make.
+    /// `dwarf` (with whether the record's stack was unreadable) for samples to unwind.
+    fn raw_stack(
+        &mut self,
+        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        pid: i32,
+        kernel: bool,
+        dwarf: Option<bool>,
+    ) -> u32 {
+        let mut kernel = kernel;
         self.stack_buf.clear();
         self.user_addrs.clear();
-        let dwarf = self.unwinder.is_some() && s.user_stack.is_some();
-        let mut kernel = matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel);
         let mut first_in_context = true;
         match &s.callchain {
             Some(chain) => {
@@ -643,7 +727,7 @@ impl Reader<'_> {
                         first_in_context = true;
                         continue;
                     }
-                    if dwarf && !kernel {
+                    if dwarf.is_some() && !kernel {
                         // the user part (just the ip) is replaced by the unwound stack
                         self.user_addrs.push(addr);
                         continue;
@@ -665,10 +749,10 @@ impl Reader<'_> {
                 }
             }
         }
-        if dwarf {
+        if let Some(bad_stack) = dwarf {
             self.unwind_user(pid, s, bad_stack);
         }
-        let stack = match self.raw_stacks.get(self.stack_buf.as_slice()) {
+        match self.raw_stacks.get(self.stack_buf.as_slice()) {
             Some(&id) => id,
             None => {
                 let id = self.raw_stack_list.len() as u32;
@@ -677,7 +761,15 @@ impl Reader<'_> {
                 self.raw_stacks.insert(boxed, id);
                 id
             }
-        };
+        }
+    }
+
+    fn add_row(
+        &mut self,
+        attr_index: usize,
+        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        stack: u32,
+    ) {
         let thread = s.tid.and_then(|t| self.comms.get(&t).copied());
         let next = self.row_keys.len() as u32;
         let row = *self.rows.entry((stack, thread)).or_insert(next);
@@ -746,7 +838,27 @@ impl Reader<'_> {
         self.user_addrs = addrs;
     }
 
+    /// The raw frame of an address, through a small direct-mapped cache: the same few
+    /// thousand (pid, address) pairs recur in almost every sample, and the cache turns the map
+    /// search and the hash lookup into one comparison. Any map change invalidates it.
     fn raw_frame(&mut self, pid: i32, addr: u64, kernel: bool) -> u32 {
+        let slot = cache_slot(pid, addr, kernel);
+        let e = self.frame_cache[slot];
+        if e.addr == addr && e.pid == pid && e.kernel == kernel && e.generation == self.generation {
+            return e.raw;
+        }
+        let raw = self.resolve_raw_frame(pid, addr, kernel);
+        self.frame_cache[slot] = CacheEntry {
+            addr,
+            pid,
+            kernel,
+            generation: self.generation,
+            raw,
+        };
+        raw
+    }
+
+    fn resolve_raw_frame(&mut self, pid: i32, addr: u64, kernel: bool) -> u32 {
         let (module, key) = if kernel || is_kernel_address(addr) {
             let module = self
                 .kernel
@@ -773,7 +885,8 @@ impl Reader<'_> {
     }
 
     /// Symbolises every distinct (module, address) and builds the profile.
-    fn finish(self, sample_types: Vec<SampleType>, options: &ReadOptions) -> Result<Profile> {
+    fn finish(mut self, sample_types: Vec<SampleType>, options: &ReadOptions) -> Result<Profile> {
+        self.late_build_ids();
         if self.samples == 0 {
             return Err(Error::input(
                 self.path,
@@ -924,6 +1037,45 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// Pipe-mode recordings send their build ids as records, usually after the mappings
+    /// that need them: fill in what the mappings lacked.
+    fn late_build_ids(&mut self) {
+        for kind in &mut self.modules {
+            match kind {
+                ModuleKind::Elf { path, build_id, .. } if build_id.is_none() => {
+                    *build_id = DsoKey::detect(path.as_bytes(), CpuMode::User)
+                        .and_then(|k| self.build_ids.get(&k).cloned());
+                }
+                ModuleKind::Kernel { build_id, .. } if build_id.is_none() => {
+                    *build_id = self.build_ids.get(&DsoKey::Kernel).cloned();
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `PERF_RECORD_HEADER_BUILD_ID`: pid, 24 build-id bytes (length in byte 20 when misc says
+/// so, else trailing zero words dropped), then the path.
+fn parse_build_id_record(data: &[u8], misc: u16) -> Option<(DsoKey, Vec<u8>)> {
+    const PERF_RECORD_MISC_BUILD_ID_SIZE: u16 = 1 << 15;
+    let raw = data.get(4..28)?;
+    let len = if misc & PERF_RECORD_MISC_BUILD_ID_SIZE != 0 {
+        usize::from(raw[20]).min(20)
+    } else {
+        let mut len = 20;
+        while len >= 4 && raw[len - 4..len].iter().all(|&b| b == 0) {
+            len -= 4;
+        }
+        len
+    };
+    let path = &data[28..];
+    let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
+    let key = DsoKey::detect(path, CpuMode::from_misc(misc))?;
+    (len > 0).then(|| (key, raw[..len].to_vec()))
+}
+
 /// Anonymous executable memory, where JIT compilers put their code.
 fn is_anon(path: &str) -> bool {
     path == "//anon"
@@ -940,15 +1092,16 @@ fn is_pseudo(path: &str) -> bool {
 }
 
 /// Validates the callchain length of a SAMPLE record before the parser multiplies it (a lying
-/// length would overflow there). Only the fields before the callchain are walked.
+/// length would overflow there), and returns where the callchain's bytes are. Only the fields
+/// before the callchain are walked.
 fn check_sample(
     data: &[u8],
     info: &linux_perf_data::linux_perf_event_reader::RecordParseInfo,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<Option<std::ops::Range<usize>>, String> {
     use linux_perf_data::linux_perf_event_reader::ReadFormat;
     let f = info.sample_format;
     if !f.contains(SampleFormat::CALLCHAIN) {
-        return Ok(());
+        return Ok(None);
     }
     let little = matches!(info.endian, linux_perf_data::Endianness::LittleEndian);
     let read_u64 = |at: usize| -> std::result::Result<u64, String> {
@@ -1005,7 +1158,7 @@ fn check_sample(
             data.len()
         ));
     }
-    Ok(())
+    Ok(Some((at + 8)..(at + 8 + bytes as usize)))
 }
 
 #[cfg(test)]

@@ -93,8 +93,10 @@ impl Placement {
 struct Symbolizer {
     module: Box<str>,
     symbols: Vec<Sym>,
-    /// Normalised names, demangled once each.
+    /// Raw symbol names; normalised (demangled) only when an address hits them, once each:
+    /// a large C++ library has far more symbols than a profile touches.
     names: Vec<Box<str>>,
+    normalized: Vec<Option<Box<str>>>,
     placement: Placement,
     dwarf: Option<addr2line::Loader>,
 }
@@ -131,13 +133,14 @@ impl Symbolizer {
         Ok(Symbolizer {
             module: module.into(),
             symbols,
+            normalized: vec![None; names.len()],
             names,
             placement,
             dwarf,
         })
     }
 
-    fn resolve_all(&self, offsets: &[u64]) -> ModuleResult {
+    fn resolve_all(mut self, offsets: &[u64]) -> ModuleResult {
         let mut result = ModuleResult::default();
         let mut inline_names: FxHashMap<String, Box<str>> = FxHashMap::default();
         for &offset in offsets {
@@ -154,7 +157,11 @@ impl Symbolizer {
 
     /// The frames at one offset, leaf first: inlined functions (DWARF), then the function
     /// the symbol table names. Empty when neither knows the address.
-    fn resolve(&self, offset: u64, inline_names: &mut FxHashMap<String, Box<str>>) -> Vec<Frame> {
+    fn resolve(
+        &mut self,
+        offset: u64,
+        inline_names: &mut FxHashMap<String, Box<str>>,
+    ) -> Vec<Frame> {
         let Some(svma) = self.placement.svma(offset) else {
             return Vec::new();
         };
@@ -189,7 +196,7 @@ impl Symbolizer {
             });
         }
         let outer_name = match (symbol, &outer) {
-            (Some(s), _) => Some(self.names[s.name as usize].clone()),
+            (Some(s), _) => Some(self.symbol_name(s.name)),
             (None, Some((Some(n), _))) => Some(
                 inline_names
                     .entry(n.clone())
@@ -210,6 +217,13 @@ impl Symbolizer {
             None => frames.clear(),
         }
         frames
+    }
+
+    fn symbol_name(&mut self, index: u32) -> Box<str> {
+        let i = index as usize;
+        self.normalized[i]
+            .get_or_insert_with(|| names::normalize_symbol(&self.names[i]).into())
+            .clone()
     }
 
     fn symbol_at(&self, svma: u64) -> Option<Sym> {
@@ -324,7 +338,7 @@ fn load_symbols(candidate: &Candidate) -> Result<(Vec<Sym>, Vec<Box<str>>), Stri
             chosen.get(i + 1).map_or(s.start, |n| n.start)
         };
         let name = *name_index.entry(s.name).or_insert_with(|| {
-            names.push(names::normalize_symbol(s.name).into_boxed_str());
+            names.push(Box::<str>::from(s.name));
             (names.len() - 1) as u32
         });
         symbols.push(Sym {

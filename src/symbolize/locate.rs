@@ -66,22 +66,24 @@ pub fn locate(recorded: &str, build_id: Option<&[u8]>, options: &SymbolOptions) 
     }
     candidates.push(under_symfs(options, recorded));
     if let Some(id) = &id {
-        if let Some(home) = std::env::var_os("HOME") {
-            let cache = Path::new(&home)
-                .join(".debug/.build-id")
-                .join(&id[..2])
-                .join(&id[2..]);
-            candidates.push(cache.join("elf"));
-            candidates.push(cache.join("debug"));
-            candidates.push(cache);
-        }
-        candidates.push(under_symfs(
-            options,
-            &format!("/usr/lib/debug/.build-id/{}/{}.debug", &id[..2], &id[2..]),
-        ));
+        candidates.extend(debug_paths_by_id(id, options));
     }
     for path in candidates {
         consider(&mut located, path, build_id);
+    }
+    if build_id.is_none()
+        && let Some(own) = located.code.as_ref().and_then(|c| own_build_id(&c.path))
+        && !located
+            .debug
+            .as_ref()
+            .is_some_and(|d| d.has_symtab || d.has_dwarf)
+    {
+        // the recording did not say, but the binary found by path does: its debug file
+        // carries the same id
+        let id = hex(&own);
+        for path in debug_paths_by_id(&id, options) {
+            consider(&mut located, path, Some(&own));
+        }
     }
     if let Some(code) = located.code.clone()
         && !located
@@ -94,6 +96,37 @@ pub fn locate(recorded: &str, build_id: Option<&[u8]>, options: &SymbolOptions) 
         }
     }
     located
+}
+
+/// perf's build-id cache and the distribution's debug directory, by build id.
+fn debug_paths_by_id(id: &str, options: &SymbolOptions) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if id.len() < 3 {
+        return out;
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        let cache = Path::new(&home)
+            .join(".debug/.build-id")
+            .join(&id[..2])
+            .join(&id[2..]);
+        out.push(cache.join("elf"));
+        out.push(cache.join("debug"));
+        out.push(cache);
+    }
+    out.push(under_symfs(
+        options,
+        &format!("/usr/lib/debug/.build-id/{}/{}.debug", &id[..2], &id[2..]),
+    ));
+    for dir in &options.binary_path {
+        out.extend(build_id_dir_paths(dir, id));
+    }
+    out
+}
+
+fn own_build_id(path: &Path) -> Option<Vec<u8>> {
+    let map = map_file(path)?;
+    let file = object::File::parse(&*map).ok()?;
+    file.build_id().ok()?.map(<[u8]>::to_vec)
 }
 
 /// `DIR/.build-id/xx/rest.debug` and `DIR/.build-id/xx/rest` (a file or perf's directory).
