@@ -420,7 +420,7 @@ mod sample_by_sample {
 }
 
 mod live {
-    //! Recorded here, where `perf record` is permitted: `tests/live/deep.c` (a ~60-frame
+    //! Recorded here, where `perf record` is permitted: `fixtures/src/deep.c` (a ~60-frame
     //! recursion, several KiB of stack) with a deliberately tiny stack copy and a large one.
     //! Skipped, with the reason printed, where there is no C compiler or perf may not record.
 
@@ -439,12 +439,12 @@ mod live {
         )
     }
 
-    /// Builds `tests/live/deep.c` as `name` (`deepfp`: with frame pointers) and records it
+    /// Builds `fixtures/src/deep.c` as `name` (`deepfp`: with frame pointers) and records it
     /// with the given event options into `out`.data.
     fn record_with(dir: &Path, name: &str, events: &[&str], out: &str) -> Option<PathBuf> {
         let prog = dir.join(name);
         if !prog.exists() {
-            let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/live/deep.c");
+            let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/src/deep.c");
             let fp = if name == "deepfp" {
                 "-fno-omit-frame-pointer"
             } else {
