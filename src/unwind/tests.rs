@@ -381,3 +381,41 @@ fn a_record_with_a_lying_stack_size_is_counted_as_truncated() {
         "{warnings:?}"
     );
 }
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Garbage registers and stack bytes (and lying sizes) end in some `StackEnd`, never
+        /// a panic or an endless walk.
+        #[test]
+        fn garbage_never_panics(
+            ip_offset in 0u64..0x4000,
+            sp in any::<u64>(),
+            bp in any::<u64>(),
+            words in proptest::collection::vec(any::<u64>(), 0..64),
+            dynamic_size in any::<u64>(),
+            code_pointers in any::<bool>(),
+        ) {
+            let (leaf, _, mapping) = probes();
+            let mut u = unwinder_for(&std::env::current_exe().unwrap());
+            u.add_mapping(7, mapping.clone());
+            // half the cases point the stack words into real code, so the walk goes on a while
+            let words: Vec<u64> = if code_pointers {
+                words.iter().map(|w| mapping.start + w % (mapping.end - mapping.start)).collect()
+            } else {
+                words
+            };
+            let stack = super::words(&words);
+            let regs = UserRegs { ip: leaf.wrapping_add(ip_offset), sp, bp };
+            let mut out = Vec::new();
+            let _ = u.unwind(7, Some(regs), &stack, dynamic_size, &mut out);
+            prop_assert!(out.len() <= MAX_FRAMES);
+            let (notes, _) = u.stats.report();
+            prop_assert_eq!(notes.len(), 1);
+        }
+    }
+}
