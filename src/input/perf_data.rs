@@ -285,7 +285,6 @@ struct Reader<'p> {
     samples: u64,
     lost: u64,
     stack_buf: Vec<u32>,
-    records: u64,
     frame_cache: Vec<CacheEntry>,
     /// Bumped by every change to any memory map; cache entries of older generations are stale.
     generation: u32,
@@ -312,14 +311,14 @@ fn cache_slot(pid: i32, addr: u64, kernel: bool) -> usize {
     (h >> (64 - FRAME_CACHE_BITS)) as usize
 }
 
-fn read_records<R: Read>(
+fn read_records<R: Read + Send>(
     parsed: std::result::Result<PerfFileReader<R>, linux_perf_data::Error>,
     path: &Path,
     options: &ReadOptions,
 ) -> Result<Profile> {
     let PerfFileReader {
-        mut perf_file,
-        mut record_iter,
+        perf_file,
+        record_iter,
     } = parsed.map_err(|e| {
         Error::input(
             path,
@@ -389,7 +388,6 @@ fn read_records<R: Read>(
         samples: 0,
         lost: 0,
         stack_buf: Vec::new(),
-        records: 0,
         // generation 0 is never current, so the zeroed entries never hit
         frame_cache: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
         generation: 1,
@@ -397,128 +395,93 @@ fn read_records<R: Read>(
         chain_key: Vec::new(),
         chain_generation: 0,
     };
-    loop {
-        let record = match record_iter.next_record(&mut perf_file) {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                return Err(Error::input(
-                    path,
-                    Position::Whole,
-                    format!(
-                        "truncated or corrupt perf.data after {} records ({} samples): {e}",
-                        reader.records, reader.samples
-                    ),
-                ));
+    // Decoding the records (the library's parsing and time ordering) runs on its own thread
+    // and hands owned batches to this one, which keeps all the state: two cores, two halves.
+    let little = matches!(
+        perf_file.endian(),
+        linux_perf_data::Endianness::LittleEndian
+    );
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(4);
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(move || decode_all(perf_file, record_iter, path, tx));
+        for batch in rx {
+            let batch = batch?;
+            for event in &batch.events {
+                reader.apply(event, &batch.chains, little);
             }
-        };
-        reader.records += 1;
-        match record {
-            PerfFileRecord::EventRecord { attr_index, record } => {
-                reader.event(attr_index, &record)?;
-            }
-            PerfFileRecord::UserRecord(r)
-                if r.record_type == UserRecordType::PERF_HEADER_BUILD_ID =>
-            {
-                if let Some((key, id)) = parse_build_id_record(&r.data.as_slice(), r.misc) {
-                    reader.build_ids.insert(key, id);
-                }
-            }
-            PerfFileRecord::UserRecord(_) => {}
         }
-    }
+        Ok(())
+    })?;
     reader.finish(sample_types, options)
 }
 
 impl Reader<'_> {
-    fn corrupt(&self, what: &str, e: impl std::fmt::Display) -> Error {
-        Error::input(
-            self.path,
-            Position::Whole,
-            format!("corrupt {what} record (record #{}): {e}", self.records),
-        )
-    }
-
-    fn event(
-        &mut self,
-        attr_index: usize,
-        record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
-    ) -> Result<()> {
-        // checks the parser would otherwise turn into a panic
-        if record.record_type == RecordType::MMAP2
-            && record.misc & PERF_RECORD_MISC_MMAP_BUILD_ID != 0
-        {
-            let data = record.data.as_slice();
-            if data.get(32).is_some_and(|&n| n > 20) {
-                return Err(self.corrupt("MMAP2", "build id longer than 20 bytes"));
+    fn apply(&mut self, event: &Event, chains: &[u8], little: bool) {
+        match event {
+            Event::Sample {
+                attr,
+                pid,
+                tid,
+                period,
+                kernel,
+                ip,
+                chain,
+            } => {
+                let chain = chain.clone().map(|r| &chains[r]);
+                self.sample(*attr, *pid, *tid, *period, *kernel, *ip, chain, little);
             }
-        }
-        let data = record.data.as_slice();
-        let chain = if record.record_type == RecordType::SAMPLE {
-            check_sample(&data, &record.parse_info).map_err(|e| self.corrupt("SAMPLE", e))?
-        } else {
-            None
-        };
-        let parsed = record.parse().map_err(|e| self.corrupt("event", e))?;
-        match parsed {
-            EventRecord::Sample(s) => {
-                self.sample(attr_index, &s, chain.map(|r| &data[r]));
-            }
-            EventRecord::Mmap(m) => {
-                let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
-                self.mmap(
-                    m.pid,
-                    m.address,
-                    m.length,
-                    m.page_offset,
-                    m.cpu_mode,
-                    &path,
-                    None,
-                    m.is_executable,
-                );
-            }
-            EventRecord::Mmap2(m) => {
-                let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
-                let build_id = match &m.file_id {
-                    Mmap2FileId::BuildId(b) => Some(b.clone()),
-                    Mmap2FileId::InodeAndVersion(_) => None,
-                };
-                let exec = m.protection & 4 != 0;
-                self.mmap(
-                    m.pid,
-                    m.address,
-                    m.length,
-                    m.page_offset,
-                    m.cpu_mode,
-                    &path,
-                    build_id,
-                    exec,
-                );
-            }
-            EventRecord::Comm(c) => {
-                let name = String::from_utf8_lossy(&c.name.as_slice()).into_owned();
-                let id = ThreadId(self.threads.intern::<str>(&name));
-                self.comms.insert(c.tid, id);
-                if c.is_execve && c.pid == c.tid {
-                    self.processes.remove(&c.pid);
+            Event::Mmap {
+                pid,
+                start,
+                len,
+                pgoff,
+                mode,
+                path,
+                build_id,
+                exec,
+            } => self.mmap(
+                *pid,
+                *start,
+                *len,
+                *pgoff,
+                *mode,
+                path,
+                build_id.clone(),
+                *exec,
+            ),
+            Event::Comm {
+                pid,
+                tid,
+                name,
+                exec,
+            } => {
+                let id = ThreadId(self.threads.intern::<str>(name));
+                self.comms.insert(*tid, id);
+                if *exec && pid == tid {
+                    self.processes.remove(pid);
                     self.generation += 1;
                 }
             }
-            EventRecord::Fork(f) => {
-                if f.pid != f.ppid {
-                    let parent = self.processes.get(&f.ppid).cloned().unwrap_or_default();
-                    self.processes.insert(f.pid, parent);
+            Event::Fork {
+                pid,
+                ppid,
+                tid,
+                ptid,
+            } => {
+                if pid != ppid {
+                    let parent = self.processes.get(ppid).cloned().unwrap_or_default();
+                    self.processes.insert(*pid, parent);
                     self.generation += 1;
                 }
-                if let Some(&name) = self.comms.get(&f.ptid) {
-                    self.comms.insert(f.tid, name);
+                if let Some(&name) = self.comms.get(ptid) {
+                    self.comms.insert(*tid, name);
                 }
             }
-            EventRecord::Exit(_) => {}
-            EventRecord::Lost(l) => self.lost += l.count,
-            _ => {}
+            Event::Lost(n) => self.lost += n,
+            Event::BuildId(key, id) => {
+                self.build_ids.insert(key.clone(), id.clone());
+            }
         }
-        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -632,15 +595,19 @@ impl Reader<'_> {
         id
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn sample(
         &mut self,
         attr_index: usize,
-        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        pid: i32,
+        tid: Option<i32>,
+        period: Option<u64>,
+        kernel: bool,
+        ip: Option<u64>,
         chain_bytes: Option<&[u8]>,
+        little: bool,
     ) {
         self.samples += 1;
-        let pid = s.pid.unwrap_or(-1);
-        let kernel = matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel);
         // most samples repeat a callchain seen before (with the same maps): one hash of its
         // bytes replaces resolving every address
         let stack = match chain_bytes {
@@ -656,32 +623,39 @@ impl Reader<'_> {
                 match self.chain_cache.get(self.chain_key.as_slice()) {
                     Some(&stack) => stack,
                     None => {
-                        let stack = self.raw_stack(s, pid, kernel);
+                        let stack = self.raw_stack(pid, kernel, ip, Some(bytes), little);
                         let key: Box<[u8]> = self.chain_key.as_slice().into();
                         self.chain_cache.insert(key, stack);
                         stack
                     }
                 }
             }
-            None => self.raw_stack(s, pid, kernel),
+            None => self.raw_stack(pid, kernel, ip, None, little),
         };
-        self.add_row(attr_index, s, stack);
+        self.add_row(attr_index, tid, period, stack);
     }
 
     /// Resolves a sample's addresses to raw frames and interns the stack they make.
     fn raw_stack(
         &mut self,
-        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
         pid: i32,
         kernel: bool,
+        ip: Option<u64>,
+        chain: Option<&[u8]>,
+        little: bool,
     ) -> u32 {
         let mut kernel = kernel;
         self.stack_buf.clear();
         let mut first_in_context = true;
-        match &s.callchain {
+        match chain {
             Some(chain) => {
-                for i in 0..chain.len() {
-                    let Some(addr) = chain.get(i) else { break };
+                for word in chain.chunks_exact(8) {
+                    let word: [u8; 8] = word.try_into().unwrap_or_default();
+                    let addr = if little {
+                        u64::from_le_bytes(word)
+                    } else {
+                        u64::from_be_bytes(word)
+                    };
                     if addr >= PERF_CONTEXT_MAX {
                         match addr {
                             PERF_CONTEXT_KERNEL | PERF_CONTEXT_GUEST_KERNEL | PERF_CONTEXT_HV => {
@@ -704,7 +678,7 @@ impl Reader<'_> {
                 }
             }
             None => {
-                if let Some(ip) = s.ip {
+                if let Some(ip) = ip {
                     let frame = self.raw_frame(pid, ip, kernel || is_kernel_address(ip));
                     self.stack_buf.push(frame);
                 }
@@ -722,13 +696,8 @@ impl Reader<'_> {
         }
     }
 
-    fn add_row(
-        &mut self,
-        attr_index: usize,
-        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
-        stack: u32,
-    ) {
-        let thread = s.tid.and_then(|t| self.comms.get(&t).copied());
+    fn add_row(&mut self, attr_index: usize, tid: Option<i32>, period: Option<u64>, stack: u32) {
+        let thread = tid.and_then(|t| self.comms.get(&t).copied());
         let next = self.row_keys.len() as u32;
         let row = *self.rows.entry((stack, thread)).or_insert(next);
         if row == next {
@@ -737,7 +706,7 @@ impl Reader<'_> {
         }
         let base = row as usize * self.n_types;
         let ty = self.attr_type.get(attr_index).copied().unwrap_or(0);
-        let period = s.period.unwrap_or(1);
+        let period = period.unwrap_or(1);
         self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
         self.values[base + self.samples_type] += 1;
     }
@@ -930,6 +899,191 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// A record as the reader uses it, owned, so that decoding can run on another thread.
+enum Event {
+    Sample {
+        attr: usize,
+        pid: i32,
+        tid: Option<i32>,
+        period: Option<u64>,
+        kernel: bool,
+        ip: Option<u64>,
+        /// The callchain's raw bytes (file byte order) in the batch's `chains`.
+        chain: Option<std::ops::Range<usize>>,
+    },
+    Mmap {
+        pid: i32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        mode: CpuMode,
+        path: String,
+        build_id: Option<Vec<u8>>,
+        exec: bool,
+    },
+    Comm {
+        pid: i32,
+        tid: i32,
+        name: String,
+        exec: bool,
+    },
+    Fork {
+        pid: i32,
+        ppid: i32,
+        tid: i32,
+        ptid: i32,
+    },
+    Lost(u64),
+    BuildId(DsoKey, Vec<u8>),
+}
+
+#[derive(Default)]
+struct Batch {
+    events: Vec<Event>,
+    chains: Vec<u8>,
+}
+
+const BATCH_EVENTS: usize = 4096;
+
+/// The decoding thread: records → batches of events, in time order; stops at the first error
+/// (sent on) or when the consumer has gone.
+fn decode_all<R: Read>(
+    mut perf_file: linux_perf_data::PerfFile,
+    mut iter: linux_perf_data::PerfRecordIter<R>,
+    path: &Path,
+    tx: std::sync::mpsc::SyncSender<Result<Batch>>,
+) {
+    let mut records = 0u64;
+    let mut samples = 0u64;
+    let mut batch = Batch::default();
+    loop {
+        let record = match iter.next_record(&mut perf_file) {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Err(Error::input(
+                    path,
+                    Position::Whole,
+                    format!(
+                        "truncated or corrupt perf.data after {records} records ({samples} \
+                         samples): {e}"
+                    ),
+                )));
+                return;
+            }
+        };
+        records += 1;
+        let decoded = match record {
+            PerfFileRecord::EventRecord { attr_index, record } => {
+                decode_event(attr_index, &record, &mut batch)
+            }
+            PerfFileRecord::UserRecord(r)
+                if r.record_type == UserRecordType::PERF_HEADER_BUILD_ID =>
+            {
+                if let Some((key, id)) = parse_build_id_record(&r.data.as_slice(), r.misc) {
+                    batch.events.push(Event::BuildId(key, id));
+                }
+                Ok(())
+            }
+            PerfFileRecord::UserRecord(_) => Ok(()),
+        };
+        if let Err((what, e)) = decoded {
+            let _ = tx.send(Err(Error::input(
+                path,
+                Position::Whole,
+                format!("corrupt {what} record (record #{records}): {e}"),
+            )));
+            return;
+        }
+        if matches!(batch.events.last(), Some(Event::Sample { .. })) {
+            samples += 1;
+        }
+        if batch.events.len() >= BATCH_EVENTS && tx.send(Ok(std::mem::take(&mut batch))).is_err() {
+            return;
+        }
+    }
+    let _ = tx.send(Ok(batch));
+}
+
+/// One kernel record into the batch; `Err((record kind, reason))` when it is corrupt.
+fn decode_event(
+    attr: usize,
+    record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
+    batch: &mut Batch,
+) -> std::result::Result<(), (&'static str, String)> {
+    let data = record.data.as_slice();
+    // checks the parser would otherwise turn into a panic
+    if record.record_type == RecordType::MMAP2
+        && record.misc & PERF_RECORD_MISC_MMAP_BUILD_ID != 0
+        && data.get(32).is_some_and(|&n| n > 20)
+    {
+        return Err(("MMAP2", "build id longer than 20 bytes".into()));
+    }
+    let chain = if record.record_type == RecordType::SAMPLE {
+        check_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?
+    } else {
+        None
+    };
+    let parsed = record.parse().map_err(|e| ("event", e.to_string()))?;
+    let event = match parsed {
+        EventRecord::Sample(s) => {
+            let chain = chain.map(|r| {
+                let start = batch.chains.len();
+                batch.chains.extend_from_slice(&data[r]);
+                start..batch.chains.len()
+            });
+            Event::Sample {
+                attr,
+                pid: s.pid.unwrap_or(-1),
+                tid: s.tid,
+                period: s.period,
+                kernel: matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel),
+                ip: s.ip,
+                chain,
+            }
+        }
+        EventRecord::Mmap(m) => Event::Mmap {
+            pid: m.pid,
+            start: m.address,
+            len: m.length,
+            pgoff: m.page_offset,
+            mode: m.cpu_mode,
+            path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
+            build_id: None,
+            exec: m.is_executable,
+        },
+        EventRecord::Mmap2(m) => Event::Mmap {
+            pid: m.pid,
+            start: m.address,
+            len: m.length,
+            pgoff: m.page_offset,
+            mode: m.cpu_mode,
+            path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
+            build_id: match &m.file_id {
+                Mmap2FileId::BuildId(b) => Some(b.clone()),
+                Mmap2FileId::InodeAndVersion(_) => None,
+            },
+            exec: m.protection & 4 != 0,
+        },
+        EventRecord::Comm(c) => Event::Comm {
+            pid: c.pid,
+            tid: c.tid,
+            name: String::from_utf8_lossy(&c.name.as_slice()).into_owned(),
+            exec: c.is_execve,
+        },
+        EventRecord::Fork(f) => Event::Fork {
+            pid: f.pid,
+            ppid: f.ppid,
+            tid: f.tid,
+            ptid: f.ptid,
+        },
+        EventRecord::Lost(l) => Event::Lost(l.count),
+        _ => return Ok(()),
+    };
+    batch.events.push(event);
+    Ok(())
 }
 
 impl Reader<'_> {
