@@ -150,6 +150,56 @@ fn rust_native_perf_data_agrees_with_the_oracle_and_its_perf_script_dump() {
 }
 
 #[test]
+fn rust_native_as_perf_data_perf_script_and_folded_text_gives_the_same_shares() {
+    // Folded text (inferno-collapse-perf --all of the same dump) has no dso column and puts the
+    // process name at every root; fixtures/rules-extra/rust-native-folded.toml says what the
+    // corpus rules would otherwise learn from the dso (two glibc functions) and makes the root
+    // transparent. With those rules the three readings agree within 0.1 pp on every owner;
+    // the only difference is that root itself: `process` is anywhere in 100 % of the folded
+    // stacks and absent from the others.
+    let extra = fixture("rules-extra/rust-native-folded.toml");
+    let corpus = rules("rust-native");
+    let rule_args = [
+        "--rules",
+        extra.to_str().unwrap(),
+        "--rules",
+        corpus.as_str(),
+        "--no-presets",
+        "--metric",
+        "samples",
+    ];
+    let run = Run::new();
+    let (json, _) = run.report(&fixture("perf/rust-native.perf-fp.data"), &rule_args);
+    let (data, total) = shares_of(&json);
+    let mut args = vec![
+        fixture("perf/rust-native.perf-fp.perf-script.txt.gz")
+            .to_str()
+            .unwrap()
+            .to_string(),
+    ];
+    args.extend(rule_args.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (text, text_total) = report_shares(&args);
+    let folded_path = fixture("perf/rust-native.perf-fp.folded");
+    let mut fargs = args.clone();
+    fargs[0] = folded_path.to_str().unwrap();
+    let metric_at = fargs.iter().position(|a| *a == "--metric").unwrap();
+    fargs.drain(metric_at..metric_at + 2); // folded counts are summed periods, one metric
+    let (mut folded, _) = report_shares(&fargs);
+    assert_eq!((total, text_total), (4922, 4922));
+    let root = folded
+        .remove("process")
+        .expect("the process root is an owner");
+    assert!(
+        (root[2] - 100.0).abs() < 1e-9 && root[0] == 0.0 && root[1] == 0.0,
+        "{root:?}"
+    );
+    assert!(!data.contains_key("process") && !text.contains_key("process"));
+    assert_shares_agree(&data, &text, 0.1);
+    assert_shares_agree(&folded, &data, 0.1);
+}
+
+#[test]
 fn rust_native_inline_frames_come_from_dwarf_and_move_self_time_to_the_inlined_code() {
     // perf 6.1 prints no inline frames for frame-pointer call chains, so the oracle sees the
     // physical function only; --inline expands each address into the functions inlined

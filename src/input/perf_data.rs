@@ -285,7 +285,6 @@ struct Reader<'p> {
     samples: u64,
     lost: u64,
     stack_buf: Vec<u32>,
-    records: u64,
     frame_cache: Vec<CacheEntry>,
     /// Bumped by every change to any memory map; cache entries of older generations are stale.
     generation: u32,
@@ -293,9 +292,8 @@ struct Reader<'p> {
     chain_cache: FxHashMap<Box<[u8]>, u32>,
     chain_key: Vec<u8>,
     chain_generation: u32,
-    /// DWARF call graphs: the user part of each stack comes from unwinding its stack copy.
+    /// DWARF call graphs: unwound on the decoding thread, handed back for the report.
     unwinder: Option<crate::unwind::DwarfUnwinder>,
-    user_addrs: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -315,14 +313,14 @@ fn cache_slot(pid: i32, addr: u64, kernel: bool) -> usize {
     (h >> (64 - FRAME_CACHE_BITS)) as usize
 }
 
-fn read_records<R: Read>(
+fn read_records<R: Read + Send>(
     parsed: std::result::Result<PerfFileReader<R>, linux_perf_data::Error>,
     path: &Path,
     options: &ReadOptions,
 ) -> Result<Profile> {
     let PerfFileReader {
-        mut perf_file,
-        mut record_iter,
+        perf_file,
+        record_iter,
     } = parsed.map_err(|e| {
         Error::input(
             path,
@@ -331,7 +329,14 @@ fn read_records<R: Read>(
         )
     })?;
     let attrs = perf_file.event_attributes().to_vec();
-    let unwinder = crate::unwind::for_recording(&attrs, &options.symbols);
+    // --call-graph dwarf: user stacks are unwound from each sample's stack copy
+    let unwind = crate::unwind::for_recording(&attrs, &options.symbols).map(|u| {
+        let ids = perf_file.build_ids().unwrap_or_default();
+        crate::unwind::perf::PerfUnwind::new(
+            u,
+            ids.into_iter().map(|(k, v)| (k, v.build_id)).collect(),
+        )
+    });
     // one sample type per distinct event name, then `samples`
     let mut type_names: Vec<String> = Vec::new();
     let mut attr_type = Vec::new();
@@ -382,155 +387,113 @@ fn read_records<R: Read>(
         samples: 0,
         lost: 0,
         stack_buf: Vec::new(),
-        records: 0,
         // generation 0 is never current, so the zeroed entries never hit
         frame_cache: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
         generation: 1,
         chain_cache: FxHashMap::default(),
         chain_key: Vec::new(),
         chain_generation: 0,
-        unwinder,
-        user_addrs: Vec::new(),
+        unwinder: None,
     };
-    loop {
-        let record = match record_iter.next_record(&mut perf_file) {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                return Err(Error::input(
-                    path,
-                    Position::Whole,
-                    format!(
-                        "truncated or corrupt perf.data after {} records ({} samples): {e}",
-                        reader.records, reader.samples
-                    ),
-                ));
+    // Decoding the records (the library's parsing and time ordering) runs on its own thread
+    // and hands owned batches to this one, which keeps all the state: two cores, two halves.
+    let little = matches!(
+        perf_file.endian(),
+        linux_perf_data::Endianness::LittleEndian
+    );
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(4);
+    std::thread::scope(|scope| -> Result<()> {
+        let decoder = scope.spawn(move || decode_all(perf_file, record_iter, path, tx, unwind));
+        for batch in rx {
+            let batch = batch?;
+            for event in &batch.events {
+                reader.apply(event, &batch.chains, little);
             }
-        };
-        reader.records += 1;
-        match record {
-            PerfFileRecord::EventRecord { attr_index, record } => {
-                reader.event(attr_index, &record)?;
-            }
-            PerfFileRecord::UserRecord(r)
-                if r.record_type == UserRecordType::PERF_HEADER_BUILD_ID =>
-            {
-                if let Some((key, id)) = parse_build_id_record(&r.data.as_slice(), r.misc) {
-                    reader.build_ids.insert(key, id);
-                }
-            }
-            PerfFileRecord::UserRecord(_) => {}
         }
-    }
+        reader.unwinder = decoder.join().ok().flatten().map(|u| u.unwinder);
+        Ok(())
+    })?;
     reader.finish(sample_types, options)
 }
 
 impl Reader<'_> {
-    fn corrupt(&self, what: &str, e: impl std::fmt::Display) -> Error {
-        Error::input(
-            self.path,
-            Position::Whole,
-            format!("corrupt {what} record (record #{}): {e}", self.records),
-        )
-    }
-
-    fn event(
-        &mut self,
-        attr_index: usize,
-        record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
-    ) -> Result<()> {
-        // checks the parser would otherwise turn into a panic
-        if record.record_type == RecordType::MMAP2
-            && record.misc & PERF_RECORD_MISC_MMAP_BUILD_ID != 0
-        {
-            let data = record.data.as_slice();
-            if data.get(32).is_some_and(|&n| n > 20) {
-                return Err(self.corrupt("MMAP2", "build id longer than 20 bytes"));
-            }
-        }
-        let data = record.data.as_slice();
-        let chain = if record.record_type == RecordType::SAMPLE {
-            check_sample(&data, &record.parse_info).map_err(|e| self.corrupt("SAMPLE", e))?
-        } else {
-            None
-        };
-        let repaired = (record.record_type == RecordType::SAMPLE)
-            .then(|| crate::unwind::record::repair_user_stack(&data, &record.parse_info))
-            .flatten();
-        let fixed = repaired.as_deref().map(|bytes| RawEventRecord {
-            data: bytes.into(),
-            ..*record
-        });
-        let parsed = fixed
-            .as_ref()
-            .unwrap_or(record)
-            .parse()
-            .map_err(|e| self.corrupt("event", e))?;
-        match parsed {
-            EventRecord::Sample(s) => {
-                self.sample(attr_index, &s, chain.map(|r| &data[r]), repaired.is_some());
-            }
-            EventRecord::Mmap(m) => {
-                let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
-                self.mmap(
-                    m.pid,
-                    m.address,
-                    m.length,
-                    m.page_offset,
-                    m.cpu_mode,
-                    &path,
-                    None,
-                    m.is_executable,
+    fn apply(&mut self, event: &Event, chains: &[u8], little: bool) {
+        match event {
+            Event::Sample {
+                attr,
+                pid,
+                tid,
+                period,
+                kernel,
+                ip,
+                chain,
+                user,
+            } => {
+                let chain = chain.clone().map(|r| &chains[r]);
+                self.sample(
+                    *attr,
+                    *pid,
+                    *tid,
+                    *period,
+                    *kernel,
+                    *ip,
+                    chain,
+                    little,
+                    user.as_ref(),
                 );
             }
-            EventRecord::Mmap2(m) => {
-                let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
-                let build_id = match &m.file_id {
-                    Mmap2FileId::BuildId(b) => Some(b.clone()),
-                    Mmap2FileId::InodeAndVersion(_) => None,
-                };
-                let exec = m.protection & 4 != 0;
-                self.mmap(
-                    m.pid,
-                    m.address,
-                    m.length,
-                    m.page_offset,
-                    m.cpu_mode,
-                    &path,
-                    build_id,
-                    exec,
-                );
-            }
-            EventRecord::Comm(c) => {
-                let name = String::from_utf8_lossy(&c.name.as_slice()).into_owned();
-                let id = ThreadId(self.threads.intern::<str>(&name));
-                self.comms.insert(c.tid, id);
-                if c.is_execve && c.pid == c.tid {
-                    self.processes.remove(&c.pid);
-                    if let Some(u) = &mut self.unwinder {
-                        u.exec(c.pid);
-                    }
+            Event::Mmap {
+                pid,
+                start,
+                len,
+                pgoff,
+                mode,
+                path,
+                build_id,
+                exec,
+            } => self.mmap(
+                *pid,
+                *start,
+                *len,
+                *pgoff,
+                *mode,
+                path,
+                build_id.clone(),
+                *exec,
+            ),
+            Event::Comm {
+                pid,
+                tid,
+                name,
+                exec,
+            } => {
+                let id = ThreadId(self.threads.intern::<str>(name));
+                self.comms.insert(*tid, id);
+                if *exec && pid == tid {
+                    self.processes.remove(pid);
                     self.generation += 1;
                 }
             }
-            EventRecord::Fork(f) => {
-                if f.pid != f.ppid {
-                    let parent = self.processes.get(&f.ppid).cloned().unwrap_or_default();
-                    self.processes.insert(f.pid, parent);
-                    if let Some(u) = &mut self.unwinder {
-                        u.fork(f.ppid, f.pid);
-                    }
+            Event::Fork {
+                pid,
+                ppid,
+                tid,
+                ptid,
+            } => {
+                if pid != ppid {
+                    let parent = self.processes.get(ppid).cloned().unwrap_or_default();
+                    self.processes.insert(*pid, parent);
                     self.generation += 1;
                 }
-                if let Some(&name) = self.comms.get(&f.ptid) {
-                    self.comms.insert(f.tid, name);
+                if let Some(&name) = self.comms.get(ptid) {
+                    self.comms.insert(*tid, name);
                 }
             }
-            EventRecord::Exit(_) => {}
-            EventRecord::Lost(l) => self.lost += l.count,
-            _ => {}
+            Event::Lost(n) => self.lost += n,
+            Event::BuildId(key, id) => {
+                self.build_ids.insert(key.clone(), id.clone());
+            }
         }
-        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -570,18 +533,6 @@ impl Reader<'_> {
                 let key = DsoKey::detect(path.as_bytes(), mode)?;
                 self.build_ids.get(&key).cloned()
             });
-            if exec && let Some(u) = &mut self.unwinder {
-                u.add_mapping(
-                    pid,
-                    crate::unwind::Mapping {
-                        start,
-                        end,
-                        page_offset: pgoff,
-                        path: path.to_string(),
-                        build_id: build_id.clone(),
-                    },
-                );
-            }
             let kind = ModuleKind::Elf {
                 path: path.to_string(),
                 build_id,
@@ -656,20 +607,24 @@ impl Reader<'_> {
         id
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn sample(
         &mut self,
         attr_index: usize,
-        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
+        pid: i32,
+        tid: Option<i32>,
+        period: Option<u64>,
+        kernel: bool,
+        ip: Option<u64>,
         chain_bytes: Option<&[u8]>,
-        bad_stack: bool,
+        little: bool,
+        user: Option<&crate::unwind::perf::UserStack>,
     ) {
         self.samples += 1;
-        let pid = s.pid.unwrap_or(-1);
-        let kernel = matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel);
-        // a DWARF sample's user stack is in its stack copy, not its callchain: no cache
-        if self.unwinder.is_some() && s.user_stack.is_some() {
-            let stack = self.raw_stack(s, pid, kernel, Some(bad_stack));
-            self.add_row(attr_index, s, stack);
+        // a DWARF sample's user stack is not in its callchain bytes: no cache for it
+        if user.is_some() {
+            let stack = self.raw_stack(pid, kernel, ip, chain_bytes, little, user);
+            self.add_row(attr_index, tid, period, stack);
             return;
         }
         // most samples repeat a callchain seen before (with the same maps): one hash of its
@@ -687,35 +642,41 @@ impl Reader<'_> {
                 match self.chain_cache.get(self.chain_key.as_slice()) {
                     Some(&stack) => stack,
                     None => {
-                        let stack = self.raw_stack(s, pid, kernel, None);
+                        let stack = self.raw_stack(pid, kernel, ip, Some(bytes), little, None);
                         let key: Box<[u8]> = self.chain_key.as_slice().into();
                         self.chain_cache.insert(key, stack);
                         stack
                     }
                 }
             }
-            None => self.raw_stack(s, pid, kernel, None),
+            None => self.raw_stack(pid, kernel, ip, None, little, None),
         };
-        self.add_row(attr_index, s, stack);
+        self.add_row(attr_index, tid, period, stack);
     }
 
-    /// Resolves a sample's addresses to raw frames and interns the stack they make.
-    /// `dwarf` (with whether the record's stack was unreadable) for samples to unwind.
+    /// Resolves a sample's addresses to raw frames and interns the stack they make. `user`:
+    /// the unwound user part of a DWARF sample, which replaces the callchain's.
     fn raw_stack(
         &mut self,
-        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
         pid: i32,
         kernel: bool,
-        dwarf: Option<bool>,
+        ip: Option<u64>,
+        chain: Option<&[u8]>,
+        little: bool,
+        user: Option<&crate::unwind::perf::UserStack>,
     ) -> u32 {
         let mut kernel = kernel;
         self.stack_buf.clear();
-        self.user_addrs.clear();
         let mut first_in_context = true;
-        match &s.callchain {
+        match chain {
             Some(chain) => {
-                for i in 0..chain.len() {
-                    let Some(addr) = chain.get(i) else { break };
+                for word in chain.chunks_exact(8) {
+                    let word: [u8; 8] = word.try_into().unwrap_or_default();
+                    let addr = if little {
+                        u64::from_le_bytes(word)
+                    } else {
+                        u64::from_be_bytes(word)
+                    };
                     if addr >= PERF_CONTEXT_MAX {
                         match addr {
                             PERF_CONTEXT_KERNEL | PERF_CONTEXT_GUEST_KERNEL | PERF_CONTEXT_HV => {
@@ -727,9 +688,7 @@ impl Reader<'_> {
                         first_in_context = true;
                         continue;
                     }
-                    if dwarf.is_some() && !kernel {
-                        // the user part (just the ip) is replaced by the unwound stack
-                        self.user_addrs.push(addr);
+                    if user.is_some() && !kernel {
                         continue;
                     }
                     let lookup = if first_in_context {
@@ -742,15 +701,16 @@ impl Reader<'_> {
                     self.stack_buf.push(frame);
                 }
             }
+            None if user.is_some() => {}
             None => {
-                if let Some(ip) = s.ip {
+                if let Some(ip) = ip {
                     let frame = self.raw_frame(pid, ip, kernel || is_kernel_address(ip));
                     self.stack_buf.push(frame);
                 }
             }
         }
-        if let Some(bad_stack) = dwarf {
-            self.unwind_user(pid, s, bad_stack);
+        if let Some(user) = user {
+            self.push_user_stack(pid, user);
         }
         match self.raw_stacks.get(self.stack_buf.as_slice()) {
             Some(&id) => id,
@@ -764,13 +724,23 @@ impl Reader<'_> {
         }
     }
 
-    fn add_row(
-        &mut self,
-        attr_index: usize,
-        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
-        stack: u32,
-    ) {
-        let thread = s.tid.and_then(|t| self.comms.get(&t).copied());
+    /// The unwound user frames: the ip, then return addresses looked up at `address - 1`; a
+    /// truncated stack ends in an `[unknown]` frame, as perf prints it.
+    fn push_user_stack(&mut self, pid: i32, user: &crate::unwind::perf::UserStack) {
+        for (i, &addr) in user.addrs.iter().enumerate() {
+            let lookup = if i == 0 { addr } else { addr.saturating_sub(1) };
+            let frame = self.raw_frame(pid, lookup, false);
+            self.stack_buf.push(frame);
+        }
+        if user.truncated {
+            // address 0 is in no mapping: the `[unknown]` frame without a module
+            let frame = self.raw_frame(pid, 0, false);
+            self.stack_buf.push(frame);
+        }
+    }
+
+    fn add_row(&mut self, attr_index: usize, tid: Option<i32>, period: Option<u64>, stack: u32) {
+        let thread = tid.and_then(|t| self.comms.get(&t).copied());
         let next = self.row_keys.len() as u32;
         let row = *self.rows.entry((stack, thread)).or_insert(next);
         if row == next {
@@ -779,63 +749,9 @@ impl Reader<'_> {
         }
         let base = row as usize * self.n_types;
         let ty = self.attr_type.get(attr_index).copied().unwrap_or(0);
-        let period = s.period.unwrap_or(1);
+        let period = period.unwrap_or(1);
         self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
         self.values[base + self.samples_type] += 1;
-    }
-
-    /// Appends the user frames of a DWARF sample: the unwound addresses (ip, then return
-    /// addresses looked up at `address - 1`), or the callchain's user ip when the sample
-    /// cannot be unwound; a truncated stack ends in an `[unknown]` frame, as perf shows it.
-    fn unwind_user(
-        &mut self,
-        pid: i32,
-        s: &linux_perf_data::linux_perf_event_reader::SampleRecord<'_>,
-        bad_stack: bool,
-    ) {
-        let Some(unwinder) = self.unwinder.as_mut() else {
-            return;
-        };
-        let user_mode = matches!(s.cpu_mode, CpuMode::User | CpuMode::GuestUser);
-        if self.user_addrs.is_empty() {
-            // perf leaves the user callchain empty (exclude_callchain_user): the ip is the
-            // sample's own in user mode; a kernel thread has no user registers
-            match s.ip {
-                Some(ip) if user_mode => self.user_addrs.push(ip),
-                _ if s.user_regs.is_some() => {}
-                _ => return,
-            }
-        }
-        let mut addrs = std::mem::take(&mut self.user_addrs);
-        let end = if bad_stack {
-            unwinder.bad_record()
-        } else {
-            let regs = s
-                .user_regs
-                .as_ref()
-                .and_then(crate::unwind::UserRegs::from_perf);
-            let (bytes, dynamic_size) = match &s.user_stack {
-                Some((stack, size)) => (stack.as_slice(), *size),
-                None => (std::borrow::Cow::Borrowed(&[][..]), 0),
-            };
-            let mut unwound = Vec::new();
-            let end = unwinder.unwind(pid, regs, &bytes, dynamic_size, &mut unwound);
-            if !unwound.is_empty() {
-                addrs = unwound;
-            }
-            end
-        };
-        for (i, &addr) in addrs.iter().enumerate() {
-            let lookup = if i == 0 { addr } else { addr.saturating_sub(1) };
-            let frame = self.raw_frame(pid, lookup, false);
-            self.stack_buf.push(frame);
-        }
-        if end.is_truncated() {
-            // address 0 is in no mapping: the `[unknown]` frame without a module
-            let frame = self.raw_frame(pid, 0, false);
-            self.stack_buf.push(frame);
-        }
-        self.user_addrs = addrs;
     }
 
     /// The raw frame of an address, through a small direct-mapped cache: the same few
@@ -1034,6 +950,258 @@ impl Reader<'_> {
                 profile.meta.warnings.push(w.clone());
             }
         }
+    }
+}
+
+/// A record as the reader uses it, owned, so that decoding can run on another thread.
+enum Event {
+    Sample {
+        attr: usize,
+        pid: i32,
+        tid: Option<i32>,
+        period: Option<u64>,
+        kernel: bool,
+        ip: Option<u64>,
+        /// The callchain's raw bytes (file byte order) in the batch's `chains`.
+        chain: Option<std::ops::Range<usize>>,
+        /// `--call-graph dwarf`: the user stack, unwound by the decoding thread.
+        user: Option<crate::unwind::perf::UserStack>,
+    },
+    Mmap {
+        pid: i32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        mode: CpuMode,
+        path: String,
+        build_id: Option<Vec<u8>>,
+        exec: bool,
+    },
+    Comm {
+        pid: i32,
+        tid: i32,
+        name: String,
+        exec: bool,
+    },
+    Fork {
+        pid: i32,
+        ppid: i32,
+        tid: i32,
+        ptid: i32,
+    },
+    Lost(u64),
+    BuildId(DsoKey, Vec<u8>),
+}
+
+#[derive(Default)]
+struct Batch {
+    events: Vec<Event>,
+    chains: Vec<u8>,
+}
+
+const BATCH_EVENTS: usize = 4096;
+
+/// The decoding thread: records → batches of events, in time order; stops at the first error
+/// (sent on) or when the consumer has gone.
+fn decode_all<R: Read>(
+    mut perf_file: linux_perf_data::PerfFile,
+    mut iter: linux_perf_data::PerfRecordIter<R>,
+    path: &Path,
+    tx: std::sync::mpsc::SyncSender<Result<Batch>>,
+    mut unwind: Option<crate::unwind::perf::PerfUnwind>,
+) -> Option<crate::unwind::perf::PerfUnwind> {
+    let mut records = 0u64;
+    let mut samples = 0u64;
+    let mut batch = Batch::default();
+    loop {
+        let record = match iter.next_record(&mut perf_file) {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Err(Error::input(
+                    path,
+                    Position::Whole,
+                    format!(
+                        "truncated or corrupt perf.data after {records} records ({samples} \
+                         samples): {e}"
+                    ),
+                )));
+                return unwind;
+            }
+        };
+        records += 1;
+        let decoded = match record {
+            PerfFileRecord::EventRecord { attr_index, record } => {
+                decode_event(attr_index, &record, &mut batch, unwind.as_mut())
+            }
+            PerfFileRecord::UserRecord(r)
+                if r.record_type == UserRecordType::PERF_HEADER_BUILD_ID =>
+            {
+                if let Some((key, id)) = parse_build_id_record(&r.data.as_slice(), r.misc) {
+                    if let Some(u) = unwind.as_mut() {
+                        u.build_id(key.clone(), id.clone());
+                    }
+                    batch.events.push(Event::BuildId(key, id));
+                }
+                Ok(())
+            }
+            PerfFileRecord::UserRecord(_) => Ok(()),
+        };
+        if let Err((what, e)) = decoded {
+            let _ = tx.send(Err(Error::input(
+                path,
+                Position::Whole,
+                format!("corrupt {what} record (record #{records}): {e}"),
+            )));
+            return unwind;
+        }
+        if matches!(batch.events.last(), Some(Event::Sample { .. })) {
+            samples += 1;
+        }
+        if batch.events.len() >= BATCH_EVENTS && tx.send(Ok(std::mem::take(&mut batch))).is_err() {
+            return unwind;
+        }
+    }
+    let _ = tx.send(Ok(batch));
+    unwind
+}
+
+/// One kernel record into the batch; `Err((record kind, reason))` when it is corrupt.
+fn decode_event(
+    attr: usize,
+    record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
+    batch: &mut Batch,
+    mut unwind: Option<&mut crate::unwind::perf::PerfUnwind>,
+) -> std::result::Result<(), (&'static str, String)> {
+    let data = record.data.as_slice();
+    // checks the parser would otherwise turn into a panic
+    if record.record_type == RecordType::MMAP2
+        && record.misc & PERF_RECORD_MISC_MMAP_BUILD_ID != 0
+        && data.get(32).is_some_and(|&n| n > 20)
+    {
+        return Err(("MMAP2", "build id longer than 20 bytes".into()));
+    }
+    let chain = if record.record_type == RecordType::SAMPLE {
+        check_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?
+    } else {
+        None
+    };
+    // a user stack whose size field lies: re-read without it, keep the rest of the sample
+    let repaired = (record.record_type == RecordType::SAMPLE)
+        .then(|| crate::unwind::record::repair_user_stack(&data, &record.parse_info))
+        .flatten();
+    let fixed = repaired.as_deref().map(|bytes| RawEventRecord {
+        data: bytes.into(),
+        ..*record
+    });
+    let parsed = fixed
+        .as_ref()
+        .unwrap_or(record)
+        .parse()
+        .map_err(|e| ("event", e.to_string()))?;
+    if let Some(u) = unwind.as_deref_mut() {
+        unwind_hooks(u, &parsed);
+    }
+    let event = match parsed {
+        EventRecord::Sample(s) => {
+            let chain = chain.map(|r| {
+                let start = batch.chains.len();
+                batch.chains.extend_from_slice(&data[r]);
+                start..batch.chains.len()
+            });
+            Event::Sample {
+                attr,
+                pid: s.pid.unwrap_or(-1),
+                tid: s.tid,
+                period: s.period,
+                kernel: matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel),
+                ip: s.ip,
+                chain,
+                user: unwind.and_then(|u| u.sample(&s, repaired.is_some())),
+            }
+        }
+        EventRecord::Mmap(m) => Event::Mmap {
+            pid: m.pid,
+            start: m.address,
+            len: m.length,
+            pgoff: m.page_offset,
+            mode: m.cpu_mode,
+            path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
+            build_id: None,
+            exec: m.is_executable,
+        },
+        EventRecord::Mmap2(m) => Event::Mmap {
+            pid: m.pid,
+            start: m.address,
+            len: m.length,
+            pgoff: m.page_offset,
+            mode: m.cpu_mode,
+            path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
+            build_id: match &m.file_id {
+                Mmap2FileId::BuildId(b) => Some(b.clone()),
+                Mmap2FileId::InodeAndVersion(_) => None,
+            },
+            exec: m.protection & 4 != 0,
+        },
+        EventRecord::Comm(c) => Event::Comm {
+            pid: c.pid,
+            tid: c.tid,
+            name: String::from_utf8_lossy(&c.name.as_slice()).into_owned(),
+            exec: c.is_execve,
+        },
+        EventRecord::Fork(f) => Event::Fork {
+            pid: f.pid,
+            ppid: f.ppid,
+            tid: f.tid,
+            ptid: f.ptid,
+        },
+        EventRecord::Lost(l) => Event::Lost(l.count),
+        _ => return Ok(()),
+    };
+    batch.events.push(event);
+    Ok(())
+}
+
+/// Keeps the unwinder's process maps in step with the records (decoding thread).
+fn unwind_hooks(u: &mut crate::unwind::perf::PerfUnwind, parsed: &EventRecord<'_>) {
+    match parsed {
+        EventRecord::Mmap(m) => {
+            let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
+            let file = !is_anon(&path) && !is_pseudo(&path);
+            u.mmap(
+                m.pid,
+                m.address,
+                m.length,
+                m.page_offset,
+                m.cpu_mode,
+                &path,
+                None,
+                m.is_executable,
+                file,
+            );
+        }
+        EventRecord::Mmap2(m) => {
+            let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
+            let file = !is_anon(&path) && !is_pseudo(&path);
+            let build_id = match &m.file_id {
+                Mmap2FileId::BuildId(b) => Some(b.as_slice()),
+                Mmap2FileId::InodeAndVersion(_) => None,
+            };
+            u.mmap(
+                m.pid,
+                m.address,
+                m.length,
+                m.page_offset,
+                m.cpu_mode,
+                &path,
+                build_id,
+                m.protection & 4 != 0,
+                file,
+            );
+        }
+        EventRecord::Fork(f) if f.pid != f.ppid => u.fork(f.ppid, f.pid),
+        EventRecord::Comm(c) if c.is_execve && c.pid == c.tid => u.exec(c.pid),
+        _ => {}
     }
 }
 

@@ -291,6 +291,9 @@ struct ScriptReader {
     /// Symbol → module of a physical frame with that symbol (for `(inlined)` frames).
     known_module: FxHashMap<Box<str>, Option<Box<str>>>,
     key: String,
+    /// Frame line text after the address (with a kernel-address flag byte) → frame.
+    text_frames: FxHashMap<Box<[u8]>, FrameId>,
+    text_key: Vec<u8>,
     in_sample: bool,
     current: Vec<PendingFrame>,
     current_thread: Option<ThreadId>,
@@ -319,6 +322,8 @@ impl ScriptReader {
             frames: FxHashMap::default(),
             known_module: FxHashMap::default(),
             key: String::new(),
+            text_frames: FxHashMap::default(),
+            text_key: Vec::new(),
             in_sample: false,
             current: Vec::new(),
             current_thread: None,
@@ -340,6 +345,9 @@ impl ScriptReader {
             end -= 1;
         }
         let raw = &raw[..end];
+        if self.in_sample && matches!(raw.first(), Some(b'\t' | b' ')) && self.fast_frame(raw) {
+            return Ok(());
+        }
         let text = match std::str::from_utf8(raw) {
             Ok(t) => std::borrow::Cow::Borrowed(t),
             Err(_) => {
@@ -402,13 +410,51 @@ impl ScriptReader {
         }
     }
 
+    /// The common case, on bytes: `addr text` where `text` (symbol, offset and dso as printed)
+    /// was seen before. Repeated frame lines cost one hash lookup, no UTF-8 check and no
+    /// parsing. Returns false for anything else (the general path handles it).
+    fn fast_frame(&mut self, raw: &[u8]) -> bool {
+        let line = raw.trim_ascii();
+        let Some(space) = line.iter().position(|&b| b == b' ') else {
+            return false;
+        };
+        let (hex, rest) = (&line[..space], line[space + 1..].trim_ascii_start());
+        if hex.is_empty() || hex.len() > 16 || !hex.iter().all(u8::is_ascii_hexdigit) {
+            return false;
+        }
+        if rest.ends_with(b"(inlined)") || rest.is_empty() {
+            return false;
+        }
+        let addr = hex.iter().fold(0u64, |a, &b| {
+            (a << 4) | u64::from((b as char).to_digit(16).unwrap_or(0))
+        });
+        self.text_key.clear();
+        self.text_key.push(is_kernel_address(addr) as u8);
+        self.text_key.extend_from_slice(rest);
+        let id = match self.text_frames.get(self.text_key.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let Ok(text) = std::str::from_utf8(line) else {
+                    return false;
+                };
+                let Some(f) = parse_frame_line(text) else {
+                    return false;
+                };
+                let id = self.physical_frame(&f);
+                self.text_frames.insert(self.text_key.as_slice().into(), id);
+                id
+            }
+        };
+        self.current.push(PendingFrame {
+            addr: Some(addr),
+            key: id,
+            inlined: None,
+        });
+        true
+    }
+
     fn frame(&mut self, f: FrameLine<'_>) {
-        let inlined = f.dso == Some("inlined");
-        self.key.clear();
-        self.key.push_str(f.sym);
-        self.key.push('\0');
-        self.key.push_str(f.dso.unwrap_or(""));
-        if inlined {
+        if f.dso == Some("inlined") {
             self.current.push(PendingFrame {
                 addr: f.addr,
                 key: FrameId(u32::MAX),
@@ -416,7 +462,21 @@ impl ScriptReader {
             });
             return;
         }
-        let id = match self.frames.get(self.key.as_str()) {
+        let id = self.physical_frame(&f);
+        self.current.push(PendingFrame {
+            addr: f.addr,
+            key: id,
+            inlined: None,
+        });
+    }
+
+    /// The frame of a non-inlined line, by (symbol, dso).
+    fn physical_frame(&mut self, f: &FrameLine<'_>) -> FrameId {
+        self.key.clear();
+        self.key.push_str(f.sym);
+        self.key.push('\0');
+        self.key.push_str(f.dso.unwrap_or(""));
+        match self.frames.get(self.key.as_str()) {
             Some(&id) => id,
             None => {
                 let frame = perf_frame(f.sym, f.dso, f.addr);
@@ -427,12 +487,7 @@ impl ScriptReader {
                 self.frames.insert(self.key.as_str().into(), id);
                 id
             }
-        };
-        self.current.push(PendingFrame {
-            addr: f.addr,
-            key: id,
-            inlined: None,
-        });
+        }
     }
 
     fn end_sample(&mut self) {

@@ -19,6 +19,7 @@
 //! when the copy size was the cause, suggest a larger `--call-graph dwarf,SIZE`.
 
 pub mod image;
+pub mod perf;
 mod process;
 pub mod record;
 
