@@ -63,7 +63,7 @@ perf_s=$(for i in 1 2 3; do run_perf; done | best)
 
 printf '\n%s samples, %s MB\n' "$samples" "$(( $(stat -c %s "$DATA") / 1000000 ))"
 printf 'whose report:                      %8.2f s (peak RSS %s KB)\n' "$whose_s" "$rss"
-printf '  of which unwinding (last run):   %8.3f s (%.1f%%)\n' "$unwind_s" "$(echo "100 * $unwind_s / $whose_s" | bc -l)"
-printf '  of which symbolisation:          %8.3f s\n' "$symb_s"
+printf '  unwinding (CPU, decoding thread): %8.3f s (%.1f%% of the wall time)\n' "$unwind_s" "$(echo "100 * $unwind_s / $whose_s" | bc -l)"
+printf '  symbolisation:                   %8.3f s\n' "$symb_s"
 printf 'perf script | inferno-collapse-perf: %6.2f s\n' "$perf_s"
 printf 'speed-up:                          %8.1f x\n' "$(echo "$perf_s / $whose_s" | bc -l)"
