@@ -70,6 +70,11 @@ pub struct InputArgs {
     /// Where perf-PID.map JIT symbol files are. Default: /tmp.
     #[arg(long, value_name = "DIR")]
     pub jit_map_dir: Vec<PathBuf>,
+    /// perf.data: give each function inlined at an address its own frame (from DWARF).
+    /// Off by default, like `perf script` (6.1) for frame-pointer call graphs, so both
+    /// readings of a recording agree.
+    #[arg(long)]
+    pub inline: bool,
     /// Largest decompressed size accepted for compressed binary inputs (gzip bombs).
     #[arg(long, value_name = "BYTES", default_value_t = 2 << 30)]
     pub max_decompressed: u64,

@@ -32,6 +32,7 @@ impl LoadConfig {
                     symfs: input.symfs.clone(),
                     kallsyms: input.kallsyms.clone(),
                     jit_map_dir: input.jit_map_dir.clone(),
+                    inline: input.inline,
                 },
                 max_decompressed: Some(input.max_decompressed),
             },

@@ -23,3 +23,5 @@ pub mod gate;
 pub mod input;
 pub mod model;
 pub mod render;
+pub mod symbolize;
+pub mod unwind;

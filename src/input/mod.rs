@@ -5,10 +5,13 @@
 
 pub mod folded;
 pub mod names;
+pub mod perf_data;
+pub mod perf_script;
 pub mod pprof;
 /// Generated from `profile.proto` (see the file's header for the command).
 #[allow(clippy::all, clippy::pedantic)]
 pub mod pprof_proto;
+pub mod progress;
 pub mod source;
 
 use crate::error::{Error, Position, Result};
@@ -60,6 +63,8 @@ pub struct SymbolOptions {
     pub symfs: Option<PathBuf>,
     pub kallsyms: Option<PathBuf>,
     pub jit_map_dir: Vec<PathBuf>,
+    /// Expand functions inlined at each address into frames of their own (DWARF).
+    pub inline: bool,
 }
 
 /// Reads one input into a validated profile.
@@ -72,13 +77,8 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
     let mut profile = match format {
         InputFormat::Folded | InputFormat::PySpy => folded::read(source, format, options)?,
         InputFormat::Pprof => pprof::read(source, options)?,
-        other => {
-            return Err(Error::Unsupported(format!(
-                "{} input ({})",
-                other.name(),
-                path.display()
-            )));
-        }
+        InputFormat::PerfScript => perf_script::read(source, options)?,
+        InputFormat::PerfData => perf_data::read(source, options)?,
     };
     profile
         .meta

@@ -104,7 +104,10 @@ fn java_signature_name(sym: &str) -> Option<String> {
                 c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | '[' | ']' | '<' | '>')
             })
     };
-    (plain(ret) && plain(method) && method.contains('.') && !method.contains("::"))
+    // hidden classes (lambdas, LambdaForms) carry `/0x<address>` in their name:
+    // `shop.Pricing$$Lambda$43/0x00007f1044014f20.test`
+    let method_ok = plain(&method.replace('/', ""));
+    (plain(ret) && method_ok && method.contains('.') && !method.contains("::"))
         .then(|| method.to_string())
 }
 
@@ -370,6 +373,12 @@ mod tests {
         assert_eq!(
             java_perf_map_name("io.ktor.server.Foo::bar"),
             "io.ktor.server.Foo.bar"
+        );
+        assert_eq!(
+            java_perf_map_name(
+                "void shop.Pricing$$Lambda$43/0x00007f1044014f20.test(java.lang.Object)"
+            ),
+            "shop.Pricing$$Lambda$43/0x00007f1044014f20.test"
         );
         assert_eq!(java_perf_map_name("StubRoutines (1)"), "StubRoutines (1)");
         assert_eq!(java_perf_map_name("Interpreter"), "Interpreter");

@@ -1,0 +1,738 @@
+//! `perf script` text: a header line per sample (`comm [pid/]tid [cpu] time: [period] event:`),
+//! then one line per frame, leaf first (`addr sym+off (dso)`), and a blank line between
+//! samples.
+//!
+//! perf versions and `-F` field lists move these pieces around, which is what breaks other
+//! collapsers; this reader finds the fields by shape instead of by position: the pid token is
+//! the first all-digit (`123` or `123/456`) token after the command name, the event is the
+//! first later token ending in `:` that is not a timestamp, and a plain number right before the
+//! event is the period. Frame lines may lack the address (`-F sym`), the offset (`-F -symoff`)
+//! or the dso; `(inlined)` frames take the module of their physical frame; `[unknown]` stays an
+//! unknown frame with its dso as module.
+//!
+//! Streaming: one reused line buffer, frames cached by (symbol, dso) text, so the cost per
+//! frame line is one hash lookup.
+
+use super::ReadOptions;
+use super::names;
+use super::progress::Progress;
+use super::source::Source;
+use crate::error::{Error, Position, Result};
+use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Unit};
+use rustc_hash::FxHashMap;
+use std::io::BufRead;
+use std::path::PathBuf;
+
+/// Lines the reader could not place are skipped and counted; more than this share of all
+/// lines means the input is not perf script text after all.
+const MAX_BAD_LINE_SHARE: f64 = 0.01;
+
+/// Reads a whole `perf script` dump into a profile: one sample type per event (weighted by
+/// period) followed by `samples` (one per sample); the first event is the default metric.
+pub fn read(mut source: Source, _options: &ReadOptions) -> Result<Profile> {
+    // gzip: the file size says nothing about the text size, so a spinner instead of a bar
+    let total = (!source.gzipped)
+        .then(|| std::fs::metadata(&source.path).ok().map(|m| m.len()))
+        .flatten();
+    let mut reader = ScriptReader::new(source.path.clone());
+    let mut progress = Progress::new(total, "reading perf script");
+    let mut line = Vec::with_capacity(4096);
+    let mut read_bytes = 0u64;
+    loop {
+        line.clear();
+        let n = source
+            .reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| source.read_error(e))?;
+        if n == 0 {
+            break;
+        }
+        read_bytes += n as u64;
+        progress.set(read_bytes);
+        reader.line_no += 1;
+        reader.line(&line)?;
+    }
+    progress.finish();
+    reader.finish()
+}
+
+/// One frame line, parsed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct FrameLine<'a> {
+    pub addr: Option<u64>,
+    /// Symbol without `+0xOFF`.
+    pub sym: &'a str,
+    /// The text in the last parentheses, if any (`inlined` for inline frames).
+    pub dso: Option<&'a str>,
+}
+
+/// Parses `\t  addr sym+0xoff (dso)` (every part but the symbol optional).
+pub fn parse_frame_line(line: &str) -> Option<FrameLine<'_>> {
+    let line = line.trim();
+    if line.is_empty() {
+        return None;
+    }
+    let (addr, rest) = match line.split_once(' ') {
+        Some((first, rest)) if is_hex(first) => (u64::from_str_radix(first, 16).ok(), rest.trim()),
+        _ if is_hex(line) => return None,
+        _ => (None, line),
+    };
+    let (sym, dso) = match rest.rfind(" (") {
+        Some(i) if rest.ends_with(')') => (&rest[..i], Some(&rest[i + 2..rest.len() - 1])),
+        _ => match rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+            // `-F ip,dso`: no symbol at all
+            Some(dso) if addr.is_some() && !dso.contains(' ') => ("[unknown]", Some(dso)),
+            _ => (rest, None),
+        },
+    };
+    Some(FrameLine {
+        addr,
+        sym: strip_offset(sym.trim_end()),
+        dso,
+    })
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 16 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// `table_put+0x59` → `table_put`.
+fn strip_offset(sym: &str) -> &str {
+    if let Some(i) = sym.rfind("+0x")
+        && i > 0
+        && sym[i + 3..].bytes().all(|b| b.is_ascii_hexdigit())
+        && sym.len() > i + 3
+    {
+        return &sym[..i];
+    }
+    sym
+}
+
+/// The parts of a sample header line the reader uses.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Header<'a> {
+    pub comm: &'a str,
+    /// Event name without the trailing `:` (`cpu-clock:ppp`).
+    pub event: Option<&'a str>,
+    pub period: Option<u64>,
+    /// Text after the event: the sample's own frame when the recording had no call graph.
+    pub rest: &'a str,
+}
+
+/// Parses a header line by shape (see the module docs).
+pub fn parse_header(line: &str) -> Option<Header<'_>> {
+    let tokens = tokens(line);
+    let pid_index = tokens
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, (_, t))| is_pid_token(t))
+        .map(|(i, _)| i)
+        .or_else(|| is_pid_token(tokens.first()?.1).then_some(0))?;
+    let comm = if pid_index == 0 {
+        ""
+    } else {
+        line[..tokens[pid_index].0].trim()
+    };
+    let mut event = None;
+    let mut period = None;
+    let mut rest = "";
+    let mut previous: Option<&str> = None;
+    for &(start, t) in &tokens[pid_index + 1..] {
+        if let Some(name) = t.strip_suffix(':')
+            && !is_time(name)
+        {
+            event = Some(name);
+            period = previous.and_then(|p| p.parse().ok());
+            rest = line[start + t.len()..].trim();
+            break;
+        }
+        previous = Some(t);
+    }
+    Some(Header {
+        comm,
+        event,
+        period,
+        rest,
+    })
+}
+
+fn tokens(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in line.char_indices() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                out.push((s, &line[s..i]));
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &line[s..]));
+    }
+    out
+}
+
+fn is_pid_token(t: &str) -> bool {
+    let mut parts = t.split('/');
+    let digits =
+        |s: Option<&str>| s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    let first = parts.next();
+    match (parts.next(), parts.next()) {
+        (None, _) => digits(first),
+        (Some(second), None) => {
+            (digits(first) || first == Some("-1")) && (digits(Some(second)) || second == "-1")
+        }
+        _ => false,
+    }
+}
+
+fn is_time(s: &str) -> bool {
+    s.split_once('.').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && a.bytes().all(|c| c.is_ascii_digit())
+            && b.bytes().all(|c| c.is_ascii_digit())
+    })
+}
+
+/// The sample type name of a perf event: modifiers dropped (`cpu-clock:ppp` → `cpu-clock`),
+/// PMU events kept whole (`cpu/event=0x3c/`).
+pub fn event_type_name(event: &str) -> &str {
+    if event.contains('/') {
+        return event;
+    }
+    event.split(':').next().unwrap_or(event)
+}
+
+/// Software clock events count nanoseconds; every other event counts itself.
+pub fn event_unit(name: &str) -> Unit {
+    match name {
+        "cpu-clock" | "task-clock" => Unit::Nanoseconds,
+        other => Unit::Other(other.to_string()),
+    }
+}
+
+/// The frame perf shows for a symbol and dso, named as whose names frames (shared with the
+/// perf.data reader so both inputs classify the same).
+pub fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
+    let module = dso.filter(|d| !d.is_empty() && *d != "[unknown]" && *d != "inlined");
+    let basename = module.map(|m| m.rsplit('/').next().unwrap_or(m));
+    let kernel = module.is_some_and(|m| m.starts_with("[kernel.") || is_kernel_module_dso(m))
+        || addr.is_some_and(is_kernel_address);
+    let jit = basename.is_some_and(is_jit_module);
+    let (name, kind) = if sym == "[unknown]" || sym.is_empty() {
+        ("[unknown]".to_string(), FrameKind::Unknown)
+    } else if jit {
+        (names::java_perf_map_name(sym), FrameKind::Jit)
+    } else if kernel {
+        (sym.to_string(), FrameKind::Kernel)
+    } else {
+        (names::normalize_symbol(sym), FrameKind::Native)
+    };
+    Frame {
+        name: name.into(),
+        module: module.map(Into::into),
+        file: None,
+        line: None,
+        kind,
+    }
+}
+
+/// x86-64 and arm64 kernels live in the upper half of the address space.
+pub fn is_kernel_address(addr: u64) -> bool {
+    addr >= 0xffff_8000_0000_0000
+}
+
+/// `perf-1234.map` and perf's jitdump images `jitted-1234-5.so`.
+pub fn is_jit_module(basename: &str) -> bool {
+    (basename.starts_with("perf-") && basename.ends_with(".map"))
+        || (basename.starts_with("jitted-") && basename.ends_with(".so"))
+}
+
+/// perf shows kernel modules as `[nf_tables]`; user pseudo-dsos are a known short list.
+fn is_kernel_module_dso(dso: &str) -> bool {
+    dso.starts_with('[')
+        && !matches!(
+            dso,
+            "[vdso]"
+                | "[vdso32]"
+                | "[vdsox32]"
+                | "[vsyscall]"
+                | "[heap]"
+                | "[stack]"
+                | "[unknown]"
+                | "[uprobes]"
+                | "[vectors]"
+        )
+        && !dso.starts_with("[anon")
+}
+
+/// A sample's frame as read, before `(inlined)` frames learn their module.
+struct PendingFrame {
+    addr: Option<u64>,
+    key: FrameId,
+    /// Set for `(inlined)` frames: the symbol, to look up the module later.
+    inlined: Option<Box<str>>,
+}
+
+/// A sample waiting for the end of the file: frames, thread, event index, period.
+type HeldSample = (Vec<PendingFrame>, Option<ThreadId>, usize, Option<u64>);
+
+struct ScriptReader {
+    path: PathBuf,
+    line_no: u64,
+    profile: Profile,
+    /// Event type name → index of its sample type; `samples` is added last in `finish`.
+    events: Vec<String>,
+    /// (symbol, dso) text → frame.
+    frames: FxHashMap<Box<str>, FrameId>,
+    /// Symbol → module of a physical frame with that symbol (for `(inlined)` frames).
+    known_module: FxHashMap<Box<str>, Option<Box<str>>>,
+    key: String,
+    /// Frame line text after the address (with a kernel-address flag byte) → frame.
+    text_frames: FxHashMap<Box<[u8]>, FrameId>,
+    text_key: Vec<u8>,
+    in_sample: bool,
+    current: Vec<PendingFrame>,
+    current_thread: Option<ThreadId>,
+    current_event: usize,
+    current_period: Option<u64>,
+    /// Samples whose inline frames could not be placed yet: (frames, thread, event, period).
+    held: Vec<HeldSample>,
+    /// Rows as read: stack, thread, event index, period (the value vector is built at the end,
+    /// when every event is known).
+    rows: FxHashMap<(crate::model::StackId, Option<ThreadId>, usize), (u64, u128)>,
+    samples: u64,
+    bad_lines: u64,
+    first_bad: Option<(u64, String)>,
+    lossy_lines: u64,
+    stack_buf: Vec<FrameId>,
+}
+
+impl ScriptReader {
+    fn new(path: PathBuf) -> ScriptReader {
+        ScriptReader {
+            path,
+            line_no: 0,
+            // sample types are fixed in `finish`; frames and stacks are interned meanwhile
+            profile: Profile::new(vec![SampleType::samples()]),
+            events: Vec::new(),
+            frames: FxHashMap::default(),
+            known_module: FxHashMap::default(),
+            key: String::new(),
+            text_frames: FxHashMap::default(),
+            text_key: Vec::new(),
+            in_sample: false,
+            current: Vec::new(),
+            current_thread: None,
+            current_event: 0,
+            current_period: None,
+            held: Vec::new(),
+            rows: FxHashMap::default(),
+            samples: 0,
+            bad_lines: 0,
+            first_bad: None,
+            lossy_lines: 0,
+            stack_buf: Vec::new(),
+        }
+    }
+
+    fn line(&mut self, raw: &[u8]) -> Result<()> {
+        let mut end = raw.len();
+        while end > 0 && matches!(raw[end - 1], b'\n' | b'\r') {
+            end -= 1;
+        }
+        let raw = &raw[..end];
+        if self.in_sample && matches!(raw.first(), Some(b'\t' | b' ')) && self.fast_frame(raw) {
+            return Ok(());
+        }
+        let text = match std::str::from_utf8(raw) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => {
+                self.lossy_lines += 1;
+                String::from_utf8_lossy(raw)
+            }
+        };
+        let text: &str = &text;
+        if text.trim().is_empty() {
+            self.end_sample();
+            return Ok(());
+        }
+        if text.starts_with('#') && !self.in_sample {
+            return Ok(());
+        }
+        if text.starts_with(['\t', ' ']) {
+            if !self.in_sample {
+                self.bad_line(text);
+                return Ok(());
+            }
+            // srcline lines (`  churn.c:42`) and other -F extras carry no frame
+            if let Some(f) = parse_frame_line(text) {
+                self.frame(f);
+            }
+            return Ok(());
+        }
+        self.end_sample();
+        match parse_header(text) {
+            Some(h) => self.start_sample(h),
+            None => self.bad_line(text),
+        }
+        Ok(())
+    }
+
+    fn bad_line(&mut self, text: &str) {
+        self.bad_lines += 1;
+        if self.first_bad.is_none() {
+            let shown: String = text.chars().take(120).collect();
+            self.first_bad = Some((self.line_no, shown));
+        }
+    }
+
+    fn start_sample(&mut self, h: Header<'_>) {
+        self.in_sample = true;
+        self.current.clear();
+        self.current_thread = (!h.comm.is_empty()).then(|| self.profile.intern_thread(h.comm));
+        let event = h.event.map(event_type_name).unwrap_or("samples");
+        self.current_event = match self.events.iter().position(|e| e == event) {
+            Some(i) => i,
+            None => {
+                self.events.push(event.to_string());
+                self.events.len() - 1
+            }
+        };
+        self.current_period = h.period;
+        if !h.rest.is_empty()
+            && let Some(f) = parse_frame_line(h.rest)
+        {
+            self.frame(f);
+        }
+    }
+
+    /// The common case, on bytes: `addr text` where `text` (symbol, offset and dso as printed)
+    /// was seen before. Repeated frame lines cost one hash lookup, no UTF-8 check and no
+    /// parsing. Returns false for anything else (the general path handles it).
+    fn fast_frame(&mut self, raw: &[u8]) -> bool {
+        let line = raw.trim_ascii();
+        let Some(space) = line.iter().position(|&b| b == b' ') else {
+            return false;
+        };
+        let (hex, rest) = (&line[..space], line[space + 1..].trim_ascii_start());
+        if hex.is_empty() || hex.len() > 16 || !hex.iter().all(u8::is_ascii_hexdigit) {
+            return false;
+        }
+        if rest.ends_with(b"(inlined)") || rest.is_empty() {
+            return false;
+        }
+        let addr = hex.iter().fold(0u64, |a, &b| {
+            (a << 4) | u64::from((b as char).to_digit(16).unwrap_or(0))
+        });
+        self.text_key.clear();
+        self.text_key.push(is_kernel_address(addr) as u8);
+        self.text_key.extend_from_slice(rest);
+        let id = match self.text_frames.get(self.text_key.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let Ok(text) = std::str::from_utf8(line) else {
+                    return false;
+                };
+                let Some(f) = parse_frame_line(text) else {
+                    return false;
+                };
+                let id = self.physical_frame(&f);
+                self.text_frames.insert(self.text_key.as_slice().into(), id);
+                id
+            }
+        };
+        self.current.push(PendingFrame {
+            addr: Some(addr),
+            key: id,
+            inlined: None,
+        });
+        true
+    }
+
+    fn frame(&mut self, f: FrameLine<'_>) {
+        if f.dso == Some("inlined") {
+            self.current.push(PendingFrame {
+                addr: f.addr,
+                key: FrameId(u32::MAX),
+                inlined: Some(f.sym.into()),
+            });
+            return;
+        }
+        let id = self.physical_frame(&f);
+        self.current.push(PendingFrame {
+            addr: f.addr,
+            key: id,
+            inlined: None,
+        });
+    }
+
+    /// The frame of a non-inlined line, by (symbol, dso).
+    fn physical_frame(&mut self, f: &FrameLine<'_>) -> FrameId {
+        self.key.clear();
+        self.key.push_str(f.sym);
+        self.key.push('\0');
+        self.key.push_str(f.dso.unwrap_or(""));
+        match self.frames.get(self.key.as_str()) {
+            Some(&id) => id,
+            None => {
+                let frame = perf_frame(f.sym, f.dso, f.addr);
+                if !self.known_module.contains_key(f.sym) {
+                    self.known_module.insert(f.sym.into(), frame.module.clone());
+                }
+                let id = self.profile.intern_frame(frame);
+                self.frames.insert(self.key.as_str().into(), id);
+                id
+            }
+        }
+    }
+
+    fn end_sample(&mut self) {
+        if !self.in_sample {
+            return;
+        }
+        self.in_sample = false;
+        self.samples += 1;
+        let mut frames = std::mem::take(&mut self.current);
+        let placed = self.place_inlined(&mut frames, false);
+        if placed {
+            self.add(
+                &frames,
+                self.current_thread,
+                self.current_event,
+                self.current_period,
+            );
+            frames.clear();
+            self.current = frames;
+        } else {
+            self.held.push((
+                frames,
+                self.current_thread,
+                self.current_event,
+                self.current_period,
+            ));
+        }
+    }
+
+    /// Gives `(inlined)` frames their module, as the oracle does: the physical frame at the
+    /// same address that follows them; else the module the same symbol has as a physical frame
+    /// anywhere in the file (perf 6.1 prints some physical frames of DWARF-unwound stacks as
+    /// `(inlined)`); else the neighbouring physical frame with the closest address. Returns
+    /// false when the symbol may still appear later (only `last` resolves by neighbours).
+    fn place_inlined(&mut self, frames: &mut [PendingFrame], last: bool) -> bool {
+        for i in 0..frames.len() {
+            let Some(sym) = frames[i].inlined.clone() else {
+                continue;
+            };
+            let same_addr = frames[i + 1..]
+                .iter()
+                .take_while(|f| f.addr == frames[i].addr)
+                .find(|f| f.inlined.is_none())
+                .map(|f| self.profile.frame(f.key).module.clone());
+            let module = match same_addr {
+                Some(m) => m,
+                None => match self.known_module.get(&*sym) {
+                    Some(m) => m.clone(),
+                    None if !last => return false,
+                    None => self.nearest_module(frames, i),
+                },
+            };
+            let frame = Frame {
+                name: names::normalize_symbol(&sym).into(),
+                module,
+                file: None,
+                line: None,
+                kind: FrameKind::Inlined,
+            };
+            frames[i].key = self.profile.intern_frame(frame);
+            frames[i].inlined = None;
+        }
+        true
+    }
+
+    fn nearest_module(&self, frames: &[PendingFrame], i: usize) -> Option<Box<str>> {
+        let a = frames[i].addr.unwrap_or(0);
+        let before = frames[..i].iter().rev().find(|f| f.inlined.is_none());
+        let after = frames[i + 1..].iter().find(|f| f.inlined.is_none());
+        [before, after]
+            .into_iter()
+            .flatten()
+            .min_by_key(|f| f.addr.unwrap_or(0).abs_diff(a))
+            .and_then(|f| self.profile.frame(f.key).module.clone())
+    }
+
+    fn add(
+        &mut self,
+        frames: &[PendingFrame],
+        thread: Option<ThreadId>,
+        event: usize,
+        period: Option<u64>,
+    ) {
+        self.stack_buf.clear();
+        self.stack_buf.extend(frames.iter().map(|f| f.key));
+        let stack = self.profile.intern_stack(&self.stack_buf);
+        let slot = self.rows.entry((stack, thread, event)).or_default();
+        slot.0 += 1;
+        slot.1 += u128::from(period.unwrap_or(1));
+    }
+
+    fn finish(mut self) -> Result<Profile> {
+        self.end_sample();
+        for (mut frames, thread, event, period) in std::mem::take(&mut self.held) {
+            self.place_inlined(&mut frames, true);
+            self.add(&frames, thread, event, period);
+        }
+        if self.samples == 0 {
+            return Err(Error::input(
+                &self.path,
+                Position::Whole,
+                "no samples: expected `perf script` output (a header line per sample, then \
+                 one indented line per frame)",
+            ));
+        }
+        if self.bad_lines as f64 > MAX_BAD_LINE_SHARE * self.line_no as f64 {
+            let (line, text) = self.first_bad.clone().unwrap_or_default();
+            return Err(Error::input(
+                &self.path,
+                Position::Line(line),
+                format!(
+                    "{} of {} lines are not perf script output (this one: `{text}`); expected \
+                     sample header lines `comm pid time: period event:` and indented frame lines",
+                    self.bad_lines, self.line_no
+                ),
+            ));
+        }
+        let mut profile = self.build_profile();
+        if let Some((line, text)) = &self.first_bad {
+            profile.meta.warnings.push(format!(
+                "{}: skipped {} line(s) that are not perf script output (first at line {line}: `{text}`)",
+                self.path.display(),
+                self.bad_lines
+            ));
+        }
+        if self.lossy_lines > 0 {
+            profile.meta.warnings.push(format!(
+                "{}: {} line(s) were not valid UTF-8 and were read with U+FFFD in place of the bad bytes",
+                self.path.display(),
+                self.lossy_lines
+            ));
+        }
+        Ok(profile)
+    }
+
+    /// Moves frames, stacks and threads into a profile whose sample types are every event and
+    /// `samples`.
+    fn build_profile(&mut self) -> Profile {
+        let n_events = self.events.len();
+        let mut types: Vec<SampleType> = self
+            .events
+            .iter()
+            .map(|e| SampleType::new(e.clone(), event_unit(e)))
+            .collect();
+        let samples_index = match self.events.iter().position(|e| e == "samples") {
+            Some(i) => i,
+            None => {
+                types.push(SampleType::samples());
+                n_events
+            }
+        };
+        let mut profile = Profile::new(types);
+        let old = std::mem::replace(&mut self.profile, Profile::new(vec![SampleType::samples()]));
+        let n_types = profile.sample_types().len();
+        let mut rows: Vec<_> = self.rows.drain().collect();
+        rows.sort_unstable_by_key(|((s, t, e), _)| (*s, *t, *e));
+        let mut frame_map: FxHashMap<FrameId, FrameId> = FxHashMap::default();
+        let mut thread_map: FxHashMap<ThreadId, ThreadId> = FxHashMap::default();
+        let mut values = vec![0u128; n_types];
+        let mut buf = Vec::new();
+        for ((stack, thread, event), (count, weight)) in rows {
+            buf.clear();
+            for &f in old.stack(stack) {
+                let id = *frame_map
+                    .entry(f)
+                    .or_insert_with(|| profile.intern_frame(old.frame(f).clone()));
+                buf.push(id);
+            }
+            let new_stack = profile.intern_stack(&buf);
+            let new_thread = thread.map(|t| {
+                *thread_map
+                    .entry(t)
+                    .or_insert_with(|| profile.intern_thread(old.thread_name(t)))
+            });
+            values.iter_mut().for_each(|v| *v = 0);
+            values[samples_index] = u128::from(count);
+            if event != samples_index {
+                values[event] = weight;
+            }
+            profile.add_sample(new_stack, new_thread, &values);
+        }
+        profile
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_found_by_shape() {
+        let h =
+            parse_header("C2 CompilerThre 22064  2863.902713:    1001001 cpu-clock:ppp: ").unwrap();
+        assert_eq!(h.comm, "C2 CompilerThre");
+        assert_eq!(h.event, Some("cpu-clock:ppp"));
+        assert_eq!(h.period, Some(1001001));
+        let h = parse_header("java 1234/1240 [001] 12.5: cycles:u:").unwrap();
+        assert_eq!(h.comm, "java");
+        assert_eq!(h.event, Some("cycles:u"));
+        assert_eq!(h.period, None);
+        let h =
+            parse_header("pool-1-thread-2 22048/22071 2863.9: 1 task-clock:  7f01 foo+0x1 (/x)")
+                .unwrap();
+        assert_eq!(h.comm, "pool-1-thread-2");
+        assert_eq!(h.rest, "7f01 foo+0x1 (/x)");
+        assert!(parse_header("no numbers here").is_none());
+    }
+
+    #[test]
+    fn frame_lines_split_symbol_offset_and_dso() {
+        let f = parse_frame_line("\t  16d9 table_put+0x59 (/tmp/c/churn)").unwrap();
+        assert_eq!(
+            (f.addr, f.sym, f.dso),
+            (Some(0x16d9), "table_put", Some("/tmp/c/churn"))
+        );
+        let f = parse_frame_line("\t7f01 void shop.A.b(com.sun.X, int)+0x2cc (/tmp/perf-1.map)")
+            .unwrap();
+        assert_eq!(f.sym, "void shop.A.b(com.sun.X, int)");
+        assert_eq!(f.dso, Some("/tmp/perf-1.map"));
+        let f = parse_frame_line("\t 0 [unknown] ([unknown])").unwrap();
+        assert_eq!((f.addr, f.sym), (Some(0), "[unknown]"));
+        let f = parse_frame_line("\t135eac core::iter::next+0x59c (inlined)").unwrap();
+        assert_eq!(f.dso, Some("inlined"));
+        let f = parse_frame_line("\tmain (/bin/x)").unwrap();
+        assert_eq!((f.addr, f.sym), (None, "main"));
+        assert!(parse_frame_line("   ").is_none());
+    }
+
+    #[test]
+    fn frames_get_kinds_from_their_dso() {
+        assert_eq!(
+            perf_frame("x", Some("/tmp/perf-1.map"), None).kind,
+            FrameKind::Jit
+        );
+        assert_eq!(
+            perf_frame("x", Some("[kernel.kallsyms]"), None).kind,
+            FrameKind::Kernel
+        );
+        let u = perf_frame("[unknown]", Some("[unknown]"), Some(0));
+        assert_eq!((u.kind, u.module), (FrameKind::Unknown, None));
+        assert_eq!(
+            perf_frame("_ZN9logcrunch6worker17h0123456789abcdefE", Some("/x"), None)
+                .name
+                .as_ref(),
+            "logcrunch::worker"
+        );
+    }
+}

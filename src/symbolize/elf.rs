@@ -1,0 +1,421 @@
+//! ELF modules: symbol tables (`.symtab`, else `.dynsym`) for the function an address is in,
+//! DWARF (through `addr2line`, compressed sections included) for the functions inlined at
+//! that address.
+//!
+//! Symbol choice follows perf, so that reports agree with `perf script`: functions only
+//! (`STT_FUNC`, `STT_GNU_IFUNC`) in executable sections; among aliases at one address the
+//! non-weak, then global, then the one with fewer leading underscores, then the longest name;
+//! a zero-size symbol extends to the next one; an address in no symbol's range has none.
+
+use super::locate::{self, Candidate, Located, map_file};
+use super::{ModuleResult, all_unknown, hex, unknown_frame};
+use crate::input::{SymbolOptions, names};
+use crate::model::{Frame, FrameKind};
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
+use rustc_hash::FxHashMap;
+
+/// Resolves `offsets` (file offsets, ascending) of the module recorded as `path`.
+pub fn symbolize(
+    path: &str,
+    build_id: Option<&[u8]>,
+    exec_pgoff: Option<u64>,
+    offsets: &[u64],
+    options: &SymbolOptions,
+) -> ModuleResult {
+    let located = locate::locate(path, build_id, options);
+    let mut warnings: Vec<String> = located
+        .mismatched
+        .iter()
+        .map(|(p, have)| {
+            format!(
+                "{}: build id {have} differs from the recording's {} for {path}; not used",
+                p.display(),
+                build_id.map(hex).unwrap_or_default()
+            )
+        })
+        .collect();
+    if !located.found() {
+        let reason = if located.mismatched.is_empty() {
+            "binary not found".to_string()
+        } else {
+            "only binaries with another build id were found".to_string()
+        };
+        let mut result = all_unknown(path, offsets.len(), reason);
+        result.warnings = warnings;
+        return result;
+    }
+    match Symbolizer::new(path, &located, exec_pgoff, options.inline) {
+        Ok(symbolizer) => {
+            let mut result = symbolizer.resolve_all(offsets);
+            warnings.append(&mut result.warnings);
+            result.warnings = warnings;
+            result
+        }
+        Err(e) => {
+            let mut result = all_unknown(path, offsets.len(), e);
+            result.warnings = warnings;
+            result
+        }
+    }
+}
+
+/// One function symbol: `[start, end)` in the file's virtual addresses.
+#[derive(Debug, Clone, Copy)]
+struct Sym {
+    start: u64,
+    end: u64,
+    name: u32,
+}
+
+/// File offset → virtual address (SVMA) in the ELF's own address space.
+enum Placement {
+    /// Loadable segments with their file ranges: exact.
+    Segments(Vec<(u64, u64, u64)>),
+    /// Only a debug file (no file contents): the executable segment's page starts where the
+    /// recorded executable mapping's page offset does.
+    ExecPage { vaddr_page: u64, pgoff: u64 },
+}
+
+impl Placement {
+    fn svma(&self, offset: u64) -> Option<u64> {
+        match self {
+            Placement::Segments(segments) => segments
+                .iter()
+                .find(|(off, size, _)| offset >= *off && offset < off + size)
+                .map(|(off, _, vaddr)| offset - off + vaddr),
+            Placement::ExecPage { vaddr_page, pgoff } => {
+                offset.checked_sub(*pgoff).map(|d| d + vaddr_page)
+            }
+        }
+    }
+}
+
+struct Symbolizer {
+    module: Box<str>,
+    symbols: Vec<Sym>,
+    /// Raw symbol names; normalised (demangled) only when an address hits them, once each:
+    /// a large C++ library has far more symbols than a profile touches.
+    names: Vec<Box<str>>,
+    normalized: Vec<Option<Box<str>>>,
+    placement: Placement,
+    dwarf: Option<addr2line::Loader>,
+}
+
+impl Symbolizer {
+    fn new(
+        module: &str,
+        located: &Located,
+        exec_pgoff: Option<u64>,
+        inline: bool,
+    ) -> Result<Symbolizer, String> {
+        let placement = match (&located.code, &located.debug) {
+            (Some(code), _) => segments_of(code)?,
+            (None, Some(debug)) => exec_page_of(debug, exec_pgoff)?,
+            (None, None) => return Err("binary not found".into()),
+        };
+        let symbol_file = located
+            .debug
+            .as_ref()
+            .filter(|d| d.has_symtab)
+            .or(located.code.as_ref())
+            .or(located.debug.as_ref());
+        let (symbols, names) = match symbol_file {
+            Some(c) => load_symbols(c)?,
+            None => (Vec::new(), Vec::new()),
+        };
+        let dwarf_file = [located.debug.as_ref(), located.code.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|c| c.has_dwarf);
+        let dwarf = dwarf_file
+            .filter(|_| inline)
+            .and_then(|c| addr2line::Loader::new(&c.path).ok());
+        Ok(Symbolizer {
+            module: module.into(),
+            symbols,
+            normalized: vec![None; names.len()],
+            names,
+            placement,
+            dwarf,
+        })
+    }
+
+    fn resolve_all(mut self, offsets: &[u64]) -> ModuleResult {
+        let mut result = ModuleResult::default();
+        let mut inline_names: FxHashMap<String, Box<str>> = FxHashMap::default();
+        for &offset in offsets {
+            let frames = self.resolve(offset, &mut inline_names);
+            if frames.is_empty() {
+                result.unresolved += 1;
+                result.frames.push(vec![unknown_frame(&self.module)]);
+            } else {
+                result.frames.push(frames);
+            }
+        }
+        result
+    }
+
+    /// The frames at one offset, leaf first: inlined functions (DWARF), then the function
+    /// the symbol table names. Empty when neither knows the address.
+    fn resolve(
+        &mut self,
+        offset: u64,
+        inline_names: &mut FxHashMap<String, Box<str>>,
+    ) -> Vec<Frame> {
+        let Some(svma) = self.placement.svma(offset) else {
+            return Vec::new();
+        };
+        let symbol = self.symbol_at(svma);
+        let mut dwarf_frames: Vec<(Option<String>, Option<String>)> = Vec::new();
+        if let Some(loader) = &self.dwarf
+            && let Ok(mut iter) = loader.find_frames(svma)
+        {
+            while let Ok(Some(f)) = iter.next() {
+                let name = f
+                    .function
+                    .as_ref()
+                    .and_then(|n| n.raw_name().ok().map(|s| s.into_owned()));
+                let file = f.location.as_ref().and_then(|l| l.file.map(str::to_string));
+                dwarf_frames.push((name, file));
+            }
+        }
+        let mut frames = Vec::with_capacity(dwarf_frames.len().max(1));
+        let outer = dwarf_frames.pop();
+        for (name, file) in dwarf_frames {
+            let Some(name) = name else { continue };
+            let normal = inline_names
+                .entry(name)
+                .or_insert_with_key(|n| names::normalize_symbol(n).into())
+                .clone();
+            frames.push(Frame {
+                name: normal,
+                module: Some(self.module.clone()),
+                file: file.map(Into::into),
+                line: None,
+                kind: FrameKind::Inlined,
+            });
+        }
+        let outer_name = match (symbol, &outer) {
+            (Some(s), _) => Some(self.symbol_name(s.name)),
+            (None, Some((Some(n), _))) => Some(
+                inline_names
+                    .entry(n.clone())
+                    .or_insert_with_key(|n| names::normalize_symbol(n).into())
+                    .clone(),
+            ),
+            _ => None,
+        };
+        match outer_name {
+            Some(name) => frames.push(Frame {
+                name,
+                module: Some(self.module.clone()),
+                file: outer.and_then(|(_, f)| f).map(Into::into),
+                line: None,
+                kind: FrameKind::Native,
+            }),
+            // inlined frames without their function would mislead: all or nothing
+            None => frames.clear(),
+        }
+        frames
+    }
+
+    fn symbol_name(&mut self, index: u32) -> Box<str> {
+        let i = index as usize;
+        self.normalized[i]
+            .get_or_insert_with(|| names::normalize_symbol(&self.names[i]).into())
+            .clone()
+    }
+
+    fn symbol_at(&self, svma: u64) -> Option<Sym> {
+        let i = self.symbols.partition_point(|s| s.start <= svma);
+        let s = *self.symbols.get(i.checked_sub(1)?)?;
+        (svma < s.end).then_some(s)
+    }
+}
+
+fn segments_of(code: &Candidate) -> Result<Placement, String> {
+    let map =
+        map_file(&code.path).ok_or_else(|| format!("{}: cannot read", code.path.display()))?;
+    let file = object::File::parse(&*map).map_err(|e| format!("{}: {e}", code.path.display()))?;
+    let segments = file
+        .segments()
+        .filter_map(|s| {
+            let (off, size) = s.file_range();
+            (size > 0).then_some((off, size, s.address()))
+        })
+        .collect();
+    Ok(Placement::Segments(segments))
+}
+
+fn exec_page_of(debug: &Candidate, exec_pgoff: Option<u64>) -> Result<Placement, String> {
+    let pgoff = exec_pgoff.ok_or("the recording has no executable mapping for it")?;
+    let map =
+        map_file(&debug.path).ok_or_else(|| format!("{}: cannot read", debug.path.display()))?;
+    let file = object::File::parse(&*map).map_err(|e| format!("{}: {e}", debug.path.display()))?;
+    let exec = file
+        .segments()
+        .find(|s| matches!(s.flags(), object::SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0))
+        .ok_or("debug file has no executable segment")?;
+    Ok(Placement::ExecPage {
+        vaddr_page: exec.address() & !0xfff,
+        pgoff,
+    })
+}
+
+/// A candidate symbol before alias selection.
+struct RawSym<'a> {
+    start: u64,
+    size: u64,
+    name: &'a str,
+    weak: bool,
+    global: bool,
+}
+
+fn load_symbols(candidate: &Candidate) -> Result<(Vec<Sym>, Vec<Box<str>>), String> {
+    let map = map_file(&candidate.path)
+        .ok_or_else(|| format!("{}: cannot read", candidate.path.display()))?;
+    let file =
+        object::File::parse(&*map).map_err(|e| format!("{}: {e}", candidate.path.display()))?;
+    let mut raw: Vec<RawSym<'_>> = Vec::new();
+    let table: Vec<_> = if file.symbols().next().is_some() {
+        file.symbols().collect()
+    } else {
+        file.dynamic_symbols().collect()
+    };
+    for s in table {
+        if s.kind() != object::SymbolKind::Text || s.is_undefined() {
+            continue;
+        }
+        let Ok(name) = s.name() else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        let executable = s
+            .section_index()
+            .and_then(|i| file.section_by_index(i).ok())
+            .is_some_and(|sec| {
+                matches!(sec.flags(), object::SectionFlags::Elf { sh_flags } if sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0)
+            });
+        if !executable {
+            continue;
+        }
+        raw.push(RawSym {
+            start: s.address(),
+            size: s.size(),
+            name,
+            weak: s.is_weak(),
+            global: s.is_global() && !s.is_weak(),
+        });
+    }
+    let plt = plt_symbols(&file);
+    raw.extend(plt.iter().map(|(start, size, name)| RawSym {
+        start: *start,
+        size: *size,
+        name,
+        weak: false,
+        global: true,
+    }));
+    // stable: among equally good aliases perf keeps the first in table order
+    raw.sort_by_key(|s| s.start);
+    let mut chosen: Vec<&RawSym<'_>> = Vec::new();
+    for s in &raw {
+        match chosen.last_mut() {
+            Some(last) if last.start == s.start => {
+                if better(s, last) {
+                    *last = s;
+                }
+            }
+            _ => chosen.push(s),
+        }
+    }
+    let mut symbols = Vec::with_capacity(chosen.len());
+    let mut names = Vec::with_capacity(chosen.len());
+    let mut name_index: FxHashMap<&str, u32> = FxHashMap::default();
+    for (i, s) in chosen.iter().enumerate() {
+        let end = if s.size > 0 {
+            s.start + s.size
+        } else {
+            chosen.get(i + 1).map_or(s.start, |n| n.start)
+        };
+        let name = *name_index.entry(s.name).or_insert_with(|| {
+            names.push(Box::<str>::from(s.name));
+            (names.len() - 1) as u32
+        });
+        symbols.push(Sym {
+            start: s.start,
+            end,
+            name,
+        });
+    }
+    Ok((symbols, names))
+}
+
+/// perf's `choose_best_symbol`: is `a` a better name than `b` for the same address?
+fn better(a: &RawSym<'_>, b: &RawSym<'_>) -> bool {
+    if (a.size > 0) != (b.size > 0) {
+        return a.size > 0;
+    }
+    if a.weak != b.weak {
+        return !a.weak;
+    }
+    if a.global != b.global {
+        return a.global;
+    }
+    let underscores = |s: &str| s.bytes().take_while(|&c| c == b'_').count();
+    let (ua, ub) = (underscores(a.name), underscores(b.name));
+    if ua != ub {
+        return ua < ub;
+    }
+    a.name.len() > b.name.len()
+}
+
+/// `name@plt` symbols for the PLT stubs, as perf synthesises them (a sample in `malloc@plt`
+/// is the allocator's, not the caller's): the i-th `.rela.plt` entry is the i-th 16-byte
+/// stub, after the PLT header (x86-64: 16 bytes, arm64: 32) or in `.plt.sec` (IBT, no
+/// header). Only for 64-bit little-endian files, whose layout this knows; others get none.
+fn plt_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
+    let header = match file.architecture() {
+        object::Architecture::X86_64 => 16,
+        object::Architecture::Aarch64 => 32,
+        _ => return Vec::new(),
+    };
+    if !file.is_little_endian() || !file.is_64() {
+        return Vec::new();
+    }
+    let (base, entries) = match file.section_by_name(".plt.sec") {
+        Some(sec) => (sec.address(), sec),
+        None => match file.section_by_name(".plt") {
+            Some(sec) => (sec.address() + header, sec),
+            None => return Vec::new(),
+        },
+    };
+    let Some(rela) = file.section_by_name(".rela.plt") else {
+        return Vec::new();
+    };
+    let Ok(data) = rela.data() else {
+        return Vec::new();
+    };
+    let Some(dynsym) = file.dynamic_symbol_table() else {
+        return Vec::new();
+    };
+    let end = entries.address() + entries.size();
+    let mut out = Vec::new();
+    for (i, entry) in data.chunks_exact(24).enumerate() {
+        let start = base + 16 * i as u64;
+        if start + 16 > end {
+            break;
+        }
+        let info = u64::from_le_bytes(entry[8..16].try_into().unwrap_or_default());
+        let index = (info >> 32) as usize;
+        if index == 0 {
+            continue;
+        }
+        if let Ok(sym) = dynsym.symbol_by_index(object::SymbolIndex(index))
+            && let Ok(name) = sym.name()
+            && !name.is_empty()
+        {
+            out.push((start, 16, format!("{name}@plt")));
+        }
+    }
+    out
+}

@@ -1,0 +1,150 @@
+//! JIT code through `perf-PID.map` files (JVM `-XX:+DumpPerfMapAtExit`, perf-map-agent, Node
+//! `--perf-basic-prof`): one `START SIZE name` line per compiled blob, hex with or without
+//! `0x`. Searched in every `--jit-map-dir` (default `/tmp`, where the runtimes write them).
+//!
+//! Frames get kind jit and the map's file name as module, as `perf script` shows them, so one
+//! `module = ["perf-*.map"]` rule also catches the VM's stubs (`Interpreter`, `StubRoutines`).
+//! When blobs overlap (code cache reuse) the innermost, then the later line wins.
+
+use super::{ModuleResult, all_unknown, unknown_frame};
+use crate::input::{SymbolOptions, names};
+use crate::model::{Frame, FrameKind};
+use rustc_hash::FxHashMap;
+use std::path::{Path, PathBuf};
+
+/// A parsed map: entries sorted by start, each `(start, end, line index, name index)`.
+pub struct PerfMap {
+    entries: Vec<(u64, u64, u32, u32)>,
+    names: Vec<Box<str>>,
+    pub bad_lines: Vec<u64>,
+}
+
+pub fn map_dirs(options: &SymbolOptions) -> Vec<PathBuf> {
+    if options.jit_map_dir.is_empty() {
+        vec![PathBuf::from("/tmp")]
+    } else {
+        options.jit_map_dir.clone()
+    }
+}
+
+pub fn symbolize(pid: i32, addrs: &[u64], options: &SymbolOptions) -> ModuleResult {
+    let module = format!("perf-{pid}.map");
+    let dirs = map_dirs(options);
+    let Some(path) = dirs.iter().map(|d| d.join(&module)).find(|p| p.is_file()) else {
+        let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return all_unknown(
+            &module,
+            addrs.len(),
+            format!("JIT map not found in {} (--jit-map-dir)", looked.join(", ")),
+        );
+    };
+    let map = match PerfMap::load(&path) {
+        Ok(m) => m,
+        Err(e) => return all_unknown(&module, addrs.len(), format!("{}: {e}", path.display())),
+    };
+    let mut result = ModuleResult::default();
+    if let Some(first) = map.bad_lines.first() {
+        result.warnings.push(format!(
+            "{}: {} line(s) are not `START SIZE name` and were skipped (first: line {first})",
+            path.display(),
+            map.bad_lines.len()
+        ));
+    }
+    let mut frames: FxHashMap<u32, Frame> = FxHashMap::default();
+    for &a in addrs {
+        match map.lookup(a) {
+            Some(name_index) => {
+                let frame = frames.entry(name_index).or_insert_with(|| Frame {
+                    name: names::java_perf_map_name(&map.names[name_index as usize]).into(),
+                    module: Some(module.as_str().into()),
+                    file: None,
+                    line: None,
+                    kind: FrameKind::Jit,
+                });
+                result.frames.push(vec![frame.clone()]);
+            }
+            None => {
+                result.unresolved += 1;
+                result.frames.push(vec![unknown_frame(&module)]);
+            }
+        }
+    }
+    result
+}
+
+impl PerfMap {
+    pub fn load(path: &Path) -> std::io::Result<PerfMap> {
+        let bytes = std::fs::read(path)?;
+        let text = String::from_utf8_lossy(&bytes);
+        Ok(PerfMap::parse(&text))
+    }
+
+    pub fn parse(text: &str) -> PerfMap {
+        let mut entries = Vec::new();
+        let mut names = Vec::new();
+        let mut bad_lines = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match parse_line(line) {
+                Some((start, size, name)) => {
+                    names.push(name.into());
+                    let end = start.saturating_add(size.max(1));
+                    entries.push((start, end, i as u32, (names.len() - 1) as u32));
+                }
+                None => bad_lines.push(i as u64 + 1),
+            }
+        }
+        entries.sort_unstable_by_key(|e| (e.0, e.2));
+        PerfMap {
+            entries,
+            names,
+            bad_lines,
+        }
+    }
+
+    /// The name index of the blob containing `addr`: the one starting closest below it that
+    /// contains it (innermost), the later line among equal starts.
+    pub fn lookup(&self, addr: u64) -> Option<u32> {
+        let i = self.entries.partition_point(|e| e.0 <= addr);
+        self.entries[..i]
+            .iter()
+            .rev()
+            .take(64)
+            .find(|e| addr < e.1)
+            .map(|e| e.3)
+    }
+}
+
+fn parse_line(line: &str) -> Option<(u64, u64, &str)> {
+    let (start, rest) = line.split_once(' ')?;
+    let (size, name) = rest.split_once(' ')?;
+    let hex = |s: &str| {
+        let s = s.trim_start_matches("0x");
+        (!s.is_empty())
+            .then(|| u64::from_str_radix(s, 16).ok())
+            .flatten()
+    };
+    let name = name.trim();
+    (!name.is_empty()).then_some(())?;
+    Some((hex(start)?, hex(size)?, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lines_and_finds_innermost_blob() {
+        let map = PerfMap::parse(
+            "7f00 100 Interpreter\n0x7f40 0x10 void a.B.c(int)\nnot a map line\n7f40 8 later\n",
+        );
+        assert_eq!(map.bad_lines, vec![3]);
+        let name = |a| map.lookup(a).map(|i| map.names[i as usize].to_string());
+        assert_eq!(name(0x7f10).as_deref(), Some("Interpreter"));
+        assert_eq!(name(0x7f41).as_deref(), Some("later"));
+        assert_eq!(name(0x7f49).as_deref(), Some("void a.B.c(int)"));
+        assert_eq!(name(0x8000), None);
+    }
+}

@@ -1,0 +1,180 @@
+//! Kernel addresses through a kallsyms file: `--kallsyms FILE`, else perf's build-id cache
+//! (`~/.debug/[kernel.kallsyms]/BUILDID/kallsyms`), else `/proc/kallsyms` when the running
+//! kernel is the recorded one (same build id). A kallsyms taken after a reboot is relocated
+//! by its `_text` against the `_text` address the recording holds (KASLR moves both).
+
+use super::{ModuleResult, all_unknown, hex};
+use crate::input::SymbolOptions;
+use crate::model::{Frame, FrameKind};
+use std::path::{Path, PathBuf};
+
+pub struct KernelSource {
+    explicit: Option<PathBuf>,
+}
+
+/// One kernel text symbol; its range ends where the next symbol starts.
+struct KSym {
+    addr: u64,
+    name: Box<str>,
+    module: Option<Box<str>>,
+}
+
+impl KernelSource {
+    pub fn new(options: &SymbolOptions) -> KernelSource {
+        KernelSource {
+            explicit: options.kallsyms.clone(),
+        }
+    }
+
+    pub fn symbolize(
+        &self,
+        build_id: Option<&[u8]>,
+        text: Option<u64>,
+        addrs: &[u64],
+    ) -> ModuleResult {
+        let module = "[kernel.kallsyms]";
+        let mut warnings = Vec::new();
+        let symbols = match self.find(build_id, &mut warnings) {
+            Ok(s) => s,
+            Err(reason) => {
+                let mut r = all_unknown(module, addrs.len(), reason);
+                r.warnings = warnings;
+                return r;
+            }
+        };
+        let delta = match (text, symbols.iter().find(|s| &*s.name == "_text")) {
+            (Some(rec), Some(t)) => t.addr.wrapping_sub(rec),
+            _ => 0,
+        };
+        let mut result = ModuleResult {
+            warnings,
+            ..ModuleResult::default()
+        };
+        for &a in addrs {
+            let a = a.wrapping_add(delta);
+            let i = symbols.partition_point(|s| s.addr <= a);
+            match i.checked_sub(1).map(|i| &symbols[i]) {
+                Some(s) if i < symbols.len() || a - s.addr < 1 << 20 => {
+                    result.frames.push(vec![Frame {
+                        name: s.name.clone(),
+                        module: Some(s.module.clone().unwrap_or_else(|| module.into())),
+                        file: None,
+                        line: None,
+                        kind: FrameKind::Kernel,
+                    }]);
+                }
+                _ => {
+                    result.unresolved += 1;
+                    result.frames.push(vec![super::unknown_frame(module)]);
+                }
+            }
+        }
+        result
+    }
+
+    fn find(
+        &self,
+        build_id: Option<&[u8]>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<KSym>, String> {
+        if let Some(path) = &self.explicit {
+            return load(path).map_err(|e| {
+                warnings.push(format!("--kallsyms {}: {e}", path.display()));
+                format!("--kallsyms {} unusable", path.display())
+            });
+        }
+        if let (Some(id), Some(home)) = (build_id, std::env::var_os("HOME")) {
+            let id = hex(id);
+            let home = Path::new(&home);
+            for p in [
+                home.join(".debug/[kernel.kallsyms]")
+                    .join(&id)
+                    .join("kallsyms"),
+                home.join(".debug/.build-id")
+                    .join(&id[..2])
+                    .join(&id[2..])
+                    .join("kallsyms"),
+            ] {
+                if let Ok(s) = load(&p) {
+                    return Ok(s);
+                }
+            }
+        }
+        let running = running_kernel_build_id();
+        match (build_id, running) {
+            (Some(want), Some(have)) if want == have.as_slice() => {
+                load(Path::new("/proc/kallsyms")).map_err(|e| format!("/proc/kallsyms: {e}"))
+            }
+            (Some(_), Some(_)) => Err(
+                "recorded on another kernel (build id differs from the running one); pass \
+                 --kallsyms FILE with that kernel's /proc/kallsyms"
+                    .into(),
+            ),
+            _ => Err("no kallsyms for the recorded kernel; pass --kallsyms FILE".into()),
+        }
+    }
+}
+
+/// Text symbols (`t`/`T`/`w`/`W`) sorted by address; all-zero addresses (kptr_restrict) make
+/// the file useless and are an error.
+fn load(path: &Path) -> Result<Vec<KSym>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(addr), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if !matches!(kind, "t" | "T" | "w" | "W") {
+            continue;
+        }
+        let Ok(addr) = u64::from_str_radix(addr, 16) else {
+            continue;
+        };
+        let module = parts.next().map(|m| m.into());
+        out.push(KSym {
+            addr,
+            name: name.into(),
+            module,
+        });
+    }
+    if out.is_empty() {
+        return Err("no kernel text symbols in it".into());
+    }
+    if out.iter().all(|s| s.addr == 0) {
+        return Err(
+            "all addresses are 0 (kernel.kptr_restrict hides them; read it as root)".into(),
+        );
+    }
+    out.sort_by_key(|s| s.addr);
+    Ok(out)
+}
+
+/// The running kernel's build id, from the ELF notes in `/sys/kernel/notes`.
+pub fn running_kernel_build_id() -> Option<Vec<u8>> {
+    let data = std::fs::read("/sys/kernel/notes").ok()?;
+    parse_build_id_note(&data)
+}
+
+fn parse_build_id_note(mut data: &[u8]) -> Option<Vec<u8>> {
+    let u32_at = |d: &[u8], i: usize| {
+        d.get(i..i + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    };
+    while data.len() >= 12 {
+        let namesz = u32_at(data, 0)? as usize;
+        let descsz = u32_at(data, 4)? as usize;
+        let kind = u32_at(data, 8)?;
+        let name_end = 12usize.checked_add(namesz.div_ceil(4) * 4)?;
+        let desc_end = name_end.checked_add(descsz.div_ceil(4) * 4)?;
+        if desc_end > data.len() {
+            return None;
+        }
+        if kind == 3 && data.get(12..12 + namesz)?.starts_with(b"GNU") {
+            return Some(data[name_end..name_end + descsz].to_vec());
+        }
+        data = &data[desc_end..];
+    }
+    None
+}

@@ -1,0 +1,125 @@
+//! Symbolisation: addresses recorded by perf.data to frames.
+//!
+//! The reader hands over, per module (an ELF file, the kernel, a JIT perf map), the distinct
+//! addresses its samples hit; this stage finds the module's files ([`locate`]), resolves each
+//! address once — ascending, so symbol tables and DWARF line programs are walked in order —
+//! and returns the frames, leaf first (inlined functions before the function they were
+//! inlined into). Modules are independent, so they are resolved in parallel.
+//!
+//! Nothing is dropped: an address without a symbol becomes an `[unknown]` frame of kind
+//! unknown that keeps its module, so module rules still classify it, and the module is
+//! reported as missing with the reason.
+
+pub mod elf;
+pub mod jit;
+pub mod kernel;
+pub mod locate;
+
+use crate::input::SymbolOptions;
+use crate::model::{Frame, FrameKind};
+use rayon::prelude::*;
+
+/// What a module is, as far as the recording says.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ModuleKind {
+    /// A mapped file (executable, shared library, `[vdso]`). Addresses are file offsets
+    /// (`address - mapping start + mapping page offset`), which do not depend on where the
+    /// file was loaded.
+    Elf {
+        path: String,
+        build_id: Option<Vec<u8>>,
+        /// Page offset of the executable mapping, to place addresses in a debug file that has
+        /// no file contents (only program headers) when the binary itself is missing.
+        exec_pgoff: Option<u64>,
+    },
+    /// The kernel; addresses are absolute. `text` is the address of `_text` at recording
+    /// time (perf writes it as the kernel mapping's page offset), for relocating a kallsyms
+    /// file taken after a reboot.
+    Kernel {
+        build_id: Option<Vec<u8>>,
+        text: Option<u64>,
+    },
+    /// Anonymous executable memory of a process: JIT code, named by `perf-PID.map`.
+    Jit { pid: i32 },
+}
+
+impl ModuleKind {
+    /// The module name frames carry: the recorded path, `[kernel.kallsyms]`, `perf-PID.map`.
+    pub fn display_name(&self) -> String {
+        match self {
+            ModuleKind::Elf { path, .. } => path.clone(),
+            ModuleKind::Kernel { .. } => "[kernel.kallsyms]".to_string(),
+            ModuleKind::Jit { pid } => format!("perf-{pid}.map"),
+        }
+    }
+}
+
+/// One module and the distinct addresses to resolve in it (sorted ascending).
+#[derive(Debug, Clone)]
+pub struct ModuleRequest {
+    pub kind: ModuleKind,
+    pub addresses: Vec<u64>,
+}
+
+/// The frames of each requested address (same order), leaf first.
+#[derive(Debug, Clone, Default)]
+pub struct ModuleResult {
+    pub frames: Vec<Vec<Frame>>,
+    /// Why the module could not be symbolised at all (binary not found, wrong build id...).
+    pub missing: Option<String>,
+    /// How many of the addresses found no symbol.
+    pub unresolved: usize,
+    pub warnings: Vec<String>,
+}
+
+/// Resolves every module, in parallel across modules.
+pub fn symbolize(requests: &[ModuleRequest], options: &SymbolOptions) -> Vec<ModuleResult> {
+    let kernel_source = kernel::KernelSource::new(options);
+    requests
+        .par_iter()
+        .map(|r| match &r.kind {
+            ModuleKind::Elf {
+                path,
+                build_id,
+                exec_pgoff,
+            } => elf::symbolize(
+                path,
+                build_id.as_deref(),
+                *exec_pgoff,
+                &r.addresses,
+                options,
+            ),
+            ModuleKind::Kernel { build_id, text } => {
+                kernel_source.symbolize(build_id.as_deref(), *text, &r.addresses)
+            }
+            ModuleKind::Jit { pid } => jit::symbolize(*pid, &r.addresses, options),
+        })
+        .collect()
+}
+
+/// The frame for an address no symbol was found for.
+pub fn unknown_frame(module: &str) -> Frame {
+    Frame {
+        name: "[unknown]".into(),
+        module: Some(module.into()),
+        file: None,
+        line: None,
+        kind: FrameKind::Unknown,
+    }
+}
+
+/// A result in which every address is unknown, with the reason.
+pub fn all_unknown(module: &str, count: usize, reason: String) -> ModuleResult {
+    let frame = unknown_frame(module);
+    ModuleResult {
+        frames: vec![vec![frame]; count],
+        missing: Some(reason),
+        unresolved: count,
+        warnings: Vec::new(),
+    }
+}
+
+/// `1f2e...` for messages and build-id paths.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

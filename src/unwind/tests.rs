@@ -1,0 +1,421 @@
+//! Unwinding synthetic samples of this very test binary: its `.eh_frame` is real, the
+//! registers and stack bytes are made up, so every outcome is known in advance.
+
+use super::*;
+use std::path::Path;
+
+/// Two functions whose entry points have the simplest CFI there is: CFA = rsp + 8, return
+/// address at [rsp].
+#[inline(never)]
+extern "C" fn probe_leaf() -> u64 {
+    std::hint::black_box(1)
+}
+
+#[inline(never)]
+extern "C" fn probe_caller() -> u64 {
+    std::hint::black_box(probe_leaf() + 1)
+}
+
+/// The executable mapping of this test binary that holds `addr`, from /proc/self/maps.
+fn own_mapping(addr: u64) -> Mapping {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let exe = std::env::current_exe().unwrap();
+    for line in maps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (start, end) = fields[0].split_once('-').unwrap();
+        let start = u64::from_str_radix(start, 16).unwrap();
+        let end = u64::from_str_radix(end, 16).unwrap();
+        if (start..end).contains(&addr) {
+            assert!(fields[1].contains('x'), "not executable: {line}");
+            return Mapping {
+                start,
+                end,
+                page_offset: u64::from_str_radix(fields[2], 16).unwrap(),
+                path: exe.display().to_string(),
+                build_id: None,
+            };
+        }
+    }
+    panic!("{addr:x} not mapped");
+}
+
+fn unwinder_for(file: &Path) -> DwarfUnwinder {
+    let file = file.to_path_buf();
+    DwarfUnwinder::new(
+        Box::new(move |_, _| ModuleFiles {
+            code: Some(file.clone()),
+            ..ModuleFiles::default()
+        }),
+        Some(16),
+    )
+}
+
+fn words(ws: &[u64]) -> Vec<u8> {
+    ws.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn probes() -> (u64, u64, Mapping) {
+    let leaf = probe_leaf as *const () as usize as u64;
+    let caller = probe_caller as *const () as usize as u64;
+    assert_eq!(probe_caller(), 2);
+    (leaf, caller, own_mapping(leaf))
+}
+
+#[test]
+fn unwinds_through_eh_frame_to_the_end_of_the_stack() {
+    let (leaf, caller, mapping) = probes();
+    let mut u = unwinder_for(&std::env::current_exe().unwrap());
+    u.add_mapping(7, mapping);
+    let regs = UserRegs {
+        ip: leaf,
+        sp: 0x7000,
+        bp: 0,
+    };
+    // [return into probe_caller, then a null return address: the outermost frame]
+    let stack = words(&[caller + 1, 0]);
+    let mut out = Vec::new();
+    let end = u.unwind(7, Some(regs), &stack, stack.len() as u64, &mut out);
+    assert_eq!(end, StackEnd::Complete);
+    assert_eq!(out, vec![leaf, caller + 1]);
+    assert_eq!((u.stats.stacks, u.stats.truncated), (1, 0));
+}
+
+#[test]
+fn a_short_stack_copy_is_counted_and_suggests_a_larger_size() {
+    let (leaf, caller, mapping) = probes();
+    let mut u = unwinder_for(&std::env::current_exe().unwrap());
+    u.add_mapping(7, mapping);
+    let regs = UserRegs {
+        ip: leaf,
+        sp: 0x7000,
+        bp: 0,
+    };
+    // the copy ends right after the first return address: the kernel filled all of it
+    let stack = words(&[caller + 1]);
+    let mut out = Vec::new();
+    let end = u.unwind(7, Some(regs), &stack, stack.len() as u64, &mut out);
+    assert_eq!(end, StackEnd::StackExhausted);
+    assert_eq!(out, vec![leaf, caller + 1], "frames found so far are kept");
+    assert_eq!(u.stats.copy_exhausted, 1);
+    let (notes, warnings) = u.stats.report();
+    assert!(
+        notes[0].contains("1 of 1 user stacks truncated (100.0%)"),
+        "{notes:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("--call-graph dwarf,64")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_stack_size_that_lies_uses_only_the_bytes_present() {
+    let (leaf, caller, mapping) = probes();
+    let mut u = unwinder_for(&std::env::current_exe().unwrap());
+    u.add_mapping(7, mapping);
+    let regs = UserRegs {
+        ip: leaf,
+        sp: 0x7000,
+        bp: 0,
+    };
+    let stack = words(&[caller + 1, 0]);
+    let mut out = Vec::new();
+    let end = u.unwind(7, Some(regs), &stack, 1 << 40, &mut out);
+    assert_eq!(end, StackEnd::Complete);
+    assert_eq!(out.len(), 2);
+    assert_eq!(u.stats.bad_sizes, 1);
+    let (_, warnings) = u.stats.report();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("more valid stack bytes than they copied"))
+    );
+}
+
+#[test]
+fn missing_registers_keep_nothing_and_are_reported() {
+    let mut u = unwinder_for(&std::env::current_exe().unwrap());
+    let mut out = vec![1, 2, 3];
+    let end = u.unwind(7, None, &[], 0, &mut out);
+    assert_eq!(end, StackEnd::MissingRegisters);
+    assert!(out.is_empty());
+    let (notes, warnings) = u.stats.report();
+    assert!(
+        notes[0].contains("registers or stack missing 100.0%"),
+        "{notes:?}"
+    );
+    assert!(warnings[0].contains("1 samples lack the user registers"));
+}
+
+#[test]
+fn an_address_outside_every_mapping_stops_the_walk() {
+    let (leaf, _, mapping) = probes();
+    let mut u = unwinder_for(&std::env::current_exe().unwrap());
+    u.add_mapping(7, mapping);
+    let regs = UserRegs {
+        ip: leaf,
+        sp: 0x7000,
+        bp: 0,
+    };
+    let stack = words(&[0x1234, 0]);
+    let mut out = Vec::new();
+    let end = u.unwind(7, Some(regs), &stack, 16, &mut out);
+    assert_eq!(end, StackEnd::Unmapped);
+    assert_eq!(out, vec![leaf, 0x1234]);
+}
+
+#[test]
+fn a_forked_child_inherits_mappings_and_exec_drops_them() {
+    let (leaf, caller, mapping) = probes();
+    let mut u = unwinder_for(&std::env::current_exe().unwrap());
+    u.add_mapping(7, mapping);
+    u.fork(7, 8);
+    let regs = UserRegs {
+        ip: leaf,
+        sp: 0x7000,
+        bp: 0,
+    };
+    let stack = words(&[caller + 1, 0]);
+    let mut out = Vec::new();
+    assert_eq!(
+        u.unwind(8, Some(regs), &stack, 16, &mut out),
+        StackEnd::Complete
+    );
+    u.exec(8);
+    assert_eq!(
+        u.unwind(8, Some(regs), &stack, 16, &mut out),
+        StackEnd::Unmapped
+    );
+    assert_eq!(out, vec![leaf]);
+}
+
+/// A copy of this binary whose `.eh_frame` is garbage: the module is refused up front
+/// (framehop would otherwise guess with frame pointers), the walk stops in it with the frames
+/// found so far, and the warning names the module and the reason.
+#[test]
+fn a_corrupt_eh_frame_stops_in_that_module_with_a_warning() {
+    use object::{Object, ObjectSection};
+    let (leaf, caller, mut mapping) = probes();
+    let exe = std::env::current_exe().unwrap();
+    let mut bytes = std::fs::read(&exe).unwrap();
+    let (offset, size) = {
+        let file = object::File::parse(&*bytes).unwrap();
+        file.section_by_name(".eh_frame")
+            .unwrap()
+            .file_range()
+            .unwrap()
+    };
+    for b in &mut bytes[offset as usize..(offset + size) as usize] {
+        *b = 0xaa;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let corrupt = dir.path().join("corrupt-copy");
+    std::fs::write(&corrupt, &bytes).unwrap();
+
+    let image = image::Image::load(&corrupt, None).unwrap();
+    assert!(!image.can_unwind());
+    assert!(
+        image
+            .problem
+            .as_deref()
+            .unwrap()
+            .starts_with("corrupt .eh_frame")
+    );
+
+    mapping.path = "/opt/app/corrupt-copy".to_string();
+    let mut u = unwinder_for(&corrupt);
+    u.add_mapping(7, mapping);
+    let regs = UserRegs {
+        ip: leaf,
+        sp: 0x7000,
+        bp: 0,
+    };
+    let stack = words(&[caller + 1, 0]);
+    let mut out = Vec::new();
+    let end = u.unwind(7, Some(regs), &stack, 16, &mut out);
+    assert_eq!(
+        end,
+        StackEnd::NoUnwindInfo("/opt/app/corrupt-copy".to_string())
+    );
+    assert_eq!(out, vec![leaf]);
+    let (notes, warnings) = u.stats.report();
+    assert!(
+        notes[0].contains("no unwind info in /opt/app/corrupt-copy 100.0%"),
+        "{notes:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("/opt/app/corrupt-copy") && w.contains("corrupt .eh_frame")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_binary_not_found_is_named() {
+    let (leaf, _, mapping) = probes();
+    let mut u = DwarfUnwinder::new(
+        Box::new(|_, _| ModuleFiles {
+            missing: Some("not found under --binary-path".to_string()),
+            ..ModuleFiles::default()
+        }),
+        None,
+    );
+    u.add_mapping(7, mapping.clone());
+    let mut out = Vec::new();
+    let regs = UserRegs {
+        ip: leaf,
+        sp: 0x7000,
+        bp: 0,
+    };
+    let end = u.unwind(7, Some(regs), &words(&[0]), 8, &mut out);
+    assert_eq!(end, StackEnd::NoUnwindInfo(mapping.path.clone()));
+    let (_, warnings) = u.stats.report();
+    assert!(
+        warnings[0].contains("not found under --binary-path"),
+        "{warnings:?}"
+    );
+}
+
+mod records {
+    use super::super::record::repair_user_stack;
+    use linux_perf_data::linux_perf_event_reader::{
+        BranchSampleFormat, Endianness, EventRecord, RawData, RawEventRecord, ReadFormat,
+        RecordIdParseInfo, RecordParseInfo, RecordType, SampleFormat,
+    };
+
+    /// IP|TID|PERIOD|CALLCHAIN|REGS_USER(bp, sp, ip)|STACK_USER, as `--call-graph dwarf` writes.
+    fn info() -> RecordParseInfo {
+        RecordParseInfo {
+            endian: Endianness::LittleEndian,
+            sample_format: SampleFormat::IP
+                | SampleFormat::TID
+                | SampleFormat::PERIOD
+                | SampleFormat::CALLCHAIN
+                | SampleFormat::REGS_USER
+                | SampleFormat::STACK_USER,
+            branch_sample_format: BranchSampleFormat::empty(),
+            read_format: ReadFormat::empty(),
+            common_data_offset_from_end: None,
+            sample_regs_user: 0b111 << 6,
+            user_regs_count: 3,
+            sample_regs_intr: 0,
+            intr_regs_count: 0,
+            id_parse_info: RecordIdParseInfo {
+                nonsample_record_id_offset_from_end: None,
+                sample_record_id_offset_from_start: None,
+            },
+            nonsample_record_time_offset_from_end: None,
+            sample_record_time_offset_from_start: None,
+        }
+    }
+
+    fn sample(stack_size: u64, stack: &[u8]) -> Vec<u8> {
+        let mut w: Vec<u64> = vec![0x401000, (42u64 << 32) | 42, 1000];
+        w.extend([3, u64::MAX - 127, 0xffff_ffff_8100_0000, u64::MAX - 511]); // callchain
+        w.extend([2, 0x7ff0, 0x7f00, 0x401000]); // abi 64, bp, sp, ip
+        w.push(stack_size);
+        let mut bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        bytes.extend_from_slice(stack);
+        bytes.extend_from_slice(&(stack.len() as u64).to_le_bytes()); // dyn_size
+        bytes
+    }
+
+    fn parse(bytes: &[u8]) -> Result<EventRecord<'_>, std::io::Error> {
+        RawEventRecord {
+            record_type: RecordType::SAMPLE,
+            misc: 2, // user mode
+            data: RawData::from(bytes),
+            parse_info: info(),
+        }
+        .parse()
+    }
+
+    #[test]
+    fn an_honest_record_is_left_alone() {
+        let bytes = sample(16, &[7u8; 16]);
+        assert!(repair_user_stack(&bytes, &info()).is_none());
+        let EventRecord::Sample(s) = parse(&bytes).unwrap() else {
+            panic!("not a sample")
+        };
+        assert_eq!(s.user_stack.unwrap().0.len(), 16);
+    }
+
+    #[test]
+    fn a_lying_stack_size_is_cut_off_and_the_rest_kept() {
+        let bytes = sample(1 << 20, &[7u8; 16]);
+        assert!(parse(&bytes).is_err(), "the crate rejects the whole record");
+        let fixed = repair_user_stack(&bytes, &info()).expect("repaired");
+        let EventRecord::Sample(s) = parse(&fixed).unwrap() else {
+            panic!("not a sample")
+        };
+        assert_eq!(s.callchain.unwrap().len(), 3);
+        assert_eq!(s.period, Some(1000));
+        let regs = crate::unwind::UserRegs::from_perf(&s.user_regs.unwrap()).unwrap();
+        assert_eq!((regs.ip, regs.sp, regs.bp), (0x401000, 0x7f00, 0x7ff0));
+        assert_eq!(s.user_stack.unwrap().0.len(), 0);
+    }
+
+    #[test]
+    fn a_record_cut_inside_its_fixed_fields_is_not_guessed_at() {
+        let bytes = sample(16, &[7u8; 16]);
+        assert!(repair_user_stack(&bytes[..40], &info()).is_none());
+    }
+}
+
+#[test]
+fn a_record_with_a_lying_stack_size_is_counted_as_truncated() {
+    let mut u = unwinder_for(&std::env::current_exe().unwrap());
+    assert_eq!(u.bad_record(), StackEnd::BadRecord);
+    assert_eq!(
+        (u.stats.stacks, u.stats.truncated, u.stats.bad_records),
+        (1, 1, 1)
+    );
+    let (notes, warnings) = u.stats.report();
+    assert!(
+        notes[0].contains("stack size larger than its record 100.0%"),
+        "{notes:?}"
+    );
+    assert!(
+        warnings[0].contains("their user stacks were dropped"),
+        "{warnings:?}"
+    );
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Garbage registers and stack bytes (and lying sizes) end in some `StackEnd`, never
+        /// a panic or an endless walk.
+        #[test]
+        fn garbage_never_panics(
+            ip_offset in 0u64..0x4000,
+            sp in any::<u64>(),
+            bp in any::<u64>(),
+            words in proptest::collection::vec(any::<u64>(), 0..64),
+            dynamic_size in any::<u64>(),
+            code_pointers in any::<bool>(),
+        ) {
+            let (leaf, _, mapping) = probes();
+            let mut u = unwinder_for(&std::env::current_exe().unwrap());
+            u.add_mapping(7, mapping.clone());
+            // half the cases point the stack words into real code, so the walk goes on a while
+            let words: Vec<u64> = if code_pointers {
+                words.iter().map(|w| mapping.start + w % (mapping.end - mapping.start)).collect()
+            } else {
+                words
+            };
+            let stack = super::words(&words);
+            let regs = UserRegs { ip: leaf.wrapping_add(ip_offset), sp, bp };
+            let mut out = Vec::new();
+            let _ = u.unwind(7, Some(regs), &stack, dynamic_size, &mut out);
+            prop_assert!(out.len() <= MAX_FRAMES);
+            let (notes, _) = u.stats.report();
+            prop_assert_eq!(notes.len(), 1);
+        }
+    }
+}
