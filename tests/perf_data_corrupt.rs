@@ -81,3 +81,32 @@ proptest! {
         }
     }
 }
+
+/// Lines that look like perf script output, with arbitrary text (any Unicode) in every field.
+fn script_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "\\PC{0,12} [0-9/]{1,9} [0-9.]{0,12}: [0-9]{0,9} \\PC{0,10}:\\PC{0,20}",
+        "\t[ 0-9a-f]{0,18} \\PC{0,30}(\\+0x[0-9a-f]{0,4})? \\(\\PC{0,20}\\)",
+        "\t[0-9a-f]{1,16} \\PC{0,20} \\(inlined\\)",
+        "\\PC{0,40}",
+        Just(String::new()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #[test]
+    fn arbitrary_perf_script_text_is_read_or_rejected_never_a_panic(
+        lines in prop::collection::vec(script_line(), 0..40)
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("script.txt");
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let mut o = options(dir.path());
+        o.format = Some(whose::input::InputFormat::PerfScript);
+        match read_profile(&path, &o) {
+            Ok(profile) => prop_assert!(profile.validate().is_ok()),
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
+    }
+}
