@@ -453,10 +453,58 @@ struct Reader<'p> {
     frame_cache: Vec<CacheEntry>,
     /// Bumped by every change to any memory map; cache entries of older generations are stale.
     generation: u32,
-    /// Callchain bytes (with pid and mode) → raw stack, for the current map generation.
-    chain_cache: FxHashMap<Box<[u8]>, u32>,
-    chain_key: Vec<u8>,
+    /// (pid, tid, mode, callchain bytes) → row, for the current generation of maps and
+    /// thread names.
+    chain_cache: ChainCache,
     chain_generation: u32,
+}
+
+/// The sample fields the folding thread uses.
+struct SampleEvent {
+    attr: usize,
+    pid: i32,
+    tid: Option<i32>,
+    period: Option<u64>,
+    kernel: bool,
+    ip: Option<u64>,
+}
+
+/// pid (4 bytes), tid (4), mode (1) before the callchain in a cache key.
+const CHAIN_KEY_PREFIX: usize = 9;
+
+/// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread):
+/// hash → first entry, entries chained on collision; keys are compared in full.
+#[derive(Default)]
+struct ChainCache {
+    index: FxHashMap<u64, u32>,
+    entries: Vec<(Box<[u8]>, u32, u32)>,
+}
+
+impl ChainCache {
+    const END: u32 = u32::MAX;
+
+    fn get(&self, hash: u64, key: &[u8]) -> Option<u32> {
+        let mut i = *self.index.get(&hash)?;
+        while i != Self::END {
+            let (k, value, next) = &self.entries[i as usize];
+            if **k == *key {
+                return Some(*value);
+            }
+            i = *next;
+        }
+        None
+    }
+
+    fn insert(&mut self, hash: u64, key: &[u8], value: u32) {
+        let id = self.entries.len() as u32;
+        let next = self.index.insert(hash, id).unwrap_or(Self::END);
+        self.entries.push((key.into(), value, next));
+    }
+
+    fn clear(&mut self) {
+        self.index.clear();
+        self.entries.clear();
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -556,8 +604,7 @@ fn read_records<R: Read + Send>(
         // generation 0 is never current, so the zeroed entries never hit
         frame_cache: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
         generation: 1,
-        chain_cache: FxHashMap::default(),
-        chain_key: Vec::new(),
+        chain_cache: ChainCache::default(),
         chain_generation: 0,
     };
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
@@ -567,13 +614,18 @@ fn read_records<R: Read + Send>(
         linux_perf_data::Endianness::LittleEndian
     );
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(4);
+    // emptied batches go back, so their memory is reused instead of freed across threads
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
     std::thread::scope(|scope| -> Result<()> {
-        scope.spawn(move || decode_all(perf_file, record_iter, path, tx));
+        scope.spawn(move || decode_all(perf_file, record_iter, path, tx, back_rx));
         for batch in rx {
-            let batch = batch?;
+            let mut batch = batch?;
             for event in &batch.events {
                 reader.apply(event, &batch.chains, little);
             }
+            batch.events.clear();
+            batch.chains.clear();
+            let _ = back_tx.send(batch);
         }
         Ok(())
     })?;
@@ -591,9 +643,18 @@ impl Reader<'_> {
                 kernel,
                 ip,
                 chain,
+                hash,
             } => {
-                let chain = chain.clone().map(|r| &chains[r]);
-                self.sample(*attr, *pid, *tid, *period, *kernel, *ip, chain, little);
+                let key = chain.clone().map(|r| &chains[r]);
+                let sample = SampleEvent {
+                    attr: *attr,
+                    pid: *pid,
+                    tid: *tid,
+                    period: *period,
+                    kernel: *kernel,
+                    ip: *ip,
+                };
+                self.sample(&sample, key, *hash, little);
             }
             Event::Mmap {
                 pid,
@@ -622,6 +683,8 @@ impl Reader<'_> {
             } => {
                 let id = ThreadId(self.threads.intern::<str>(name));
                 self.comms.insert(*tid, id);
+                // cached rows know their thread
+                self.generation += 1;
                 if *exec && pid == tid {
                     self.processes.remove(pid);
                     self.generation += 1;
@@ -760,44 +823,37 @@ impl Reader<'_> {
         id
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn sample(
-        &mut self,
-        attr_index: usize,
-        pid: i32,
-        tid: Option<i32>,
-        period: Option<u64>,
-        kernel: bool,
-        ip: Option<u64>,
-        chain_bytes: Option<&[u8]>,
-        little: bool,
-    ) {
+    fn sample(&mut self, s: &SampleEvent, key: Option<&[u8]>, hash: u64, little: bool) {
         self.samples += 1;
-        // most samples repeat a callchain seen before (with the same maps): one hash of its
-        // bytes replaces resolving every address
-        let stack = match chain_bytes {
-            Some(bytes) => {
+        // most samples repeat a (thread, callchain) seen before under the same maps: one
+        // lookup of the key (hashed by the decoding thread) finds its row
+        let row = match key {
+            Some(key) => {
                 if self.chain_generation != self.generation {
                     self.chain_cache.clear();
                     self.chain_generation = self.generation;
                 }
-                self.chain_key.clear();
-                self.chain_key.extend_from_slice(&pid.to_le_bytes());
-                self.chain_key.push(kernel as u8);
-                self.chain_key.extend_from_slice(bytes);
-                match self.chain_cache.get(self.chain_key.as_slice()) {
-                    Some(&stack) => stack,
+                match self.chain_cache.get(hash, key) {
+                    Some(row) => row,
                     None => {
-                        let stack = self.raw_stack(pid, kernel, ip, Some(bytes), little);
-                        let key: Box<[u8]> = self.chain_key.as_slice().into();
-                        self.chain_cache.insert(key, stack);
-                        stack
+                        let chain = &key[CHAIN_KEY_PREFIX..];
+                        let stack = self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little);
+                        let row = self.row_for(stack, s.tid);
+                        self.chain_cache.insert(hash, key, row);
+                        row
                     }
                 }
             }
-            None => self.raw_stack(pid, kernel, ip, None, little),
+            None => {
+                let stack = self.raw_stack(s.pid, s.kernel, s.ip, None, little);
+                self.row_for(stack, s.tid)
+            }
         };
-        self.add_row(attr_index, tid, period, stack);
+        let base = row as usize * self.n_types;
+        let ty = self.attr_type.get(s.attr).copied().unwrap_or(0);
+        let period = s.period.unwrap_or(1);
+        self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
+        self.values[base + self.samples_type] += 1;
     }
 
     /// Resolves a sample's addresses to raw frames and interns the stack they make.
@@ -861,7 +917,7 @@ impl Reader<'_> {
         }
     }
 
-    fn add_row(&mut self, attr_index: usize, tid: Option<i32>, period: Option<u64>, stack: u32) {
+    fn row_for(&mut self, stack: u32, tid: Option<i32>) -> u32 {
         let thread = tid.and_then(|t| self.comms.get(&t).copied());
         let next = self.row_keys.len() as u32;
         let row = *self.rows.entry((stack, thread)).or_insert(next);
@@ -869,11 +925,7 @@ impl Reader<'_> {
             self.row_keys.push((stack, thread));
             self.values.extend(std::iter::repeat_n(0, self.n_types));
         }
-        let base = row as usize * self.n_types;
-        let ty = self.attr_type.get(attr_index).copied().unwrap_or(0);
-        let period = period.unwrap_or(1);
-        self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
-        self.values[base + self.samples_type] += 1;
+        row
     }
 
     /// The raw frame of an address, through a small direct-mapped cache: the same few
@@ -1075,8 +1127,11 @@ enum Event {
         period: Option<u64>,
         kernel: bool,
         ip: Option<u64>,
-        /// The callchain's raw bytes (file byte order) in the batch's `chains`.
+        /// The cache key in the batch's `chains`: pid, tid, mode byte, then the callchain's
+        /// raw bytes (file byte order).
         chain: Option<std::ops::Range<usize>>,
+        /// FxHash of the key.
+        hash: u64,
     },
     Mmap {
         pid: i32,
@@ -1119,6 +1174,7 @@ fn decode_all<R: Read>(
     mut iter: linux_perf_data::PerfRecordIter<R>,
     path: &Path,
     tx: std::sync::mpsc::SyncSender<Result<Batch>>,
+    back: std::sync::mpsc::Receiver<Batch>,
 ) {
     let mut records = 0u64;
     let mut samples = 0u64;
@@ -1165,8 +1221,11 @@ fn decode_all<R: Read>(
         if matches!(batch.events.last(), Some(Event::Sample { .. })) {
             samples += 1;
         }
-        if batch.events.len() >= BATCH_EVENTS && tx.send(Ok(std::mem::take(&mut batch))).is_err() {
-            return;
+        if batch.events.len() >= BATCH_EVENTS {
+            let next = back.try_recv().unwrap_or_default();
+            if tx.send(Ok(std::mem::replace(&mut batch, next))).is_err() {
+                return;
+            }
         }
     }
     let _ = tx.send(Ok(batch));
@@ -1186,29 +1245,46 @@ fn decode_event(
     {
         return Err(("MMAP2", "build id longer than 20 bytes".into()));
     }
-    let chain = if record.record_type == RecordType::SAMPLE {
-        check_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?
-    } else {
-        None
-    };
+    if record.record_type == RecordType::SAMPLE {
+        // decoded here rather than by the library: only the fields whose uses, and every
+        // length checked
+        let s = decode_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?;
+        let pid = s.pid.unwrap_or(-1);
+        let kernel = matches!(
+            CpuMode::from_misc(record.misc),
+            CpuMode::Kernel | CpuMode::GuestKernel
+        );
+        // the cache key the folding thread looks the sample up by, hashed here where there
+        // is time: pid, tid, mode, then the callchain itself
+        let mut hash = 0;
+        let chain = s.chain.map(|r| {
+            let start = batch.chains.len();
+            batch.chains.extend_from_slice(&pid.to_le_bytes());
+            batch
+                .chains
+                .extend_from_slice(&s.tid.unwrap_or(-1).to_le_bytes());
+            batch.chains.push(kernel as u8);
+            batch.chains.extend_from_slice(&data[r]);
+            let key = start..batch.chains.len();
+            let mut h = rustc_hash::FxHasher::default();
+            std::hash::Hasher::write(&mut h, &batch.chains[key.clone()]);
+            hash = std::hash::Hasher::finish(&h);
+            key
+        });
+        batch.events.push(Event::Sample {
+            attr,
+            pid,
+            tid: s.tid,
+            period: s.period,
+            kernel,
+            ip: s.ip,
+            chain,
+            hash,
+        });
+        return Ok(());
+    }
     let parsed = record.parse().map_err(|e| ("event", e.to_string()))?;
     let event = match parsed {
-        EventRecord::Sample(s) => {
-            let chain = chain.map(|r| {
-                let start = batch.chains.len();
-                batch.chains.extend_from_slice(&data[r]);
-                start..batch.chains.len()
-            });
-            Event::Sample {
-                attr,
-                pid: s.pid.unwrap_or(-1),
-                tid: s.tid,
-                period: s.period,
-                kernel: matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel),
-                ip: s.ip,
-                chain,
-            }
-        }
         EventRecord::Mmap(m) => Event::Mmap {
             pid: m.pid,
             start: m.address,
@@ -1245,6 +1321,7 @@ fn decode_event(
             ptid: f.ptid,
         },
         EventRecord::Lost(l) => Event::Lost(l.count),
+        EventRecord::Sample(_) => return Ok(()),
         _ => return Ok(()),
     };
     batch.events.push(event);
@@ -1305,18 +1382,26 @@ fn is_pseudo(path: &str) -> bool {
     matches!(path, "[heap]" | "[stack]" | "[vvar]" | "[vsyscall]")
 }
 
-/// Validates the callchain length of a SAMPLE record before the parser multiplies it (a lying
-/// length would overflow there), and returns where the callchain's bytes are. Only the fields
-/// before the callchain are walked.
-fn check_sample(
+/// The fields of a SAMPLE record whose uses.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct SampleFields {
+    ip: Option<u64>,
+    pid: Option<i32>,
+    tid: Option<i32>,
+    period: Option<u64>,
+    /// Where the callchain's entries are in the record.
+    chain: Option<std::ops::Range<usize>>,
+}
+
+/// Reads a SAMPLE record's fields up to its callchain (the layout `perf_event_open(2)`
+/// gives for the attribute's sample format), checking every length against the record, so
+/// that no lying count reaches an allocation or a multiplication.
+fn decode_sample(
     data: &[u8],
     info: &linux_perf_data::linux_perf_event_reader::RecordParseInfo,
-) -> std::result::Result<Option<std::ops::Range<usize>>, String> {
+) -> std::result::Result<SampleFields, String> {
     use linux_perf_data::linux_perf_event_reader::ReadFormat;
     let f = info.sample_format;
-    if !f.contains(SampleFormat::CALLCHAIN) {
-        return Ok(None);
-    }
     let little = matches!(info.endian, linux_perf_data::Endianness::LittleEndian);
     let read_u64 = |at: usize| -> std::result::Result<u64, String> {
         let b: [u8; 8] = data
@@ -1329,50 +1414,71 @@ fn check_sample(
             u64::from_be_bytes(b)
         })
     };
+    let mut out = SampleFields::default();
     let mut at = 0usize;
+    let field = |flag: SampleFormat, at: &mut usize| -> std::result::Result<Option<u64>, String> {
+        if !f.contains(flag) {
+            return Ok(None);
+        }
+        let v = read_u64(*at)?;
+        *at += 8;
+        Ok(Some(v))
+    };
+    field(SampleFormat::IDENTIFIER, &mut at)?;
+    out.ip = field(SampleFormat::IP, &mut at)?;
+    if let Some(v) = field(SampleFormat::TID, &mut at)? {
+        // two u32 in file order: pid then tid
+        let (first, second) = (v as u32, (v >> 32) as u32);
+        let (pid, tid) = if little {
+            (first, second)
+        } else {
+            (second, first)
+        };
+        out.pid = Some(pid as i32);
+        out.tid = Some(tid as i32);
+    }
     for flag in [
-        SampleFormat::IDENTIFIER,
-        SampleFormat::IP,
-        SampleFormat::TID,
         SampleFormat::TIME,
         SampleFormat::ADDR,
         SampleFormat::ID,
         SampleFormat::STREAM_ID,
         SampleFormat::CPU,
-        SampleFormat::PERIOD,
     ] {
-        if f.contains(flag) {
-            at += 8;
-        }
+        field(flag, &mut at)?;
     }
+    out.period = field(SampleFormat::PERIOD, &mut at)?;
     if f.contains(SampleFormat::READ) {
         let rf = info.read_format;
-        let extra = rf.contains(ReadFormat::TOTAL_TIME_ENABLED) as usize
-            + rf.contains(ReadFormat::TOTAL_TIME_RUNNING) as usize;
-        if rf.contains(ReadFormat::GROUP) {
-            at += 8 * (1 + extra + rf.contains(ReadFormat::ID) as usize);
-        } else {
+        let times = rf.contains(ReadFormat::TOTAL_TIME_ENABLED) as u64
+            + rf.contains(ReadFormat::TOTAL_TIME_RUNNING) as u64;
+        let per_value = 1 + rf.contains(ReadFormat::ID) as u64;
+        let words = if rf.contains(ReadFormat::GROUP) {
+            // nr, times, nr × (value, id)
             let nr = read_u64(at)?;
-            let per = 1 + rf.contains(ReadFormat::ID) as u64;
-            let n = nr
-                .checked_mul(per)
-                .and_then(|n| n.checked_mul(8))
-                .ok_or("read values overflow")?;
-            if n > data.len() as u64 {
-                return Err("read values larger than the record".into());
-            }
-            at += 8 * (1 + extra) + n as usize;
+            nr.checked_mul(per_value)
+                .and_then(|n| n.checked_add(1 + times))
+                .ok_or("read values overflow")?
+        } else {
+            per_value + times
+        };
+        let bytes = words.checked_mul(8).ok_or("read values overflow")?;
+        if bytes > (data.len() - at.min(data.len())) as u64 {
+            return Err("read values larger than the record".into());
         }
+        at += bytes as usize;
     }
-    let nr = read_u64(at)?;
-    let bytes = nr.checked_mul(8).ok_or("callchain length overflows")?;
-    if bytes > (data.len() - at - 8) as u64 {
-        return Err(format!(
-            "callchain of {nr} entries does not fit in the {}-byte record (truncated callchain)",
-            data.len()
-        ));
+    if f.contains(SampleFormat::CALLCHAIN) {
+        let nr = read_u64(at)?;
+        let bytes = nr.checked_mul(8).ok_or("callchain length overflows")?;
+        if bytes > (data.len() - at - 8) as u64 {
+            return Err(format!(
+                "callchain of {nr} entries does not fit in the {}-byte record (truncated callchain)",
+                data.len()
+            ));
+        }
+        out.chain = Some((at + 8)..(at + 8 + bytes as usize));
     }
-    Ok(Some((at + 8)..(at + 8 + bytes as usize)))
+    Ok(out)
 }
 
 #[cfg(test)]
