@@ -47,10 +47,14 @@ pub fn read(source: Source, options: &ReadOptions) -> Result<Profile> {
     if regular {
         let mut file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
         let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        let pipe = check_header(&mut file, len, &path)?;
+        let (pipe, records_at) = check_header(&mut file, len, &path)?;
         file.seek(SeekFrom::Start(0))
             .map_err(|e| Error::io(&path, e))?;
-        let counting = Counting::new(BufReader::with_capacity(1 << 20, file), Some(len));
+        let counting = Counting::new(
+            BufReader::with_capacity(1 << 20, file),
+            Some(len),
+            records_at,
+        );
         return if pipe {
             read_records(PerfFileReader::parse_pipe(counting), &path, options)
         } else {
@@ -75,9 +79,9 @@ pub fn read(source: Source, options: &ReadOptions) -> Result<Profile> {
     }
     let len = bytes.len() as u64;
     let mut cursor = Cursor::new(bytes);
-    let pipe = check_header(&mut cursor, len, &path)?;
+    let (pipe, records_at) = check_header(&mut cursor, len, &path)?;
     cursor.set_position(0);
-    let counting = Counting::new(cursor, Some(len));
+    let counting = Counting::new(cursor, Some(len), records_at);
     if pipe {
         read_records(PerfFileReader::parse_pipe(counting), &path, options)
     } else {
@@ -86,8 +90,9 @@ pub fn read(source: Source, options: &ReadOptions) -> Result<Profile> {
 }
 
 /// Checks the header's declared sections against the real length before the parser
-/// allocates or seeks by them. Returns whether the input is in pipe mode.
-fn check_header<R: Read>(r: &mut R, len: u64, path: &Path) -> Result<bool> {
+/// allocates or seeks by them. Returns whether the input is in pipe mode, and where its
+/// records start.
+fn check_header<R: Read + Seek>(r: &mut R, len: u64, path: &Path) -> Result<(bool, u64)> {
     let mut header = [0u8; FILE_HEADER_SIZE as usize];
     let got = read_up_to(r, &mut header).map_err(|e| Error::io(path, e))?;
     let truncated = |what: String| {
@@ -112,7 +117,10 @@ fn check_header<R: Read>(r: &mut R, len: u64, path: &Path) -> Result<bool> {
     let u64_at = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().unwrap());
     let size = u64_at(8);
     if size == 16 {
-        return Ok(true);
+        r.seek(SeekFrom::Start(16))
+            .map_err(|e| Error::io(path, e))?;
+        check_pipe_headers(r).map_err(|e| Error::input(path, Position::Whole, e))?;
+        return Ok((true, 16));
     }
     if size != FILE_HEADER_SIZE {
         return Err(Error::input(
@@ -157,7 +165,113 @@ fn check_header<R: Read>(r: &mut R, len: u64, path: &Path) -> Result<bool> {
             "the feature table ends at byte {table_end} but the file has {len} bytes"
         )));
     }
-    Ok(false)
+    let attr_size = u64_at(16);
+    if !(64..=4096).contains(&attr_size) {
+        return Err(Error::input(
+            path,
+            Position::Offset(16),
+            format!("corrupt perf.data header: event attribute size {attr_size}"),
+        ));
+    }
+    check_feature_sections(r, &header, data_offset + data_size, len)
+        .map_err(|e| Error::input(path, Position::Whole, e))?;
+    Ok((false, data_offset))
+}
+
+const FEATURE_EVENT_DESC: usize = 12;
+
+/// Every feature section must lie inside the file, and the event descriptions (which the
+/// parser reads at open time, sizing vectors by their counts) must be consistent.
+fn check_feature_sections<R: Read + Seek>(
+    r: &mut R,
+    header: &[u8],
+    table: u64,
+    len: u64,
+) -> std::result::Result<(), String> {
+    let bits: Vec<usize> = (0..256)
+        .filter(|&b| header[72 + b / 8] & (1 << (b % 8)) != 0)
+        .collect();
+    let mut entries = vec![0u8; bits.len() * 16];
+    r.seek(SeekFrom::Start(table)).map_err(|e| e.to_string())?;
+    r.read_exact(&mut entries).map_err(|e| e.to_string())?;
+    for (i, &bit) in bits.iter().enumerate() {
+        let u = |at: usize| u64::from_le_bytes(entries[at..at + 8].try_into().unwrap());
+        let (offset, size) = (u(i * 16), u(i * 16 + 8));
+        let end = offset.saturating_add(size);
+        if end > len {
+            return Err(format!(
+                "truncated perf.data: feature section {bit} ends at byte {end} but the file has \
+                 {len} bytes"
+            ));
+        }
+        if bit == FEATURE_EVENT_DESC {
+            let mut section = vec![0u8; size as usize];
+            r.seek(SeekFrom::Start(offset)).map_err(|e| e.to_string())?;
+            r.read_exact(&mut section).map_err(|e| e.to_string())?;
+            check_event_desc(&section)?;
+        }
+    }
+    Ok(())
+}
+
+/// `HEADER_EVENT_DESC`: nr, attr_size, then per event the attr, nr_ids, a length-prefixed
+/// name and the ids. Counts and lengths must fit in the section.
+fn check_event_desc(s: &[u8]) -> std::result::Result<(), String> {
+    let bad = |what: &str| Err(format!("corrupt event description section: {what}"));
+    let u32_at = |at: usize| {
+        s.get(at..at + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
+    };
+    let (Some(nr), Some(attr_size)) = (u32_at(0), u32_at(4)) else {
+        return bad("shorter than its counts");
+    };
+    if !(64..=4096).contains(&attr_size) {
+        return bad("attribute size out of range");
+    }
+    let mut at = 8usize;
+    for _ in 0..nr {
+        at += attr_size;
+        let Some(ids) = u32_at(at) else {
+            return bad("event count larger than the section");
+        };
+        let Some(name_len) = u32_at(at + 4) else {
+            return bad("event count larger than the section");
+        };
+        at = at + 8 + name_len + ids * 8;
+        if at > s.len() {
+            return bad("a name or id list runs past the section");
+        }
+    }
+    Ok(())
+}
+
+/// Pipe mode: the attribute and feature records before the first event, checked the same way
+/// (the parser reads them eagerly).
+fn check_pipe_headers<R: Read>(r: &mut R) -> std::result::Result<(), String> {
+    let mut head = [0u8; 8];
+    loop {
+        if read_up_to(r, &mut head).map_err(|e| e.to_string())? < 8 {
+            return Ok(());
+        }
+        let kind = u32::from_le_bytes(head[0..4].try_into().unwrap());
+        let size = u16::from_le_bytes(head[6..8].try_into().unwrap()) as usize;
+        if size < 8 {
+            return Err(format!("corrupt pipe-mode record header (size {size})"));
+        }
+        if kind != 64 && kind != 80 {
+            return Ok(());
+        }
+        let mut body = vec![0u8; size - 8];
+        if read_up_to(r, &mut body).map_err(|e| e.to_string())? < body.len() {
+            return Err("truncated perf.data: ends inside a header record".into());
+        }
+        if kind == 80 && body.len() >= 8 {
+            let feature = u64::from_le_bytes(body[0..8].try_into().unwrap());
+            if feature == FEATURE_EVENT_DESC as u64 {
+                check_event_desc(&body[8..])?;
+            }
+        }
+    }
 }
 
 fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -171,28 +285,79 @@ fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// A reader that counts the bytes it hands out, for the progress bar and error positions.
+/// The reader under the parser: counts bytes for the progress bar, and follows the record
+/// headers as they stream past to refuse what the parser would size an allocation by without
+/// checking (an AUXTRACE record's payload length) — whose does not decode AUX data anyway.
 struct Counting<R> {
     inner: R,
     pos: u64,
     progress: Progress,
+    /// Offset of the next record header, while the stream is followed.
+    next_header: Option<u64>,
+    header: [u8; 8],
+    header_fill: usize,
 }
 
+const PERF_RECORD_AUXTRACE: u32 = 71;
+
 impl<R> Counting<R> {
-    fn new(inner: R, len: Option<u64>) -> Counting<R> {
+    fn new(inner: R, len: Option<u64>, records_at: u64) -> Counting<R> {
         Counting {
             inner,
             pos: 0,
             progress: Progress::new(len, "reading perf.data"),
+            next_header: Some(records_at),
+            header: [0; 8],
+            header_fill: 0,
         }
+    }
+
+    /// Walks the record headers inside `bytes` (which start at offset `start`).
+    fn follow(&mut self, start: u64, bytes: &[u8]) -> std::io::Result<()> {
+        let end = start + bytes.len() as u64;
+        while let Some(at) = self.next_header {
+            let want = at + self.header_fill as u64;
+            if want < start || want >= end {
+                // a read elsewhere (the header and feature sections are read first)
+                break;
+            }
+            let i = (want - start) as usize;
+            let take = (8 - self.header_fill).min(bytes.len() - i);
+            self.header[self.header_fill..self.header_fill + take]
+                .copy_from_slice(&bytes[i..i + take]);
+            self.header_fill += take;
+            if self.header_fill < 8 {
+                break;
+            }
+            self.header_fill = 0;
+            let kind = u32::from_le_bytes(self.header[0..4].try_into().unwrap());
+            let size = u16::from_le_bytes(self.header[6..8].try_into().unwrap());
+            if kind == PERF_RECORD_AUXTRACE {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "AUXTRACE record (Intel PT / CoreSight trace data) is not supported",
+                ));
+            }
+            if size < 8 {
+                // the parser reports this one itself
+                self.next_header = None;
+                break;
+            }
+            self.next_header = Some(at + u64::from(size));
+        }
+        Ok(())
     }
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        let start = self.pos;
         self.pos += n as u64;
         self.progress.set(self.pos);
+        if self.next_header.is_some() {
+            self.follow(start, &buf[..n])?;
+        }
         Ok(n)
     }
 }
@@ -288,12 +453,60 @@ struct Reader<'p> {
     frame_cache: Vec<CacheEntry>,
     /// Bumped by every change to any memory map; cache entries of older generations are stale.
     generation: u32,
-    /// Callchain bytes (with pid and mode) → raw stack, for the current map generation.
-    chain_cache: FxHashMap<Box<[u8]>, u32>,
-    chain_key: Vec<u8>,
+    /// (pid, tid, mode, callchain bytes) → row, for the current generation of maps and
+    /// thread names.
+    chain_cache: ChainCache,
     chain_generation: u32,
     /// DWARF call graphs: unwound on the decoding thread, handed back for the report.
     unwinder: Option<crate::unwind::DwarfUnwinder>,
+}
+
+/// The sample fields the folding thread uses.
+struct SampleEvent {
+    attr: usize,
+    pid: i32,
+    tid: Option<i32>,
+    period: Option<u64>,
+    kernel: bool,
+    ip: Option<u64>,
+}
+
+/// pid (4 bytes), tid (4), mode (1) before the callchain in a cache key.
+const CHAIN_KEY_PREFIX: usize = 9;
+
+/// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread):
+/// hash → first entry, entries chained on collision; keys are compared in full.
+#[derive(Default)]
+struct ChainCache {
+    index: FxHashMap<u64, u32>,
+    entries: Vec<(Box<[u8]>, u32, u32)>,
+}
+
+impl ChainCache {
+    const END: u32 = u32::MAX;
+
+    fn get(&self, hash: u64, key: &[u8]) -> Option<u32> {
+        let mut i = *self.index.get(&hash)?;
+        while i != Self::END {
+            let (k, value, next) = &self.entries[i as usize];
+            if **k == *key {
+                return Some(*value);
+            }
+            i = *next;
+        }
+        None
+    }
+
+    fn insert(&mut self, hash: u64, key: &[u8], value: u32) {
+        let id = self.entries.len() as u32;
+        let next = self.index.insert(hash, id).unwrap_or(Self::END);
+        self.entries.push((key.into(), value, next));
+    }
+
+    fn clear(&mut self) {
+        self.index.clear();
+        self.entries.clear();
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -390,8 +603,7 @@ fn read_records<R: Read + Send>(
         // generation 0 is never current, so the zeroed entries never hit
         frame_cache: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
         generation: 1,
-        chain_cache: FxHashMap::default(),
-        chain_key: Vec::new(),
+        chain_cache: ChainCache::default(),
         chain_generation: 0,
         unwinder: None,
     };
@@ -402,13 +614,19 @@ fn read_records<R: Read + Send>(
         linux_perf_data::Endianness::LittleEndian
     );
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(4);
+    // emptied batches go back, so their memory is reused instead of freed across threads
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
     std::thread::scope(|scope| -> Result<()> {
-        let decoder = scope.spawn(move || decode_all(perf_file, record_iter, path, tx, unwind));
+        let decoder =
+            scope.spawn(move || decode_all(perf_file, record_iter, path, tx, back_rx, unwind));
         for batch in rx {
-            let batch = batch?;
+            let mut batch = batch?;
             for event in &batch.events {
                 reader.apply(event, &batch.chains, little);
             }
+            batch.events.clear();
+            batch.chains.clear();
+            let _ = back_tx.send(batch);
         }
         reader.unwinder = decoder.join().ok().flatten().map(|u| u.unwinder);
         Ok(())
@@ -427,20 +645,19 @@ impl Reader<'_> {
                 kernel,
                 ip,
                 chain,
+                hash,
                 user,
             } => {
-                let chain = chain.clone().map(|r| &chains[r]);
-                self.sample(
-                    *attr,
-                    *pid,
-                    *tid,
-                    *period,
-                    *kernel,
-                    *ip,
-                    chain,
-                    little,
-                    user.as_ref(),
-                );
+                let key = chain.clone().map(|r| &chains[r]);
+                let sample = SampleEvent {
+                    attr: *attr,
+                    pid: *pid,
+                    tid: *tid,
+                    period: *period,
+                    kernel: *kernel,
+                    ip: *ip,
+                };
+                self.sample(&sample, key, *hash, little, user.as_ref());
             }
             Event::Mmap {
                 pid,
@@ -469,6 +686,8 @@ impl Reader<'_> {
             } => {
                 let id = ThreadId(self.threads.intern::<str>(name));
                 self.comms.insert(*tid, id);
+                // cached rows know their thread
+                self.generation += 1;
                 if *exec && pid == tid {
                     self.processes.remove(pid);
                     self.generation += 1;
@@ -607,51 +826,51 @@ impl Reader<'_> {
         id
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn sample(
         &mut self,
-        attr_index: usize,
-        pid: i32,
-        tid: Option<i32>,
-        period: Option<u64>,
-        kernel: bool,
-        ip: Option<u64>,
-        chain_bytes: Option<&[u8]>,
+        s: &SampleEvent,
+        key: Option<&[u8]>,
+        hash: u64,
         little: bool,
         user: Option<&crate::unwind::perf::UserStack>,
     ) {
         self.samples += 1;
-        // a DWARF sample's user stack is not in its callchain bytes: no cache for it
-        if user.is_some() {
-            let stack = self.raw_stack(pid, kernel, ip, chain_bytes, little, user);
-            self.add_row(attr_index, tid, period, stack);
-            return;
-        }
-        // most samples repeat a callchain seen before (with the same maps): one hash of its
-        // bytes replaces resolving every address
-        let stack = match chain_bytes {
-            Some(bytes) => {
+        let row = match key {
+            // a DWARF sample's user stack is not in its callchain bytes: no cache for it
+            _ if user.is_some() => {
+                let chain = key.map(|k| &k[CHAIN_KEY_PREFIX..]);
+                let stack = self.raw_stack(s.pid, s.kernel, s.ip, chain, little, user);
+                self.row_for(stack, s.tid)
+            }
+            // most samples repeat a (thread, callchain) seen before under the same maps: one
+            // lookup of the key (hashed by the decoding thread) finds its row
+            Some(key) => {
                 if self.chain_generation != self.generation {
                     self.chain_cache.clear();
                     self.chain_generation = self.generation;
                 }
-                self.chain_key.clear();
-                self.chain_key.extend_from_slice(&pid.to_le_bytes());
-                self.chain_key.push(kernel as u8);
-                self.chain_key.extend_from_slice(bytes);
-                match self.chain_cache.get(self.chain_key.as_slice()) {
-                    Some(&stack) => stack,
+                match self.chain_cache.get(hash, key) {
+                    Some(row) => row,
                     None => {
-                        let stack = self.raw_stack(pid, kernel, ip, Some(bytes), little, None);
-                        let key: Box<[u8]> = self.chain_key.as_slice().into();
-                        self.chain_cache.insert(key, stack);
-                        stack
+                        let chain = &key[CHAIN_KEY_PREFIX..];
+                        let stack =
+                            self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little, None);
+                        let row = self.row_for(stack, s.tid);
+                        self.chain_cache.insert(hash, key, row);
+                        row
                     }
                 }
             }
-            None => self.raw_stack(pid, kernel, ip, None, little, None),
+            None => {
+                let stack = self.raw_stack(s.pid, s.kernel, s.ip, None, little, None);
+                self.row_for(stack, s.tid)
+            }
         };
-        self.add_row(attr_index, tid, period, stack);
+        let base = row as usize * self.n_types;
+        let ty = self.attr_type.get(s.attr).copied().unwrap_or(0);
+        let period = s.period.unwrap_or(1);
+        self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
+        self.values[base + self.samples_type] += 1;
     }
 
     /// Resolves a sample's addresses to raw frames and interns the stack they make. `user`:
@@ -739,7 +958,7 @@ impl Reader<'_> {
         }
     }
 
-    fn add_row(&mut self, attr_index: usize, tid: Option<i32>, period: Option<u64>, stack: u32) {
+    fn row_for(&mut self, stack: u32, tid: Option<i32>) -> u32 {
         let thread = tid.and_then(|t| self.comms.get(&t).copied());
         let next = self.row_keys.len() as u32;
         let row = *self.rows.entry((stack, thread)).or_insert(next);
@@ -747,11 +966,7 @@ impl Reader<'_> {
             self.row_keys.push((stack, thread));
             self.values.extend(std::iter::repeat_n(0, self.n_types));
         }
-        let base = row as usize * self.n_types;
-        let ty = self.attr_type.get(attr_index).copied().unwrap_or(0);
-        let period = period.unwrap_or(1);
-        self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
-        self.values[base + self.samples_type] += 1;
+        row
     }
 
     /// The raw frame of an address, through a small direct-mapped cache: the same few
@@ -962,8 +1177,11 @@ enum Event {
         period: Option<u64>,
         kernel: bool,
         ip: Option<u64>,
-        /// The callchain's raw bytes (file byte order) in the batch's `chains`.
+        /// The cache key in the batch's `chains`: pid, tid, mode byte, then the callchain's
+        /// raw bytes (file byte order).
         chain: Option<std::ops::Range<usize>>,
+        /// FxHash of the key.
+        hash: u64,
         /// `--call-graph dwarf`: the user stack, unwound by the decoding thread.
         user: Option<crate::unwind::perf::UserStack>,
     },
@@ -1008,6 +1226,7 @@ fn decode_all<R: Read>(
     mut iter: linux_perf_data::PerfRecordIter<R>,
     path: &Path,
     tx: std::sync::mpsc::SyncSender<Result<Batch>>,
+    back: std::sync::mpsc::Receiver<Batch>,
     mut unwind: Option<crate::unwind::perf::PerfUnwind>,
 ) -> Option<crate::unwind::perf::PerfUnwind> {
     let mut records = 0u64;
@@ -1058,8 +1277,11 @@ fn decode_all<R: Read>(
         if matches!(batch.events.last(), Some(Event::Sample { .. })) {
             samples += 1;
         }
-        if batch.events.len() >= BATCH_EVENTS && tx.send(Ok(std::mem::take(&mut batch))).is_err() {
-            return unwind;
+        if batch.events.len() >= BATCH_EVENTS {
+            let next = back.try_recv().unwrap_or_default();
+            if tx.send(Ok(std::mem::replace(&mut batch, next))).is_err() {
+                return unwind;
+            }
         }
     }
     let _ = tx.send(Ok(batch));
@@ -1071,7 +1293,7 @@ fn decode_event(
     attr: usize,
     record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
     batch: &mut Batch,
-    mut unwind: Option<&mut crate::unwind::perf::PerfUnwind>,
+    unwind: Option<&mut crate::unwind::perf::PerfUnwind>,
 ) -> std::result::Result<(), (&'static str, String)> {
     let data = record.data.as_slice();
     // checks the parser would otherwise turn into a panic
@@ -1081,45 +1303,17 @@ fn decode_event(
     {
         return Err(("MMAP2", "build id longer than 20 bytes".into()));
     }
-    let chain = if record.record_type == RecordType::SAMPLE {
-        check_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?
-    } else {
-        None
-    };
-    // a user stack whose size field lies: re-read without it, keep the rest of the sample
-    let repaired = (record.record_type == RecordType::SAMPLE)
-        .then(|| crate::unwind::record::repair_user_stack(&data, &record.parse_info))
-        .flatten();
-    let fixed = repaired.as_deref().map(|bytes| RawEventRecord {
-        data: bytes.into(),
-        ..*record
-    });
-    let parsed = fixed
-        .as_ref()
-        .unwrap_or(record)
-        .parse()
-        .map_err(|e| ("event", e.to_string()))?;
-    if let Some(u) = unwind.as_deref_mut() {
+    if record.record_type == RecordType::SAMPLE {
+        return match unwind {
+            Some(u) => decode_unwound_sample(attr, record, batch, u),
+            None => decode_sample_fast(attr, record, batch),
+        };
+    }
+    let parsed = record.parse().map_err(|e| ("event", e.to_string()))?;
+    if let Some(u) = unwind {
         unwind_hooks(u, &parsed);
     }
     let event = match parsed {
-        EventRecord::Sample(s) => {
-            let chain = chain.map(|r| {
-                let start = batch.chains.len();
-                batch.chains.extend_from_slice(&data[r]);
-                start..batch.chains.len()
-            });
-            Event::Sample {
-                attr,
-                pid: s.pid.unwrap_or(-1),
-                tid: s.tid,
-                period: s.period,
-                kernel: matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel),
-                ip: s.ip,
-                chain,
-                user: unwind.and_then(|u| u.sample(&s, repaired.is_some())),
-            }
-        }
         EventRecord::Mmap(m) => Event::Mmap {
             pid: m.pid,
             start: m.address,
@@ -1156,9 +1350,117 @@ fn decode_event(
             ptid: f.ptid,
         },
         EventRecord::Lost(l) => Event::Lost(l.count),
+        EventRecord::Sample(_) => return Ok(()),
         _ => return Ok(()),
     };
     batch.events.push(event);
+    Ok(())
+}
+
+/// The cache key the folding thread looks a sample up by — pid, tid, mode byte, then the
+/// callchain's raw bytes — appended to the batch, and its hash, computed here where there is
+/// time.
+fn push_chain_key(
+    batch: &mut Batch,
+    pid: i32,
+    tid: Option<i32>,
+    kernel: bool,
+    chain: &[u8],
+) -> (std::ops::Range<usize>, u64) {
+    let start = batch.chains.len();
+    batch.chains.extend_from_slice(&pid.to_le_bytes());
+    batch
+        .chains
+        .extend_from_slice(&tid.unwrap_or(-1).to_le_bytes());
+    batch.chains.push(kernel as u8);
+    batch.chains.extend_from_slice(chain);
+    let key = start..batch.chains.len();
+    let mut h = rustc_hash::FxHasher::default();
+    std::hash::Hasher::write(&mut h, &batch.chains[key.clone()]);
+    (key, std::hash::Hasher::finish(&h))
+}
+
+/// A frame-pointer SAMPLE, decoded here rather than by the library: only the fields whose
+/// uses, and every length checked.
+fn decode_sample_fast(
+    attr: usize,
+    record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
+    batch: &mut Batch,
+) -> std::result::Result<(), (&'static str, String)> {
+    let data = record.data.as_slice();
+    let s = decode_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?;
+    let pid = s.pid.unwrap_or(-1);
+    let kernel = matches!(
+        CpuMode::from_misc(record.misc),
+        CpuMode::Kernel | CpuMode::GuestKernel
+    );
+    let (chain, hash) = match s.chain {
+        Some(r) => {
+            let (key, hash) = push_chain_key(batch, pid, s.tid, kernel, &data[r]);
+            (Some(key), hash)
+        }
+        None => (None, 0),
+    };
+    batch.events.push(Event::Sample {
+        attr,
+        pid,
+        tid: s.tid,
+        period: s.period,
+        kernel,
+        ip: s.ip,
+        chain,
+        hash,
+        user: None,
+    });
+    Ok(())
+}
+
+/// A SAMPLE of a recording with `--call-graph dwarf` events: parsed by the library, whose
+/// register and stack fields the unwinder needs, and unwound here on the decoding thread.
+fn decode_unwound_sample(
+    attr: usize,
+    record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
+    batch: &mut Batch,
+    unwind: &mut crate::unwind::perf::PerfUnwind,
+) -> std::result::Result<(), (&'static str, String)> {
+    let data = record.data.as_slice();
+    let chain = decode_sample(&data, &record.parse_info)
+        .map_err(|e| ("SAMPLE", e))?
+        .chain;
+    // a user stack whose size field lies: re-read without it, keep the rest of the sample
+    let repaired = crate::unwind::record::repair_user_stack(&data, &record.parse_info);
+    let fixed = repaired.as_deref().map(|bytes| RawEventRecord {
+        data: bytes.into(),
+        ..*record
+    });
+    let parsed = fixed
+        .as_ref()
+        .unwrap_or(record)
+        .parse()
+        .map_err(|e| ("event", e.to_string()))?;
+    let EventRecord::Sample(s) = parsed else {
+        return Ok(());
+    };
+    let pid = s.pid.unwrap_or(-1);
+    let kernel = matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel);
+    let (chain, hash) = match chain {
+        Some(r) => {
+            let (key, hash) = push_chain_key(batch, pid, s.tid, kernel, &data[r]);
+            (Some(key), hash)
+        }
+        None => (None, 0),
+    };
+    batch.events.push(Event::Sample {
+        attr,
+        pid,
+        tid: s.tid,
+        period: s.period,
+        kernel,
+        ip: s.ip,
+        chain,
+        hash,
+        user: unwind.sample(&s, repaired.is_some()),
+    });
     Ok(())
 }
 
@@ -1259,18 +1561,26 @@ fn is_pseudo(path: &str) -> bool {
     matches!(path, "[heap]" | "[stack]" | "[vvar]" | "[vsyscall]")
 }
 
-/// Validates the callchain length of a SAMPLE record before the parser multiplies it (a lying
-/// length would overflow there), and returns where the callchain's bytes are. Only the fields
-/// before the callchain are walked.
-fn check_sample(
+/// The fields of a SAMPLE record whose uses.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct SampleFields {
+    ip: Option<u64>,
+    pid: Option<i32>,
+    tid: Option<i32>,
+    period: Option<u64>,
+    /// Where the callchain's entries are in the record.
+    chain: Option<std::ops::Range<usize>>,
+}
+
+/// Reads a SAMPLE record's fields up to its callchain (the layout `perf_event_open(2)`
+/// gives for the attribute's sample format), checking every length against the record, so
+/// that no lying count reaches an allocation or a multiplication.
+fn decode_sample(
     data: &[u8],
     info: &linux_perf_data::linux_perf_event_reader::RecordParseInfo,
-) -> std::result::Result<Option<std::ops::Range<usize>>, String> {
+) -> std::result::Result<SampleFields, String> {
     use linux_perf_data::linux_perf_event_reader::ReadFormat;
     let f = info.sample_format;
-    if !f.contains(SampleFormat::CALLCHAIN) {
-        return Ok(None);
-    }
     let little = matches!(info.endian, linux_perf_data::Endianness::LittleEndian);
     let read_u64 = |at: usize| -> std::result::Result<u64, String> {
         let b: [u8; 8] = data
@@ -1283,50 +1593,71 @@ fn check_sample(
             u64::from_be_bytes(b)
         })
     };
+    let mut out = SampleFields::default();
     let mut at = 0usize;
+    let field = |flag: SampleFormat, at: &mut usize| -> std::result::Result<Option<u64>, String> {
+        if !f.contains(flag) {
+            return Ok(None);
+        }
+        let v = read_u64(*at)?;
+        *at += 8;
+        Ok(Some(v))
+    };
+    field(SampleFormat::IDENTIFIER, &mut at)?;
+    out.ip = field(SampleFormat::IP, &mut at)?;
+    if let Some(v) = field(SampleFormat::TID, &mut at)? {
+        // two u32 in file order: pid then tid
+        let (first, second) = (v as u32, (v >> 32) as u32);
+        let (pid, tid) = if little {
+            (first, second)
+        } else {
+            (second, first)
+        };
+        out.pid = Some(pid as i32);
+        out.tid = Some(tid as i32);
+    }
     for flag in [
-        SampleFormat::IDENTIFIER,
-        SampleFormat::IP,
-        SampleFormat::TID,
         SampleFormat::TIME,
         SampleFormat::ADDR,
         SampleFormat::ID,
         SampleFormat::STREAM_ID,
         SampleFormat::CPU,
-        SampleFormat::PERIOD,
     ] {
-        if f.contains(flag) {
-            at += 8;
-        }
+        field(flag, &mut at)?;
     }
+    out.period = field(SampleFormat::PERIOD, &mut at)?;
     if f.contains(SampleFormat::READ) {
         let rf = info.read_format;
-        let extra = rf.contains(ReadFormat::TOTAL_TIME_ENABLED) as usize
-            + rf.contains(ReadFormat::TOTAL_TIME_RUNNING) as usize;
-        if rf.contains(ReadFormat::GROUP) {
-            at += 8 * (1 + extra + rf.contains(ReadFormat::ID) as usize);
-        } else {
+        let times = rf.contains(ReadFormat::TOTAL_TIME_ENABLED) as u64
+            + rf.contains(ReadFormat::TOTAL_TIME_RUNNING) as u64;
+        let per_value = 1 + rf.contains(ReadFormat::ID) as u64;
+        let words = if rf.contains(ReadFormat::GROUP) {
+            // nr, times, nr × (value, id)
             let nr = read_u64(at)?;
-            let per = 1 + rf.contains(ReadFormat::ID) as u64;
-            let n = nr
-                .checked_mul(per)
-                .and_then(|n| n.checked_mul(8))
-                .ok_or("read values overflow")?;
-            if n > data.len() as u64 {
-                return Err("read values larger than the record".into());
-            }
-            at += 8 * (1 + extra) + n as usize;
+            nr.checked_mul(per_value)
+                .and_then(|n| n.checked_add(1 + times))
+                .ok_or("read values overflow")?
+        } else {
+            per_value + times
+        };
+        let bytes = words.checked_mul(8).ok_or("read values overflow")?;
+        if bytes > (data.len() - at.min(data.len())) as u64 {
+            return Err("read values larger than the record".into());
         }
+        at += bytes as usize;
     }
-    let nr = read_u64(at)?;
-    let bytes = nr.checked_mul(8).ok_or("callchain length overflows")?;
-    if bytes > (data.len() - at - 8) as u64 {
-        return Err(format!(
-            "callchain of {nr} entries does not fit in the {}-byte record (truncated callchain)",
-            data.len()
-        ));
+    if f.contains(SampleFormat::CALLCHAIN) {
+        let nr = read_u64(at)?;
+        let bytes = nr.checked_mul(8).ok_or("callchain length overflows")?;
+        if bytes > (data.len() - at - 8) as u64 {
+            return Err(format!(
+                "callchain of {nr} entries does not fit in the {}-byte record (truncated callchain)",
+                data.len()
+            ));
+        }
+        out.chain = Some((at + 8)..(at + 8 + bytes as usize));
     }
-    Ok(Some((at + 8)..(at + 8 + bytes as usize)))
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -22,8 +22,40 @@ pub fn symbolize(
     offsets: &[u64],
     options: &SymbolOptions,
 ) -> ModuleResult {
+    load(path, build_id, options).resolve(exec_pgoff, offsets)
+}
+
+/// A module's files found and loaded (symbol table sorted, DWARF opened): the part of
+/// symbolisation that does not depend on the addresses, so it can start while the recording
+/// is still being read.
+pub struct Loaded {
+    path: String,
+    symbolizer: Result<Symbolizer, String>,
+    warnings: Vec<String>,
+}
+
+impl Loaded {
+    /// Resolves `offsets` (ascending); `exec_pgoff` places them when only a debug file
+    /// without code was found.
+    pub fn resolve(self, exec_pgoff: Option<u64>, offsets: &[u64]) -> ModuleResult {
+        let mut warnings = self.warnings;
+        let mut result = match self.symbolizer {
+            Ok(mut symbolizer) => match symbolizer.placement.with_pgoff(exec_pgoff) {
+                Ok(()) => symbolizer.resolve_all(offsets),
+                Err(e) => all_unknown(&self.path, offsets.len(), e),
+            },
+            Err(e) => all_unknown(&self.path, offsets.len(), e),
+        };
+        warnings.append(&mut result.warnings);
+        result.warnings = warnings;
+        result
+    }
+}
+
+/// Finds and loads the files of the module recorded as `path`.
+pub fn load(path: &str, build_id: Option<&[u8]>, options: &SymbolOptions) -> Loaded {
     let located = locate::locate(path, build_id, options);
-    let mut warnings: Vec<String> = located
+    let warnings: Vec<String> = located
         .mismatched
         .iter()
         .map(|(p, have)| {
@@ -34,28 +66,19 @@ pub fn symbolize(
             )
         })
         .collect();
-    if !located.found() {
-        let reason = if located.mismatched.is_empty() {
+    let symbolizer = if !located.found() {
+        Err(if located.mismatched.is_empty() {
             "binary not found".to_string()
         } else {
             "only binaries with another build id were found".to_string()
-        };
-        let mut result = all_unknown(path, offsets.len(), reason);
-        result.warnings = warnings;
-        return result;
-    }
-    match Symbolizer::new(path, &located, exec_pgoff, options.inline) {
-        Ok(symbolizer) => {
-            let mut result = symbolizer.resolve_all(offsets);
-            warnings.append(&mut result.warnings);
-            result.warnings = warnings;
-            result
-        }
-        Err(e) => {
-            let mut result = all_unknown(path, offsets.len(), e);
-            result.warnings = warnings;
-            result
-        }
+        })
+    } else {
+        Symbolizer::new(path, &located, options.inline)
+    };
+    Loaded {
+        path: path.to_string(),
+        symbolizer,
+        warnings,
     }
 }
 
@@ -72,8 +95,8 @@ enum Placement {
     /// Loadable segments with their file ranges: exact.
     Segments(Vec<(u64, u64, u64)>),
     /// Only a debug file (no file contents): the executable segment's page starts where the
-    /// recorded executable mapping's page offset does.
-    ExecPage { vaddr_page: u64, pgoff: u64 },
+    /// recorded executable mapping's page offset does (known once the recording is read).
+    ExecPage { vaddr_page: u64, pgoff: Option<u64> },
 }
 
 impl Placement {
@@ -84,13 +107,20 @@ impl Placement {
                 .find(|(off, size, _)| offset >= *off && offset < off + size)
                 .map(|(off, _, vaddr)| offset - off + vaddr),
             Placement::ExecPage { vaddr_page, pgoff } => {
-                offset.checked_sub(*pgoff).map(|d| d + vaddr_page)
+                offset.checked_sub((*pgoff)?).map(|d| d + vaddr_page)
             }
         }
     }
+
+    fn with_pgoff(&mut self, exec_pgoff: Option<u64>) -> Result<(), String> {
+        if let Placement::ExecPage { pgoff, .. } = self {
+            *pgoff = Some(exec_pgoff.ok_or("the recording has no executable mapping for it")?);
+        }
+        Ok(())
+    }
 }
 
-struct Symbolizer {
+pub struct Symbolizer {
     module: Box<str>,
     symbols: Vec<Sym>,
     /// Raw symbol names; normalised (demangled) only when an address hits them, once each:
@@ -102,15 +132,10 @@ struct Symbolizer {
 }
 
 impl Symbolizer {
-    fn new(
-        module: &str,
-        located: &Located,
-        exec_pgoff: Option<u64>,
-        inline: bool,
-    ) -> Result<Symbolizer, String> {
+    fn new(module: &str, located: &Located, inline: bool) -> Result<Symbolizer, String> {
         let placement = match (&located.code, &located.debug) {
             (Some(code), _) => segments_of(code)?,
-            (None, Some(debug)) => exec_page_of(debug, exec_pgoff)?,
+            (None, Some(debug)) => exec_page_of(debug)?,
             (None, None) => return Err("binary not found".into()),
         };
         let symbol_file = located
@@ -247,8 +272,7 @@ fn segments_of(code: &Candidate) -> Result<Placement, String> {
     Ok(Placement::Segments(segments))
 }
 
-fn exec_page_of(debug: &Candidate, exec_pgoff: Option<u64>) -> Result<Placement, String> {
-    let pgoff = exec_pgoff.ok_or("the recording has no executable mapping for it")?;
+fn exec_page_of(debug: &Candidate) -> Result<Placement, String> {
     let map =
         map_file(&debug.path).ok_or_else(|| format!("{}: cannot read", debug.path.display()))?;
     let file = object::File::parse(&*map).map_err(|e| format!("{}: {e}", debug.path.display()))?;
@@ -258,7 +282,7 @@ fn exec_page_of(debug: &Candidate, exec_pgoff: Option<u64>) -> Result<Placement,
         .ok_or("debug file has no executable segment")?;
     Ok(Placement::ExecPage {
         vaddr_page: exec.address() & !0xfff,
-        pgoff,
+        pgoff: None,
     })
 }
 

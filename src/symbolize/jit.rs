@@ -28,20 +28,44 @@ pub fn map_dirs(options: &SymbolOptions) -> Vec<PathBuf> {
 }
 
 pub fn symbolize(pid: i32, addrs: &[u64], options: &SymbolOptions) -> ModuleResult {
+    load(pid, options).resolve(addrs)
+}
+
+/// A process's JIT map, found and parsed before the addresses are known.
+pub struct Loaded {
+    module: String,
+    map: Result<(PathBuf, PerfMap), String>,
+}
+
+pub fn load(pid: i32, options: &SymbolOptions) -> Loaded {
     let module = format!("perf-{pid}.map");
     let dirs = map_dirs(options);
-    let Some(path) = dirs.iter().map(|d| d.join(&module)).find(|p| p.is_file()) else {
-        let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        return all_unknown(
-            &module,
-            addrs.len(),
-            format!("JIT map not found in {} (--jit-map-dir)", looked.join(", ")),
-        );
+    let map = match dirs.iter().map(|d| d.join(&module)).find(|p| p.is_file()) {
+        None => {
+            let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            Err(format!(
+                "JIT map not found in {} (--jit-map-dir)",
+                looked.join(", ")
+            ))
+        }
+        Some(path) => PerfMap::load(&path)
+            .map(|m| (path.clone(), m))
+            .map_err(|e| format!("{}: {e}", path.display())),
     };
-    let map = match PerfMap::load(&path) {
-        Ok(m) => m,
-        Err(e) => return all_unknown(&module, addrs.len(), format!("{}: {e}", path.display())),
-    };
+    Loaded { module, map }
+}
+
+impl Loaded {
+    pub fn resolve(self, addrs: &[u64]) -> ModuleResult {
+        let module = self.module;
+        match self.map {
+            Ok((path, map)) => resolve(&module, &path, &map, addrs),
+            Err(e) => all_unknown(&module, addrs.len(), e),
+        }
+    }
+}
+
+fn resolve(module: &str, path: &Path, map: &PerfMap, addrs: &[u64]) -> ModuleResult {
     let mut result = ModuleResult::default();
     if let Some(first) = map.bad_lines.first() {
         result.warnings.push(format!(
@@ -56,7 +80,7 @@ pub fn symbolize(pid: i32, addrs: &[u64], options: &SymbolOptions) -> ModuleResu
             Some(name_index) => {
                 let frame = frames.entry(name_index).or_insert_with(|| Frame {
                     name: names::java_perf_map_name(&map.names[name_index as usize]).into(),
-                    module: Some(module.as_str().into()),
+                    module: Some(module.into()),
                     file: None,
                     line: None,
                     kind: FrameKind::Jit,
@@ -65,7 +89,7 @@ pub fn symbolize(pid: i32, addrs: &[u64], options: &SymbolOptions) -> ModuleResu
             }
             None => {
                 result.unresolved += 1;
-                result.frames.push(vec![unknown_frame(&module)]);
+                result.frames.push(vec![unknown_frame(module)]);
             }
         }
     }

@@ -32,9 +32,29 @@ impl KernelSource {
         text: Option<u64>,
         addrs: &[u64],
     ) -> ModuleResult {
-        let module = "[kernel.kallsyms]";
+        self.load(build_id).resolve(text, addrs)
+    }
+
+    /// Finds and parses the kallsyms for the recorded kernel.
+    pub fn load(&self, build_id: Option<&[u8]>) -> Loaded {
         let mut warnings = Vec::new();
-        let symbols = match self.find(build_id, &mut warnings) {
+        let symbols = self.find(build_id, &mut warnings);
+        Loaded { symbols, warnings }
+    }
+}
+
+/// A kernel's symbols, loaded before the addresses are known.
+pub struct Loaded {
+    symbols: Result<Vec<KSym>, String>,
+    warnings: Vec<String>,
+}
+
+impl Loaded {
+    /// Resolves absolute kernel addresses; `text` is the recording's `_text` for relocation.
+    pub fn resolve(self, text: Option<u64>, addrs: &[u64]) -> ModuleResult {
+        let module = "[kernel.kallsyms]";
+        let warnings = self.warnings;
+        let symbols = match self.symbols {
             Ok(s) => s,
             Err(reason) => {
                 let mut r = all_unknown(module, addrs.len(), reason);
@@ -71,7 +91,9 @@ impl KernelSource {
         }
         result
     }
+}
 
+impl KernelSource {
     fn find(
         &self,
         build_id: Option<&[u8]>,

@@ -74,27 +74,62 @@ pub struct ModuleResult {
 
 /// Resolves every module, in parallel across modules.
 pub fn symbolize(requests: &[ModuleRequest], options: &SymbolOptions) -> Vec<ModuleResult> {
-    let kernel_source = kernel::KernelSource::new(options);
     requests
         .par_iter()
-        .map(|r| match &r.kind {
-            ModuleKind::Elf {
-                path,
-                build_id,
-                exec_pgoff,
-            } => elf::symbolize(
-                path,
-                build_id.as_deref(),
-                *exec_pgoff,
-                &r.addresses,
-                options,
-            ),
-            ModuleKind::Kernel { build_id, text } => {
-                kernel_source.symbolize(build_id.as_deref(), *text, &r.addresses)
+        .map(|r| {
+            if r.addresses.is_empty() {
+                return ModuleResult::default();
             }
-            ModuleKind::Jit { pid } => jit::symbolize(*pid, &r.addresses, options),
+            preload(&r.kind, options).resolve(&r.kind, &r.addresses)
         })
         .collect()
+}
+
+/// A module's files, found and loaded: the part of symbolisation that does not depend on
+/// the addresses (and that a DWARF unwinder needs too).
+pub struct Preloaded {
+    files: Files,
+}
+
+enum Files {
+    Elf(Box<elf::Loaded>),
+    Kernel(kernel::Loaded),
+    Jit(jit::Loaded),
+}
+
+/// Finds and loads a module's files (the expensive part that does not need addresses).
+pub fn preload(kind: &ModuleKind, options: &SymbolOptions) -> Preloaded {
+    let files = match kind {
+        ModuleKind::Elf { path, build_id, .. } => {
+            Files::Elf(Box::new(elf::load(path, build_id.as_deref(), options)))
+        }
+        ModuleKind::Kernel { build_id, .. } => {
+            Files::Kernel(kernel::KernelSource::new(options).load(build_id.as_deref()))
+        }
+        ModuleKind::Jit { pid } => Files::Jit(jit::load(*pid, options)),
+    };
+    Preloaded { files }
+}
+
+impl Preloaded {
+    /// Resolves the module's distinct addresses (ascending), leaf-first frames for each.
+    pub fn resolve(self, kind: &ModuleKind, addresses: &[u64]) -> ModuleResult {
+        match (self.files, kind) {
+            (Files::Elf(loaded), ModuleKind::Elf { exec_pgoff, .. }) => {
+                loaded.resolve(*exec_pgoff, addresses)
+            }
+            (Files::Kernel(loaded), ModuleKind::Kernel { text, .. }) => {
+                loaded.resolve(*text, addresses)
+            }
+            (Files::Jit(loaded), _) => loaded.resolve(addresses),
+            // preload() made the files from this kind
+            _ => all_unknown(
+                &kind.display_name(),
+                addresses.len(),
+                "module kind changed".into(),
+            ),
+        }
+    }
 }
 
 /// The frame for an address no symbol was found for.
