@@ -81,3 +81,16 @@ done
   "$WHOSE" flame "${inputs[0]}" --rules "$RULES" --no-presets > "$OUT/whose.svg"
 /usr/bin/time -f "inferno-flamegraph peak RSS %M KiB on $(basename "${inputs[0]}")" \
   "$INFERNO" "${inputs[0]}" > "$OUT/inferno.svg"
+
+# The issue's own measure: on /tmp/whose-bench/big.perf.data (shared/corpus/make-bench.sh),
+# `whose flame` against `whose report` on the same recording plus inferno-flamegraph on the
+# equivalent folded file (make-bench's big.folded, from perf script | inferno-collapse-perf).
+B=/tmp/whose-bench
+if [ -s "$B/big.perf.data" ] && [ -s "$B/big.folded" ]; then
+  perf_opts="--jit-map-dir '$B' --preset jvm"
+  read -r aw ac < <(best "'$WHOSE' flame '$B/big.perf.data' $perf_opts > '$OUT/big.svg'")
+  read -r rw rc < <(best "'$WHOSE' report '$B/big.perf.data' $perf_opts > '$OUT/big.txt'")
+  read -r iw ic < <(best "'$INFERNO' '$B/big.folded' > '$OUT/big-inferno.svg'")
+  printf '%-20s %12s %12s %12s %8.2f   (wall ratio %.2f)\n' big.perf.data "$aw/$ac" "$rw/$rc" \
+    "$iw/$ic" "$(awk "BEGIN{print $ac / ($rc + $ic)}")" "$(awk "BEGIN{print $aw / ($rw + $iw)}")"
+fi
