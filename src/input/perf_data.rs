@@ -453,11 +453,9 @@ struct Reader<'p> {
     frame_cache: Vec<CacheEntry>,
     /// Bumped by every change to any memory map; cache entries of older generations are stale.
     generation: u32,
-    /// (pid, mode, callchain bytes, tid) → row, for the current generation of maps and
+    /// (pid, tid, mode, callchain bytes) → row, for the current generation of maps and
     /// thread names.
     chain_cache: ChainCache,
-    /// (pid, mode, callchain bytes) → raw stack.
-    stack_cache: ChainCache,
     chain_generation: u32,
 }
 
@@ -471,8 +469,8 @@ struct SampleEvent {
     ip: Option<u64>,
 }
 
-/// pid (4 bytes) and mode (1) before the callchain in a cache key.
-const CHAIN_KEY_PREFIX: usize = 5;
+/// pid (4 bytes), tid (4), mode (1) before the callchain in a cache key.
+const CHAIN_KEY_PREFIX: usize = 9;
 
 /// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread):
 /// hash → first entry, entries chained on collision; keys are compared in full.
@@ -607,7 +605,6 @@ fn read_records<R: Read + Send>(
         frame_cache: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
         generation: 1,
         chain_cache: ChainCache::default(),
-        stack_cache: ChainCache::default(),
         chain_generation: 0,
     };
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
@@ -647,7 +644,6 @@ impl Reader<'_> {
                 ip,
                 chain,
                 hash,
-                chain_hash,
             } => {
                 let key = chain.clone().map(|r| &chains[r]);
                 let sample = SampleEvent {
@@ -658,7 +654,7 @@ impl Reader<'_> {
                     kernel: *kernel,
                     ip: *ip,
                 };
-                self.sample(&sample, key, (*hash, *chain_hash), little);
+                self.sample(&sample, key, *hash, little);
             }
             Event::Mmap {
                 pid,
@@ -827,8 +823,7 @@ impl Reader<'_> {
         id
     }
 
-    fn sample(&mut self, s: &SampleEvent, key: Option<&[u8]>, hashes: (u64, u64), little: bool) {
-        let (hash, chain_hash) = hashes;
+    fn sample(&mut self, s: &SampleEvent, key: Option<&[u8]>, hash: u64, little: bool) {
         self.samples += 1;
         // most samples repeat a (thread, callchain) seen before under the same maps: one
         // lookup of the key (hashed by the decoding thread) finds its row
@@ -836,24 +831,13 @@ impl Reader<'_> {
             Some(key) => {
                 if self.chain_generation != self.generation {
                     self.chain_cache.clear();
-                    self.stack_cache.clear();
                     self.chain_generation = self.generation;
                 }
                 match self.chain_cache.get(hash, key) {
                     Some(row) => row,
                     None => {
-                        // the same callchain in another thread: its stack is known
-                        let chain_key = &key[..key.len() - 4];
-                        let stack = match self.stack_cache.get(chain_hash, chain_key) {
-                            Some(stack) => stack,
-                            None => {
-                                let chain = &chain_key[CHAIN_KEY_PREFIX..];
-                                let stack =
-                                    self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little);
-                                self.stack_cache.insert(chain_hash, chain_key, stack);
-                                stack
-                            }
-                        };
+                        let chain = &key[CHAIN_KEY_PREFIX..];
+                        let stack = self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little);
                         let row = self.row_for(stack, s.tid);
                         self.chain_cache.insert(hash, key, row);
                         row
@@ -1143,12 +1127,11 @@ enum Event {
         period: Option<u64>,
         kernel: bool,
         ip: Option<u64>,
-        /// The cache key in the batch's `chains`: pid, mode byte, the callchain's raw bytes
-        /// (file byte order), tid.
+        /// The cache key in the batch's `chains`: pid, tid, mode byte, then the callchain's
+        /// raw bytes (file byte order).
         chain: Option<std::ops::Range<usize>>,
-        /// FxHash of the whole key, and of the key without the tid.
+        /// FxHash of the key.
         hash: u64,
-        chain_hash: u64,
     },
     Mmap {
         pid: i32,
@@ -1273,21 +1256,20 @@ fn decode_event(
         );
         // the cache key the folding thread looks the sample up by, hashed here where there
         // is time: pid, tid, mode, then the callchain itself
-        let (mut hash, mut chain_hash) = (0, 0);
+        let mut hash = 0;
         let chain = s.chain.map(|r| {
-            use std::hash::Hasher;
             let start = batch.chains.len();
             batch.chains.extend_from_slice(&pid.to_le_bytes());
+            batch
+                .chains
+                .extend_from_slice(&s.tid.unwrap_or(-1).to_le_bytes());
             batch.chains.push(kernel as u8);
             batch.chains.extend_from_slice(&data[r]);
+            let key = start..batch.chains.len();
             let mut h = rustc_hash::FxHasher::default();
-            h.write(&batch.chains[start..]);
-            chain_hash = h.finish();
-            let tid = s.tid.unwrap_or(-1).to_le_bytes();
-            h.write(&tid);
-            hash = h.finish();
-            batch.chains.extend_from_slice(&tid);
-            start..batch.chains.len()
+            std::hash::Hasher::write(&mut h, &batch.chains[key.clone()]);
+            hash = std::hash::Hasher::finish(&h);
+            key
         });
         batch.events.push(Event::Sample {
             attr,
@@ -1298,7 +1280,6 @@ fn decode_event(
             ip: s.ip,
             chain,
             hash,
-            chain_hash,
         });
         return Ok(());
     }
