@@ -437,8 +437,7 @@ struct Reader<'p> {
     /// (module, lookup address) → raw frame id.
     raw_frames: FxHashMap<(ModuleId, u64), u32>,
     raw_frame_list: Vec<(ModuleId, u64)>,
-    raw_stacks: FxHashMap<Box<[u32]>, u32>,
-    raw_stack_list: Vec<Box<[u32]>>,
+    raw_stacks: StackStore,
     /// (raw stack, thread) → row; values are `n_types` per row.
     rows: FxHashMap<(u32, Option<ThreadId>), u32>,
     row_keys: Vec<(u32, Option<ThreadId>)>,
@@ -473,11 +472,14 @@ struct SampleEvent {
 const CHAIN_KEY_PREFIX: usize = 9;
 
 /// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread):
-/// hash → first entry, entries chained on collision; keys are compared in full.
+/// hash → first entry, entries chained on collision; keys are compared in full. Keys live
+/// in one arena, not one allocation each.
 #[derive(Default)]
 struct ChainCache {
     index: FxHashMap<u64, u32>,
-    entries: Vec<(Box<[u8]>, u32, u32)>,
+    /// (key offset in `keys`, key length, value, next entry with the same hash)
+    entries: Vec<(usize, u32, u32, u32)>,
+    keys: Vec<u8>,
 }
 
 impl ChainCache {
@@ -486,11 +488,11 @@ impl ChainCache {
     fn get(&self, hash: u64, key: &[u8]) -> Option<u32> {
         let mut i = *self.index.get(&hash)?;
         while i != Self::END {
-            let (k, value, next) = &self.entries[i as usize];
-            if **k == *key {
-                return Some(*value);
+            let (at, len, value, next) = self.entries[i as usize];
+            if self.keys[at..at + len as usize] == *key {
+                return Some(value);
             }
-            i = *next;
+            i = next;
         }
         None
     }
@@ -498,12 +500,57 @@ impl ChainCache {
     fn insert(&mut self, hash: u64, key: &[u8], value: u32) {
         let id = self.entries.len() as u32;
         let next = self.index.insert(hash, id).unwrap_or(Self::END);
-        self.entries.push((key.into(), value, next));
+        self.entries
+            .push((self.keys.len(), key.len() as u32, value, next));
+        self.keys.extend_from_slice(key);
     }
 
     fn clear(&mut self) {
         self.index.clear();
         self.entries.clear();
+        self.keys.clear();
+    }
+}
+
+/// Distinct raw stacks (raw frame ids, leaf first), stored in one arena.
+#[derive(Default)]
+struct StackStore {
+    index: FxHashMap<u64, u32>,
+    /// (offset in `frames`, length, next stack with the same hash)
+    entries: Vec<(u32, u32, u32)>,
+    frames: Vec<u32>,
+}
+
+impl StackStore {
+    fn intern(&mut self, stack: &[u32]) -> u32 {
+        use std::hash::Hasher;
+        let mut h = rustc_hash::FxHasher::default();
+        for &f in stack {
+            h.write_u32(f);
+        }
+        let hash = h.finish();
+        let first = self.index.get(&hash).copied();
+        let mut i = first.unwrap_or(u32::MAX);
+        while i != u32::MAX {
+            if self.get(i) == stack {
+                return i;
+            }
+            i = self.entries[i as usize].2;
+        }
+        let id = self.entries.len() as u32;
+        self.entries.push((
+            self.frames.len() as u32,
+            stack.len() as u32,
+            first.unwrap_or(u32::MAX),
+        ));
+        self.frames.extend_from_slice(stack);
+        self.index.insert(hash, id);
+        id
+    }
+
+    fn get(&self, id: u32) -> &[u32] {
+        let (at, len, _) = self.entries[id as usize];
+        &self.frames[at as usize..(at + len) as usize]
     }
 }
 
@@ -590,8 +637,7 @@ fn read_records<R: Read + Send>(
         threads: crate::model::Interner::default(),
         raw_frames: FxHashMap::default(),
         raw_frame_list: Vec::new(),
-        raw_stacks: FxHashMap::default(),
-        raw_stack_list: Vec::new(),
+        raw_stacks: StackStore::default(),
         rows: FxHashMap::default(),
         row_keys: Vec::new(),
         values: Vec::new(),
@@ -905,16 +951,7 @@ impl Reader<'_> {
                 }
             }
         }
-        match self.raw_stacks.get(self.stack_buf.as_slice()) {
-            Some(&id) => id,
-            None => {
-                let id = self.raw_stack_list.len() as u32;
-                let boxed: Box<[u32]> = self.stack_buf.as_slice().into();
-                self.raw_stack_list.push(boxed.clone());
-                self.raw_stacks.insert(boxed, id);
-                id
-            }
-        }
+        self.raw_stacks.intern(&self.stack_buf)
     }
 
     fn row_for(&mut self, stack: u32, tid: Option<i32>) -> u32 {
@@ -1041,7 +1078,7 @@ impl Reader<'_> {
         for (row, &(stack, thread)) in self.row_keys.iter().enumerate() {
             buf.clear();
             seen.clear();
-            for &raw in self.raw_stack_list[stack as usize].iter() {
+            for &raw in self.raw_stacks.get(stack) {
                 buf.extend_from_slice(&raw_to_frames[raw as usize]);
                 let m = self.raw_frame_list[raw as usize].0;
                 if m != NO_MODULE && results[m as usize].missing.is_some() && !seen.contains(&m) {
