@@ -548,6 +548,10 @@ impl StackStore {
         id
     }
 
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
     fn get(&self, id: u32) -> &[u32] {
         let (at, len, _) = self.entries[id as usize];
         &self.frames[at as usize..(at + len) as usize]
@@ -1041,45 +1045,49 @@ impl Reader<'_> {
                 }
             })
             .collect();
-        let results = symbolize::symbolize(&requests, &options.symbols);
+        let mut results = symbolize::symbolize(&requests, &options.symbols);
 
         let mut profile = Profile::new(sample_types);
-        // raw frame → its frames (leaf first) in the profile
-        let unknown =
-            profile.intern_frame(Frame::named("[unknown]", crate::model::FrameKind::Unknown));
-        let mut frame_ids: FxHashMap<Frame, FrameId> = FxHashMap::default();
-        let mut raw_to_frames: Vec<Vec<FrameId>> = Vec::with_capacity(self.raw_frame_list.len());
-        for &(m, a) in &self.raw_frame_list {
-            if m == NO_MODULE {
-                raw_to_frames.push(vec![unknown]);
-                continue;
+        // every module's frames, interned once, in one arena; each raw frame is a span of it
+        let mut flat: Vec<FrameId> = Vec::new();
+        let mut spans: Vec<Vec<(u32, u32)>> = Vec::with_capacity(results.len());
+        for result in results.iter_mut() {
+            let frames = std::mem::take(&mut result.frames);
+            let mut module_spans = Vec::with_capacity(frames.len());
+            for address_frames in frames {
+                let start = flat.len() as u32;
+                flat.extend(address_frames.into_iter().map(|f| profile.intern_frame(f)));
+                module_spans.push((start, flat.len() as u32 - start));
             }
-            let req = &requests[m as usize];
-            let i = req.addresses.binary_search(&a).unwrap_or(0);
-            let frames = results[m as usize]
-                .frames
-                .get(i)
-                .cloned()
-                .unwrap_or_default();
-            let ids = frames
-                .into_iter()
-                .map(|f| {
-                    *frame_ids
-                        .entry(f)
-                        .or_insert_with_key(|f| profile.intern_frame(f.clone()))
-                })
-                .collect();
-            raw_to_frames.push(ids);
+            spans.push(module_spans);
         }
+        let unknown_span = (flat.len() as u32, 1);
+        flat.push(
+            profile.intern_frame(Frame::named("[unknown]", crate::model::FrameKind::Unknown)),
+        );
+        let raw_span: Vec<(u32, u32)> = self
+            .raw_frame_list
+            .iter()
+            .map(|&(m, a)| {
+                if m == NO_MODULE {
+                    return unknown_span;
+                }
+                let i = requests[m as usize]
+                    .addresses
+                    .binary_search(&a)
+                    .unwrap_or(0);
+                spans[m as usize].get(i).copied().unwrap_or(unknown_span)
+            })
+            .collect();
         let mut thread_map: FxHashMap<ThreadId, ThreadId> = FxHashMap::default();
         let mut missing_cost: Vec<u64> = vec![0; self.modules.len()];
         let mut buf = Vec::new();
         let mut seen = Vec::new();
+        // rows share raw stacks (one per thread): each raw stack becomes a stack once
+        let mut stack_ids: Vec<Option<crate::model::StackId>> = vec![None; self.raw_stacks.len()];
         for (row, &(stack, thread)) in self.row_keys.iter().enumerate() {
-            buf.clear();
             seen.clear();
             for &raw in self.raw_stacks.get(stack) {
-                buf.extend_from_slice(&raw_to_frames[raw as usize]);
                 let m = self.raw_frame_list[raw as usize].0;
                 if m != NO_MODULE && results[m as usize].missing.is_some() && !seen.contains(&m) {
                     seen.push(m);
@@ -1089,7 +1097,19 @@ impl Reader<'_> {
             for &m in &seen {
                 missing_cost[m as usize] += values[self.samples_type] as u64;
             }
-            let stack_id = profile.intern_stack(&buf);
+            let stack_id = match stack_ids[stack as usize] {
+                Some(id) => id,
+                None => {
+                    buf.clear();
+                    for &raw in self.raw_stacks.get(stack) {
+                        let (start, len) = raw_span[raw as usize];
+                        buf.extend_from_slice(&flat[start as usize..(start + len) as usize]);
+                    }
+                    let id = profile.intern_stack(&buf);
+                    stack_ids[stack as usize] = Some(id);
+                    id
+                }
+            };
             let thread_id = thread.map(|t| {
                 *thread_map
                     .entry(t)
