@@ -14,8 +14,8 @@
 //! `task-clock` weigh nanoseconds, `cycles` cycles), then `samples`; the first event is the
 //! default metric. LOST records are counted and reported.
 //!
-//! [`header`] checks what the library would trust before it reads anything; [`decode`] runs on
-//! its own thread, turning records into owned batches; [`fold`] keeps the maps, caches and
+//! `header` checks what the library would trust before it reads anything; `decode` runs on
+//! its own thread, turning records into owned batches; `fold` keeps the maps, caches and
 //! rows on this thread and builds the profile.
 
 mod decode;
