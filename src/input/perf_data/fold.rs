@@ -362,9 +362,9 @@ impl Reader<'_> {
         } else if is_pseudo(path) {
             return;
         } else {
-            let build_id = build_id.or_else(|| {
+            let build_id = build_id.filter(|b| !b.is_empty()).or_else(|| {
                 let key = DsoKey::detect(path.as_bytes(), mode)?;
-                self.build_ids.get(&key).cloned()
+                self.build_ids.get(&key).filter(|b| !b.is_empty()).cloned()
             });
             let kind = ModuleKind::Elf {
                 path: path.to_string(),

@@ -119,7 +119,13 @@ fn read_records<R: Read + Send>(
     let samples_type = sample_types.len() - 1;
     let build_ids = perf_file
         .build_ids()
-        .map(|m| m.into_iter().map(|(k, v)| (k, v.build_id)).collect())
+        .map(|m| {
+            // perf writes empty ids in some modes (`-z`): no id, not an id that never matches
+            m.into_iter()
+                .filter(|(_, v)| !v.build_id.is_empty())
+                .map(|(k, v)| (k, v.build_id))
+                .collect()
+        })
         .unwrap_or_default();
     let mut reader = Reader::new(path, build_ids, attr_type, sample_types.len(), samples_type);
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
