@@ -247,6 +247,51 @@ fn pipe_mode_gzipped_with_build_id_records_agrees_too() {
 }
 
 #[test]
+fn thread_names_come_from_comm_records_like_perf_script_shows_them() {
+    let run = Run::new();
+    let root = run.root.path().to_str().unwrap().to_string();
+    let maps = fixture("perf");
+    let r = rules("jvm-shop");
+    let common = [
+        "--rules",
+        r.as_str(),
+        "--no-presets",
+        "--threads",
+        "--metric",
+        "samples",
+    ];
+    let thread_lines = |out: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(out)
+            .lines()
+            .filter(|l| l.starts_with("thread "))
+            .map(|l| l.split(" of ").next().unwrap().to_string() + l.rsplit_once(" (").unwrap().1)
+            .collect()
+    };
+    let data_path = fixture("perf/jvm-shop.perf.data");
+    let mut args = vec![
+        "report",
+        data_path.to_str().unwrap(),
+        "--symfs",
+        root.as_str(),
+        "--jit-map-dir",
+        maps.to_str().unwrap(),
+    ];
+    args.extend_from_slice(&common);
+    let data = run.whose(&args);
+    let script = fixture("perf/jvm-shop.perf.perf-script.txt.gz");
+    let mut args = vec!["report", script.to_str().unwrap()];
+    args.extend_from_slice(&common);
+    let text = run.whose(&args);
+    let (data, text) = (thread_lines(&data.stdout), thread_lines(&text.stdout));
+    assert_eq!(data, text);
+    // pool-1-thread-1/2 (handlers) folded into one row, 4722 of 6694 samples
+    assert!(
+        data[0].starts_with("thread pool-*-thread-*: 70.5%") && data[0].contains("4722"),
+        "{data:?}"
+    );
+}
+
+#[test]
 fn cpu_clock_is_the_default_metric_in_nanoseconds() {
     let run = Run::new();
     let (json, _) = run.report(&fixture("perf/c-malloc.perf.data"), &["--no-presets"]);
