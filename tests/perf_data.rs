@@ -626,6 +626,51 @@ fn dwarf_call_graph_recordings_are_refused_in_one_clear_line() {
 }
 
 #[test]
+fn lost_events_are_counted_and_reported() {
+    // a PERF_RECORD_LOST (type 2: id, lost count, then the sample_id trailer — tid and time
+    // for this recording) appended to the data section; the feature sections after it move
+    let mut bytes = std::fs::read(fixture("perf/c-malloc.perf.data")).unwrap();
+    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let (data, size) = (u64_at(&bytes, 40) as usize, u64_at(&bytes, 48) as usize);
+    let end = data + size;
+    let mut record = Vec::new();
+    record.extend_from_slice(&2u32.to_le_bytes());
+    record.extend_from_slice(&0u16.to_le_bytes());
+    record.extend_from_slice(&40u16.to_le_bytes());
+    for word in [0u64, 1234, 0, 0] {
+        record.extend_from_slice(&word.to_le_bytes());
+    }
+    let features = bytes[72..104]
+        .iter()
+        .map(|b| b.count_ones() as usize)
+        .sum::<usize>();
+    for i in 0..features {
+        let at = end + i * 16;
+        let offset = u64_at(&bytes, at) + record.len() as u64;
+        bytes[at..at + 8].copy_from_slice(&offset.to_le_bytes());
+    }
+    bytes[48..56].copy_from_slice(&((size + record.len()) as u64).to_le_bytes());
+    bytes.splice(end..end, record);
+    let dir = tempfile::tempdir().unwrap();
+    let out = whose(&[
+        "report",
+        write_temp(dir.path(), "lost.data", &bytes)
+            .to_str()
+            .unwrap(),
+        "--no-presets",
+        "--metric",
+        "samples",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("perf lost 1234 events (LOST records)"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("total 4461"));
+}
+
+#[test]
 fn a_file_that_is_not_perf_data_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let e = whose_err(&[
