@@ -345,7 +345,7 @@ impl ScriptReader {
             end -= 1;
         }
         let raw = &raw[..end];
-        if self.in_sample && matches!(raw.first(), Some(b'\t' | b' ')) && self.fast_frame(raw) {
+        if self.in_sample && raw.first() == Some(&b'\t') && self.fast_frame(raw) {
             return Ok(());
         }
         let text = match std::str::from_utf8(raw) {
@@ -363,7 +363,11 @@ impl ScriptReader {
         if text.starts_with('#') && !self.in_sample {
             return Ok(());
         }
-        if text.starts_with(['\t', ' ']) {
+        // perf indents frame lines with a tab; a header is indented with spaces when perf
+        // right-aligns the command name (output without call chains)
+        let header_like = !text.starts_with('\t')
+            && parse_header(text.trim_start()).is_some_and(|h| h.event.is_some());
+        if text.starts_with(['\t', ' ']) && !header_like {
             if !self.in_sample {
                 self.bad_line(text);
                 return Ok(());
@@ -375,7 +379,7 @@ impl ScriptReader {
             return Ok(());
         }
         self.end_sample();
-        match parse_header(text) {
+        match parse_header(text.trim_start()) {
             Some(h) => self.start_sample(h),
             None => self.bad_line(text),
         }
