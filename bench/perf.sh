@@ -26,14 +26,23 @@ for m in "$B"/perf-*.map; do [ -e "/tmp/$(basename "$m")" ] || cp "$m" /tmp/; do
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
-# run NAME CMD...: wall seconds and peak RSS (KiB) of CMD (a pipeline goes through bash -c;
-# /usr/bin/time then reports the largest process of it, which is the one that matters)
+# run NAME CMD...: median wall seconds of RUNS runs and the largest peak RSS (KiB) of CMD (a
+# pipeline goes through bash -c; /usr/bin/time then reports its largest process, the one
+# that matters). The machine is shared, so single runs vary; the median is what is compared.
+RUNS=${RUNS:-3}
 run() {
   local name=$1; shift
-  /usr/bin/time -f "%e %M" -o "$OUT/$name.time" "$@" > "$OUT/$name.out" 2> "$OUT/$name.err" || {
-    echo "$name failed:" >&2; tail -5 "$OUT/$name.err" >&2; exit 1; }
-  read -r secs kib < <(tail -1 "$OUT/$name.time")
-  printf '%-34s %8.2f s %8.1f MB\n' "$name" "$secs" "$(echo "$kib / 1024" | bc -l)"
+  : > "$OUT/$name.times"
+  for _ in $(seq "$RUNS"); do
+    /usr/bin/time -f "%e %M" -o "$OUT/$name.time" "$@" > "$OUT/$name.out" 2> "$OUT/$name.err" || {
+      echo "$name failed:" >&2; tail -5 "$OUT/$name.err" >&2; exit 1; }
+    tail -1 "$OUT/$name.time" >> "$OUT/$name.times"
+  done
+  local secs kib
+  secs=$(sort -n "$OUT/$name.times" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  kib=$(sort -k2 -n "$OUT/$name.times" | tail -1 | cut -d' ' -f2)
+  printf '%-34s %8.2f s %8.1f MB   (runs: %s)\n' "$name" "$secs" "$(echo "$kib / 1024" | bc -l)" \
+    "$(cut -d' ' -f1 "$OUT/$name.times" | tr '\n' ' ')"
   eval "T_${name//-/_}=$secs"
 }
 

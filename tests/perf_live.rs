@@ -113,3 +113,24 @@ fn live_perf_record_dwarf_is_unwound_or_prints_why_skipped() {
     let (got, _) = report_shares(&args[1..]);
     assert!(got["spin"][1] > 80.0, "{got:?}");
 }
+
+#[test]
+fn live_perf_record_zstd_compressed_is_read_or_prints_why_skipped() {
+    // `perf record -z`: records in zstd-compressed chunks, and (perf 6.1) empty build ids
+    let dir = tempfile::tempdir().unwrap();
+    let data = match record(dir.path(), &["-z", "-g"]) {
+        Ok(d) => d,
+        Err(reason) => {
+            eprintln!("SKIPPED live_perf_record_zstd_compressed_is_read: {reason}");
+            return;
+        }
+    };
+    let (got, total) = report_shares(&[
+        data.to_str().unwrap(),
+        "--user",
+        "whose_live_",
+        "--no-presets",
+    ]);
+    assert!(total > 0);
+    assert!(got["user"][1] > 80.0, "{got:?}");
+}

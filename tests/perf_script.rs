@@ -156,3 +156,74 @@ fn text_that_is_mostly_not_perf_script_is_an_error_with_its_line() {
     assert!(stderr.contains(":4:"), "{stderr}");
     assert!(stderr.contains("not perf script output"), "{stderr}");
 }
+
+#[test]
+fn output_without_call_chains_is_one_header_per_sample_with_its_frame() {
+    // `perf record` without -g: perf right-aligns the command name and prints the sample's
+    // own frame at the end of each header line; no blank lines, no indented frames
+    let text = concat!(
+        "            spin 15196  4081.190144:    1001001 task-clock:      560470fee160 ",
+        "whose_live_spin+0x27 (/tmp/live/spin)\n",
+        "            spin 15196  4081.191144:    1001001 task-clock:      560470fee164 ",
+        "whose_live_spin+0x2b (/tmp/live/spin)\n",
+        "            spin 15196  4081.192145:    1001001 task-clock:  ffffffff81000010 ",
+        "do_syscall_64+0x10 ([kernel.kallsyms])\n",
+    );
+    let f = temp_script(text);
+    let out = whose_ok(&[
+        "report",
+        "--format",
+        "json",
+        f.path().to_str().unwrap(),
+        "--user",
+        "whose_live_",
+        "--no-presets",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let input = &json["inputs"][0];
+    assert_eq!(input["metric"]["name"], "task-clock");
+    assert_eq!(input["total"], 3 * 1_001_001);
+    let user = input["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "user")
+        .unwrap();
+    assert_eq!(user["self"], 2 * 1_001_001);
+}
+
+#[test]
+fn srcline_lines_are_skipped_not_taken_for_frames() {
+    // `perf script -F ...,srcline`: a space-indented `file:line` under every frame
+    let text = concat!(
+        "spin 28785/28785  1942.990997:    1001001 cpu-clock:ppp: \n",
+        "\t            1167 whose_live_spin (/tmp/live/spin)\n",
+        "  spin.c:9\n",
+        "\t           2724a __libc_start_call_main (/usr/lib/x86_64-linux-gnu/libc.so.6)\n",
+        "  libc-start.c:74\n",
+        "\n",
+    );
+    let f = temp_script(text);
+    let out = whose(&[
+        "report",
+        "--format",
+        "json",
+        f.path().to_str().unwrap(),
+        "--user",
+        "whose_live_",
+        "--no-presets",
+        "--metric",
+        "samples",
+    ]);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let owners = json["inputs"][0]["owners"].as_array().unwrap();
+    // the leaf is whose_live_spin, not `spin.c:9`
+    let user = owners.iter().find(|o| o["name"] == "user").unwrap();
+    assert_eq!(user["self"], 1);
+}

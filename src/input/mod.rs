@@ -149,6 +149,10 @@ fn detect_text(head: &[u8]) -> InputFormat {
     if second.starts_with(['\t', ' ']) && !first.starts_with(['\t', ' ']) {
         return InputFormat::PerfScript;
     }
+    // perf script without call chains: one header line per sample, the frame at its end
+    if perf_script::parse_header(first.trim_start()).is_some_and(|h| h.event.is_some()) {
+        return InputFormat::PerfScript;
+    }
     let first_frame = first.split(';').next().unwrap_or("");
     if names::pyspy_frame(
         first_frame

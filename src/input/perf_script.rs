@@ -92,6 +92,19 @@ pub fn parse_frame_line(line: &str) -> Option<FrameLine<'_>> {
     })
 }
 
+/// A source-line line of `-F +srcline`: space-indented `file:line` (`??:0` when unknown).
+fn is_srcline(line: &str) -> bool {
+    if !line.starts_with(' ') {
+        return false;
+    }
+    let t = line.trim();
+    !t.contains(' ')
+        && t.rsplit_once(':').is_some_and(|(file, n)| {
+            !file.is_empty()
+                && (n == "?" || (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+        })
+}
+
 fn is_hex(s: &str) -> bool {
     !s.is_empty() && s.len() <= 16 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
@@ -345,7 +358,7 @@ impl ScriptReader {
             end -= 1;
         }
         let raw = &raw[..end];
-        if self.in_sample && matches!(raw.first(), Some(b'\t' | b' ')) && self.fast_frame(raw) {
+        if self.in_sample && raw.first() == Some(&b'\t') && self.fast_frame(raw) {
             return Ok(());
         }
         let text = match std::str::from_utf8(raw) {
@@ -363,19 +376,26 @@ impl ScriptReader {
         if text.starts_with('#') && !self.in_sample {
             return Ok(());
         }
-        if text.starts_with(['\t', ' ']) {
+        // perf indents frame lines with a tab; a header is indented with spaces when perf
+        // right-aligns the command name (output without call chains)
+        let header_like = !text.starts_with('\t')
+            && parse_header(text.trim_start()).is_some_and(|h| h.event.is_some());
+        if text.starts_with(['\t', ' ']) && !header_like {
             if !self.in_sample {
                 self.bad_line(text);
                 return Ok(());
             }
-            // srcline lines (`  churn.c:42`) and other -F extras carry no frame
+            // `-F +srcline` adds `  churn.c:42` under each frame: not a frame
+            if is_srcline(text) {
+                return Ok(());
+            }
             if let Some(f) = parse_frame_line(text) {
                 self.frame(f);
             }
             return Ok(());
         }
         self.end_sample();
-        match parse_header(text) {
+        match parse_header(text.trim_start()) {
             Some(h) => self.start_sample(h),
             None => self.bad_line(text),
         }
@@ -714,6 +734,14 @@ mod tests {
         let f = parse_frame_line("\tmain (/bin/x)").unwrap();
         assert_eq!((f.addr, f.sym), (None, "main"));
         assert!(parse_frame_line("   ").is_none());
+    }
+
+    #[test]
+    fn srcline_lines_are_not_frames() {
+        assert!(is_srcline("  spin.c:9"));
+        assert!(is_srcline("  ??:0"));
+        assert!(!is_srcline("\t  1167 whose_live_spin (/tmp/live/spin)"));
+        assert!(!is_srcline("  main"));
     }
 
     #[test]

@@ -129,6 +129,8 @@ pub struct Symbolizer {
     normalized: Vec<Option<Box<str>>>,
     placement: Placement,
     dwarf: Option<addr2line::Loader>,
+    /// Jit for the ELF images `perf inject --jit` writes (`jitted-PID-N.so`), else native.
+    kind: FrameKind,
 }
 
 impl Symbolizer {
@@ -155,7 +157,14 @@ impl Symbolizer {
         let dwarf = dwarf_file
             .filter(|_| inline)
             .and_then(|c| addr2line::Loader::new(&c.path).ok());
+        let basename = module.rsplit('/').next().unwrap_or(module);
+        let kind = if crate::input::perf_script::is_jit_module(basename) {
+            FrameKind::Jit
+        } else {
+            FrameKind::Native
+        };
         Ok(Symbolizer {
+            kind,
             module: module.into(),
             symbols,
             normalized: vec![None; names.len()],
@@ -236,7 +245,7 @@ impl Symbolizer {
                 module: Some(self.module.clone()),
                 file: outer.and_then(|(_, f)| f).map(Into::into),
                 line: None,
-                kind: FrameKind::Native,
+                kind: self.kind,
             }),
             // inlined frames without their function would mislead: all or nothing
             None => frames.clear(),

@@ -132,6 +132,19 @@ impl KernelSource {
                  --kallsyms FILE with that kernel's /proc/kallsyms"
                     .into(),
             ),
+            // perf writes no kernel build id in some modes (e.g. `-z`): like perf, assume the
+            // running kernel, and say so
+            (None, _) => {
+                let symbols = load(Path::new("/proc/kallsyms"))
+                    .map_err(|e| format!("/proc/kallsyms: {e}"))?;
+                warnings.push(
+                    "the recording has no kernel build id: kernel symbols come from this \
+                     machine's /proc/kallsyms, which is right only if it recorded on this kernel \
+                     (else pass --kallsyms FILE)"
+                        .into(),
+                );
+                Ok(symbols)
+            }
             _ => Err("no kallsyms for the recorded kernel; pass --kallsyms FILE".into()),
         }
     }

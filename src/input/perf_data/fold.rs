@@ -1,0 +1,866 @@
+//! The folding thread's state: memory maps per process over time, the caches that make a
+//! repeated sample cost one lookup, the rows, and the profile built from them once the
+//! addresses are symbolised.
+
+use super::*;
+
+/// A module as the reader knows it; index into `Reader::modules`.
+type ModuleId = u32;
+/// Frames with no mapping at all: `[unknown]` without a module.
+const NO_MODULE: ModuleId = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct Mapping {
+    start: u64,
+    end: u64,
+    pgoff: u64,
+    module: ModuleId,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Process {
+    /// Sorted by start, non-overlapping.
+    maps: Vec<Mapping>,
+}
+
+impl Process {
+    fn insert(&mut self, m: Mapping) {
+        let mut kept = Vec::with_capacity(self.maps.len() + 2);
+        for old in self.maps.drain(..) {
+            if old.end <= m.start || old.start >= m.end {
+                kept.push(old);
+                continue;
+            }
+            if old.start < m.start {
+                kept.push(Mapping {
+                    end: m.start,
+                    ..old
+                });
+            }
+            if old.end > m.end {
+                kept.push(Mapping {
+                    start: m.end,
+                    pgoff: old.pgoff + (m.end - old.start),
+                    ..old
+                });
+            }
+        }
+        kept.push(m);
+        kept.sort_by_key(|x| x.start);
+        self.maps = kept;
+    }
+
+    fn find(&self, addr: u64) -> Option<&Mapping> {
+        let i = self.maps.partition_point(|m| m.start <= addr);
+        let m = self.maps.get(i.checked_sub(1)?)?;
+        (addr < m.end).then_some(m)
+    }
+}
+
+pub(super) struct Reader<'p> {
+    path: &'p Path,
+    /// `--call-graph dwarf`: the unwinder, back from the decoding thread, for its report.
+    pub(super) unwinder: Option<crate::unwind::DwarfUnwinder>,
+    modules: Vec<ModuleKind>,
+    module_index: FxHashMap<ModuleKind, ModuleId>,
+    /// Build ids from the file's BUILD_ID section.
+    build_ids: FxHashMap<DsoKey, Vec<u8>>,
+    processes: FxHashMap<i32, Process>,
+    kernel: Process,
+    kernel_module: Option<ModuleId>,
+    /// tid → thread name.
+    comms: FxHashMap<i32, ThreadId>,
+    threads: crate::model::Interner<Box<str>>,
+    /// (module, lookup address) → raw frame id.
+    raw_frames: FxHashMap<(ModuleId, u64), u32>,
+    raw_frame_list: Vec<(ModuleId, u64)>,
+    raw_stacks: StackStore,
+    /// (raw stack, thread) → row; values are `n_types` per row.
+    rows: FxHashMap<(u32, Option<ThreadId>), u32>,
+    row_keys: Vec<(u32, Option<ThreadId>)>,
+    values: Vec<u128>,
+    /// attr index → sample type index.
+    attr_type: Vec<usize>,
+    n_types: usize,
+    samples_type: usize,
+    samples: u64,
+    lost: u64,
+    stack_buf: Vec<u32>,
+    frame_cache: Vec<CacheEntry>,
+    /// Bumped by every change to any memory map; cache entries of older generations are stale.
+    generation: u32,
+    /// (pid, tid, mode, callchain bytes) → row, for the current generation of maps and
+    /// thread names.
+    chain_cache: ChainCache,
+    chain_generation: u32,
+}
+
+/// The sample fields the folding thread uses.
+struct SampleEvent {
+    attr: usize,
+    pid: i32,
+    tid: Option<i32>,
+    period: Option<u64>,
+    kernel: bool,
+    ip: Option<u64>,
+}
+
+/// pid (4 bytes), tid (4), mode (1) before the callchain in a cache key.
+const CHAIN_KEY_PREFIX: usize = 9;
+
+/// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread):
+/// hash → first entry, entries chained on collision; keys are compared in full. Keys live
+/// in one arena, not one allocation each.
+#[derive(Default)]
+struct ChainCache {
+    index: FxHashMap<u64, u32>,
+    /// (key offset in `keys`, key length, value, next entry with the same hash)
+    entries: Vec<(usize, u32, u32, u32)>,
+    keys: Vec<u8>,
+}
+
+impl ChainCache {
+    const END: u32 = u32::MAX;
+
+    fn get(&self, hash: u64, key: &[u8]) -> Option<u32> {
+        let mut i = *self.index.get(&hash)?;
+        while i != Self::END {
+            let (at, len, value, next) = self.entries[i as usize];
+            if self.keys[at..at + len as usize] == *key {
+                return Some(value);
+            }
+            i = next;
+        }
+        None
+    }
+
+    fn insert(&mut self, hash: u64, key: &[u8], value: u32) {
+        let id = self.entries.len() as u32;
+        let next = self.index.insert(hash, id).unwrap_or(Self::END);
+        self.entries
+            .push((self.keys.len(), key.len() as u32, value, next));
+        self.keys.extend_from_slice(key);
+    }
+
+    fn clear(&mut self) {
+        self.index.clear();
+        self.entries.clear();
+        self.keys.clear();
+    }
+}
+
+/// Distinct raw stacks (raw frame ids, leaf first), stored in one arena.
+#[derive(Default)]
+struct StackStore {
+    index: FxHashMap<u64, u32>,
+    /// (offset in `frames`, length, next stack with the same hash)
+    entries: Vec<(u32, u32, u32)>,
+    frames: Vec<u32>,
+}
+
+impl StackStore {
+    fn intern(&mut self, stack: &[u32]) -> u32 {
+        use std::hash::Hasher;
+        let mut h = rustc_hash::FxHasher::default();
+        for &f in stack {
+            h.write_u32(f);
+        }
+        let hash = h.finish();
+        let first = self.index.get(&hash).copied();
+        let mut i = first.unwrap_or(u32::MAX);
+        while i != u32::MAX {
+            if self.get(i) == stack {
+                return i;
+            }
+            i = self.entries[i as usize].2;
+        }
+        let id = self.entries.len() as u32;
+        self.entries.push((
+            self.frames.len() as u32,
+            stack.len() as u32,
+            first.unwrap_or(u32::MAX),
+        ));
+        self.frames.extend_from_slice(stack);
+        self.index.insert(hash, id);
+        id
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn get(&self, id: u32) -> &[u32] {
+        let (at, len, _) = self.entries[id as usize];
+        &self.frames[at as usize..(at + len) as usize]
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CacheEntry {
+    addr: u64,
+    pid: i32,
+    kernel: bool,
+    generation: u32,
+    raw: u32,
+}
+
+const FRAME_CACHE_BITS: u32 = 14;
+
+fn cache_slot(pid: i32, addr: u64, kernel: bool) -> usize {
+    let h = (addr ^ (u64::from(pid as u32) << 32) ^ u64::from(kernel))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> (64 - FRAME_CACHE_BITS)) as usize
+}
+
+impl<'p> Reader<'p> {
+    pub(super) fn new(
+        path: &'p Path,
+        build_ids: FxHashMap<DsoKey, Vec<u8>>,
+        attr_type: Vec<usize>,
+        n_types: usize,
+        samples_type: usize,
+    ) -> Reader<'p> {
+        Reader {
+            path,
+            modules: Vec::new(),
+            module_index: FxHashMap::default(),
+            build_ids,
+            processes: FxHashMap::default(),
+            kernel: Process::default(),
+            kernel_module: None,
+            comms: FxHashMap::default(),
+            threads: crate::model::Interner::default(),
+            raw_frames: FxHashMap::default(),
+            raw_frame_list: Vec::new(),
+            raw_stacks: StackStore::default(),
+            rows: FxHashMap::default(),
+            row_keys: Vec::new(),
+            values: Vec::new(),
+            attr_type,
+            n_types,
+            samples_type,
+            samples: 0,
+            lost: 0,
+            stack_buf: Vec::new(),
+            // generation 0 is never current, so the zeroed entries never hit
+            frame_cache: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
+            generation: 1,
+            chain_cache: ChainCache::default(),
+            chain_generation: 0,
+            unwinder: None,
+        }
+    }
+}
+
+impl Reader<'_> {
+    pub(super) fn apply(&mut self, event: &Event, chains: &[u8], little: bool) {
+        match event {
+            Event::Sample {
+                attr,
+                pid,
+                tid,
+                period,
+                kernel,
+                ip,
+                chain,
+                hash,
+                user,
+            } => {
+                let key = chain.clone().map(|r| &chains[r]);
+                let sample = SampleEvent {
+                    attr: *attr,
+                    pid: *pid,
+                    tid: *tid,
+                    period: *period,
+                    kernel: *kernel,
+                    ip: *ip,
+                };
+                self.sample(&sample, key, *hash, little, user.as_ref());
+            }
+            Event::Mmap {
+                pid,
+                start,
+                len,
+                pgoff,
+                mode,
+                path,
+                build_id,
+                exec,
+            } => self.mmap(
+                *pid,
+                *start,
+                *len,
+                *pgoff,
+                *mode,
+                path,
+                build_id.clone(),
+                *exec,
+            ),
+            Event::Comm {
+                pid,
+                tid,
+                name,
+                exec,
+            } => {
+                let id = ThreadId(self.threads.intern::<str>(name));
+                self.comms.insert(*tid, id);
+                // cached rows know their thread
+                self.generation += 1;
+                if *exec && pid == tid {
+                    self.processes.remove(pid);
+                    self.generation += 1;
+                }
+            }
+            Event::Fork {
+                pid,
+                ppid,
+                tid,
+                ptid,
+            } => {
+                if pid != ppid {
+                    let parent = self.processes.get(ppid).cloned().unwrap_or_default();
+                    self.processes.insert(*pid, parent);
+                    self.generation += 1;
+                }
+                if let Some(&name) = self.comms.get(ptid) {
+                    self.comms.insert(*tid, name);
+                }
+            }
+            Event::Lost(n) => self.lost += n,
+            Event::BuildId(key, id) => {
+                self.build_ids.insert(key.clone(), id.clone());
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mmap(
+        &mut self,
+        pid: i32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        mode: CpuMode,
+        path: &str,
+        build_id: Option<Vec<u8>>,
+        exec: bool,
+    ) {
+        let end = start.saturating_add(len);
+        if matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel) || pid == -1 {
+            let text = path.starts_with("[kernel.kallsyms]").then_some(pgoff);
+            let module = self.kernel_module(text);
+            self.generation += 1;
+            self.kernel.insert(Mapping {
+                start,
+                end,
+                pgoff,
+                module,
+            });
+            return;
+        }
+        let module = if is_anon(path) {
+            if !exec {
+                return;
+            }
+            self.module(ModuleKind::Jit { pid })
+        } else if is_pseudo(path) {
+            return;
+        } else {
+            let build_id = build_id.filter(|b| !b.is_empty()).or_else(|| {
+                let key = DsoKey::detect(path.as_bytes(), mode)?;
+                self.build_ids.get(&key).filter(|b| !b.is_empty()).cloned()
+            });
+            let kind = ModuleKind::Elf {
+                path: path.to_string(),
+                build_id,
+                exec_pgoff: exec.then_some(pgoff),
+            };
+            self.elf_module(kind)
+        };
+        self.generation += 1;
+        self.processes.entry(pid).or_default().insert(Mapping {
+            start,
+            end,
+            pgoff,
+            module,
+        });
+    }
+
+    /// The same file mapped twice (or first without, then with, its executable page offset)
+    /// is one module.
+    fn elf_module(&mut self, kind: ModuleKind) -> ModuleId {
+        let ModuleKind::Elf {
+            path,
+            build_id,
+            exec_pgoff,
+        } = &kind
+        else {
+            return self.module(kind);
+        };
+        let base = ModuleKind::Elf {
+            path: path.clone(),
+            build_id: build_id.clone(),
+            exec_pgoff: None,
+        };
+        if let Some(&id) = self.module_index.get(&base) {
+            if exec_pgoff.is_some()
+                && let ModuleKind::Elf {
+                    exec_pgoff: slot, ..
+                } = &mut self.modules[id as usize]
+                && slot.is_none()
+            {
+                *slot = *exec_pgoff;
+            }
+            return id;
+        }
+        let id = self.module(kind);
+        self.module_index.insert(base, id);
+        id
+    }
+
+    fn module(&mut self, kind: ModuleKind) -> ModuleId {
+        if let Some(&id) = self.module_index.get(&kind) {
+            return id;
+        }
+        let id = self.modules.len() as ModuleId;
+        self.modules.push(kind.clone());
+        self.module_index.insert(kind, id);
+        id
+    }
+
+    fn kernel_module(&mut self, text: Option<u64>) -> ModuleId {
+        if let Some(id) = self.kernel_module {
+            if text.is_some()
+                && let ModuleKind::Kernel { text: slot, .. } = &mut self.modules[id as usize]
+            {
+                *slot = text;
+            }
+            return id;
+        }
+        let build_id = self.build_ids.get(&DsoKey::Kernel).cloned();
+        let id = self.modules.len() as ModuleId;
+        self.modules.push(ModuleKind::Kernel { build_id, text });
+        self.kernel_module = Some(id);
+        id
+    }
+
+    fn sample(
+        &mut self,
+        s: &SampleEvent,
+        key: Option<&[u8]>,
+        hash: u64,
+        little: bool,
+        user: Option<&crate::unwind::perf::UserStack>,
+    ) {
+        self.samples += 1;
+        let row = match key {
+            // a DWARF sample's user stack is not in its callchain bytes: no cache for it
+            _ if user.is_some() => {
+                let chain = key.map(|k| &k[CHAIN_KEY_PREFIX..]);
+                let stack = self.raw_stack(s.pid, s.kernel, s.ip, chain, little, user);
+                self.row_for(stack, s.tid)
+            }
+            // most samples repeat a (thread, callchain) seen before under the same maps: one
+            // lookup of the key (hashed by the decoding thread) finds its row
+            Some(key) => {
+                if self.chain_generation != self.generation {
+                    self.chain_cache.clear();
+                    self.chain_generation = self.generation;
+                }
+                match self.chain_cache.get(hash, key) {
+                    Some(row) => row,
+                    None => {
+                        let chain = &key[CHAIN_KEY_PREFIX..];
+                        let stack =
+                            self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little, None);
+                        let row = self.row_for(stack, s.tid);
+                        self.chain_cache.insert(hash, key, row);
+                        row
+                    }
+                }
+            }
+            None => {
+                let stack = self.raw_stack(s.pid, s.kernel, s.ip, None, little, None);
+                self.row_for(stack, s.tid)
+            }
+        };
+        let base = row as usize * self.n_types;
+        let ty = self.attr_type.get(s.attr).copied().unwrap_or(0);
+        let period = s.period.unwrap_or(1);
+        self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
+        self.values[base + self.samples_type] += 1;
+    }
+
+    /// Resolves a sample's addresses to raw frames and interns the stack they make. `user`:
+    /// the unwound user part of a DWARF sample, which replaces the callchain's.
+    fn raw_stack(
+        &mut self,
+        pid: i32,
+        kernel: bool,
+        ip: Option<u64>,
+        chain: Option<&[u8]>,
+        little: bool,
+        user: Option<&crate::unwind::perf::UserStack>,
+    ) -> u32 {
+        let mut kernel = kernel;
+        self.stack_buf.clear();
+        let mut first_in_context = true;
+        match chain {
+            Some(chain) => {
+                for word in chain.chunks_exact(8) {
+                    let word: [u8; 8] = word.try_into().unwrap_or_default();
+                    let addr = if little {
+                        u64::from_le_bytes(word)
+                    } else {
+                        u64::from_be_bytes(word)
+                    };
+                    if addr >= PERF_CONTEXT_MAX {
+                        match addr {
+                            PERF_CONTEXT_KERNEL | PERF_CONTEXT_GUEST_KERNEL | PERF_CONTEXT_HV => {
+                                kernel = true
+                            }
+                            PERF_CONTEXT_USER | PERF_CONTEXT_GUEST_USER => kernel = false,
+                            _ => {}
+                        }
+                        first_in_context = true;
+                        continue;
+                    }
+                    if user.is_some() && !kernel {
+                        continue;
+                    }
+                    let lookup = if first_in_context {
+                        addr
+                    } else {
+                        addr.saturating_sub(1)
+                    };
+                    first_in_context = false;
+                    let frame = self.raw_frame(pid, lookup, kernel);
+                    self.stack_buf.push(frame);
+                }
+            }
+            None if user.is_some() => {}
+            None => {
+                if let Some(ip) = ip {
+                    let frame = self.raw_frame(pid, ip, kernel || is_kernel_address(ip));
+                    self.stack_buf.push(frame);
+                }
+            }
+        }
+        if let Some(user) = user {
+            self.push_user_stack(pid, user);
+        }
+        self.raw_stacks.intern(&self.stack_buf)
+    }
+
+    /// The unwound user frames: the ip, then return addresses looked up at `address - 1`; a
+    /// truncated stack ends in an `[unknown]` frame, as perf prints it.
+    fn push_user_stack(&mut self, pid: i32, user: &crate::unwind::perf::UserStack) {
+        for (i, &addr) in user.addrs.iter().enumerate() {
+            let lookup = if i == 0 { addr } else { addr.saturating_sub(1) };
+            let frame = self.raw_frame(pid, lookup, false);
+            self.stack_buf.push(frame);
+        }
+        if user.truncated {
+            // address 0 is in no mapping: the `[unknown]` frame without a module
+            let frame = self.raw_frame(pid, 0, false);
+            self.stack_buf.push(frame);
+        }
+    }
+
+    fn row_for(&mut self, stack: u32, tid: Option<i32>) -> u32 {
+        let thread = tid.and_then(|t| self.comms.get(&t).copied());
+        let next = self.row_keys.len() as u32;
+        let row = *self.rows.entry((stack, thread)).or_insert(next);
+        if row == next {
+            self.row_keys.push((stack, thread));
+            self.values.extend(std::iter::repeat_n(0, self.n_types));
+        }
+        row
+    }
+
+    /// The raw frame of an address, through a small direct-mapped cache: the same few
+    /// thousand (pid, address) pairs recur in almost every sample, and the cache turns the map
+    /// search and the hash lookup into one comparison. Any map change invalidates it.
+    fn raw_frame(&mut self, pid: i32, addr: u64, kernel: bool) -> u32 {
+        let slot = cache_slot(pid, addr, kernel);
+        let e = self.frame_cache[slot];
+        if e.addr == addr && e.pid == pid && e.kernel == kernel && e.generation == self.generation {
+            return e.raw;
+        }
+        let raw = self.resolve_raw_frame(pid, addr, kernel);
+        self.frame_cache[slot] = CacheEntry {
+            addr,
+            pid,
+            kernel,
+            generation: self.generation,
+            raw,
+        };
+        raw
+    }
+
+    fn resolve_raw_frame(&mut self, pid: i32, addr: u64, kernel: bool) -> u32 {
+        let (module, key) = if kernel || is_kernel_address(addr) {
+            let module = self
+                .kernel
+                .find(addr)
+                .map(|m| m.module)
+                .or(self.kernel_module)
+                .unwrap_or_else(|| self.kernel_module(None));
+            (module, addr)
+        } else {
+            match self.processes.get(&pid).and_then(|p| p.find(addr)) {
+                Some(m) => match self.modules[m.module as usize] {
+                    ModuleKind::Jit { .. } => (m.module, addr),
+                    _ => (m.module, addr - m.start + m.pgoff),
+                },
+                None => (NO_MODULE, 0),
+            }
+        };
+        let next = self.raw_frame_list.len() as u32;
+        let id = *self.raw_frames.entry((module, key)).or_insert(next);
+        if id == next {
+            self.raw_frame_list.push((module, key));
+        }
+        id
+    }
+
+    /// Symbolises every distinct (module, address) and builds the profile.
+    pub(super) fn finish(
+        mut self,
+        sample_types: Vec<SampleType>,
+        options: &ReadOptions,
+    ) -> Result<Profile> {
+        self.late_build_ids();
+        if self.samples == 0 {
+            return Err(Error::input(
+                self.path,
+                Position::Whole,
+                "no samples in this perf.data",
+            ));
+        }
+        // per module: its distinct addresses, ascending
+        let mut per_module: Vec<Vec<u64>> = vec![Vec::new(); self.modules.len()];
+        for &(m, a) in &self.raw_frame_list {
+            if m != NO_MODULE {
+                per_module[m as usize].push(a);
+            }
+        }
+        let requests: Vec<ModuleRequest> = self
+            .modules
+            .iter()
+            .zip(per_module)
+            .map(|(kind, mut addresses)| {
+                addresses.sort_unstable();
+                addresses.dedup();
+                ModuleRequest {
+                    kind: kind.clone(),
+                    addresses,
+                }
+            })
+            .collect();
+        let symbolize_started = std::time::Instant::now();
+        let mut results = symbolize::symbolize(&requests, &options.symbols);
+        if std::env::var_os("WHOSE_TIMINGS").is_some() {
+            crate::unwind::print_timings(self.unwinder.as_ref(), symbolize_started.elapsed());
+        }
+
+        let mut profile = Profile::new(sample_types);
+        // every module's frames, interned once, in one arena; each raw frame is a span of it
+        let mut flat: Vec<FrameId> = Vec::new();
+        let mut spans: Vec<Vec<(u32, u32)>> = Vec::with_capacity(results.len());
+        for result in results.iter_mut() {
+            let frames = std::mem::take(&mut result.frames);
+            let mut module_spans = Vec::with_capacity(frames.len());
+            for address_frames in frames {
+                let start = flat.len() as u32;
+                flat.extend(address_frames.into_iter().map(|f| profile.intern_frame(f)));
+                module_spans.push((start, flat.len() as u32 - start));
+            }
+            spans.push(module_spans);
+        }
+        let unknown_span = (flat.len() as u32, 1);
+        flat.push(
+            profile.intern_frame(Frame::named("[unknown]", crate::model::FrameKind::Unknown)),
+        );
+        let raw_span: Vec<(u32, u32)> = self
+            .raw_frame_list
+            .iter()
+            .map(|&(m, a)| {
+                if m == NO_MODULE {
+                    return unknown_span;
+                }
+                let i = requests[m as usize]
+                    .addresses
+                    .binary_search(&a)
+                    .unwrap_or(0);
+                spans[m as usize].get(i).copied().unwrap_or(unknown_span)
+            })
+            .collect();
+        let mut thread_map: FxHashMap<ThreadId, ThreadId> = FxHashMap::default();
+        let mut missing_cost: Vec<u64> = vec![0; self.modules.len()];
+        let mut buf = Vec::new();
+        let mut seen = Vec::new();
+        // rows share raw stacks (one per thread): each raw stack becomes a stack once
+        let mut stack_ids: Vec<Option<crate::model::StackId>> = vec![None; self.raw_stacks.len()];
+        for (row, &(stack, thread)) in self.row_keys.iter().enumerate() {
+            seen.clear();
+            for &raw in self.raw_stacks.get(stack) {
+                let m = self.raw_frame_list[raw as usize].0;
+                if m != NO_MODULE && results[m as usize].missing.is_some() && !seen.contains(&m) {
+                    seen.push(m);
+                }
+            }
+            let values = &self.values[row * self.n_types..(row + 1) * self.n_types];
+            for &m in &seen {
+                missing_cost[m as usize] += values[self.samples_type] as u64;
+            }
+            let stack_id = match stack_ids[stack as usize] {
+                Some(id) => id,
+                None => {
+                    buf.clear();
+                    for &raw in self.raw_stacks.get(stack) {
+                        let (start, len) = raw_span[raw as usize];
+                        buf.extend_from_slice(&flat[start as usize..(start + len) as usize]);
+                    }
+                    let id = profile.intern_stack(&buf);
+                    stack_ids[stack as usize] = Some(id);
+                    id
+                }
+            };
+            let thread_id = thread.map(|t| {
+                *thread_map
+                    .entry(t)
+                    .or_insert_with(|| profile.intern_thread(self.threads.get(t.0)))
+            });
+            profile.add_sample(stack_id, thread_id, values);
+        }
+        self.report(&mut profile, &requests, &results, &missing_cost);
+        if let Some(unwinder) = &self.unwinder {
+            let (notes, warnings) = unwinder.stats.report();
+            profile.meta.notes.extend(notes);
+            profile.meta.warnings.extend(warnings);
+        }
+        Ok(profile)
+    }
+
+    fn report(
+        &self,
+        profile: &mut Profile,
+        requests: &[ModuleRequest],
+        results: &[symbolize::ModuleResult],
+        missing_cost: &[u64],
+    ) {
+        let shown = self.path.display();
+        profile.meta.notes.push(format!(
+            "{} samples, {} distinct addresses in {} modules",
+            self.samples,
+            self.raw_frame_list.len(),
+            requests.iter().filter(|r| !r.addresses.is_empty()).count()
+        ));
+        if self.lost > 0 {
+            profile.meta.warnings.push(format!(
+                "{shown}: perf lost {} events (LOST records): the kernel's buffer overflowed; \
+                 shares are of the samples that were kept",
+                self.lost
+            ));
+        }
+        let mut missing: Vec<(u64, String)> = requests
+            .iter()
+            .zip(results)
+            .zip(missing_cost)
+            .filter_map(|((req, res), &cost)| {
+                let reason = res.missing.as_ref()?;
+                (!req.addresses.is_empty()).then(|| {
+                    (
+                        cost,
+                        format!("{} ({reason}; {cost} samples)", req.kind.display_name()),
+                    )
+                })
+            })
+            .collect();
+        missing.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        if !missing.is_empty() {
+            let list: Vec<&str> = missing.iter().map(|(_, s)| s.as_str()).collect();
+            profile.meta.warnings.push(format!(
+                "{shown}: no symbols for {} module(s), their frames are [unknown]: {}. Point \
+                 whose at the files with --binary-path DIR, --symfs DIR, --kallsyms FILE or \
+                 --jit-map-dir DIR",
+                missing.len(),
+                list.join(", ")
+            ));
+        }
+        for res in results {
+            for w in &res.warnings {
+                profile.meta.warnings.push(w.clone());
+            }
+        }
+    }
+}
+
+impl Reader<'_> {
+    /// Pipe-mode recordings send their build ids as records, usually after the mappings
+    /// that need them: fill in what the mappings lacked.
+    fn late_build_ids(&mut self) {
+        for kind in &mut self.modules {
+            match kind {
+                ModuleKind::Elf { path, build_id, .. } if build_id.is_none() => {
+                    *build_id = DsoKey::detect(path.as_bytes(), CpuMode::User)
+                        .and_then(|k| self.build_ids.get(&k).cloned());
+                }
+                ModuleKind::Kernel { build_id, .. } if build_id.is_none() => {
+                    *build_id = self.build_ids.get(&DsoKey::Kernel).cloned();
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Anonymous executable memory, where JIT compilers put their code.
+pub(super) fn is_anon(path: &str) -> bool {
+    path == "//anon"
+        || path.starts_with("[anon")
+        || path.starts_with("/memfd:")
+        || path.starts_with("/dev/zero")
+        || path.starts_with("/anon_hugepage")
+        || path.is_empty()
+}
+
+/// Mappings that are never code worth symbolising (`[heap]`, `[stack]`, `[vvar]`).
+pub(super) fn is_pseudo(path: &str) -> bool {
+    matches!(path, "[heap]" | "[stack]" | "[vvar]" | "[vsyscall]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_mappings_replace_the_overlapped_part() {
+        let mut p = Process::default();
+        p.insert(Mapping {
+            start: 0x1000,
+            end: 0x5000,
+            pgoff: 0,
+            module: 1,
+        });
+        p.insert(Mapping {
+            start: 0x2000,
+            end: 0x3000,
+            pgoff: 0,
+            module: 2,
+        });
+        assert_eq!(p.find(0x1500).unwrap().module, 1);
+        assert_eq!(p.find(0x2500).unwrap().module, 2);
+        let tail = p.find(0x4000).unwrap();
+        assert_eq!((tail.module, tail.pgoff, tail.start), (1, 0x2000, 0x3000));
+        assert!(p.find(0x6000).is_none());
+    }
+
+    #[test]
+    fn anonymous_memory_is_jit() {
+        assert!(is_anon("//anon"));
+        assert!(is_anon("[anon:v8]"));
+        assert!(!is_anon("/usr/lib/libc.so.6"));
+    }
+}

@@ -1,0 +1,292 @@
+//! Checks before the parser sees the file: the header's sections against the real length,
+//! the event descriptions it sizes vectors by, and the record stream as it passes.
+
+use super::*;
+
+/// The file header of file mode (`perf_file_header`): magic, size, attr_size, then the attrs,
+/// data and event-types sections (offset, size each) and 256 feature bits.
+const FILE_HEADER_SIZE: u64 = 104;
+
+/// Checks the header's declared sections against the real length before the parser
+/// allocates or seeks by them. Returns whether the input is in pipe mode, and where its
+/// records start.
+pub(super) fn check_header<R: Read + Seek>(
+    r: &mut R,
+    len: u64,
+    path: &Path,
+) -> Result<(bool, u64)> {
+    let mut header = [0u8; FILE_HEADER_SIZE as usize];
+    let got = read_up_to(r, &mut header).map_err(|e| Error::io(path, e))?;
+    let truncated = |what: String| {
+        Error::input(
+            path,
+            Position::Whole,
+            format!("truncated perf.data: {what}"),
+        )
+    };
+    if got < 16 {
+        return Err(truncated(format!(
+            "the header needs at least 16 bytes, the file has {got}"
+        )));
+    }
+    if &header[..8] != b"PERFILE2" {
+        return Err(Error::input(
+            path,
+            Position::Offset(0),
+            "not a perf.data file (expected the magic `PERFILE2`)",
+        ));
+    }
+    let u64_at = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().unwrap());
+    let size = u64_at(8);
+    if size == 16 {
+        r.seek(SeekFrom::Start(16))
+            .map_err(|e| Error::io(path, e))?;
+        check_pipe_headers(r).map_err(|e| Error::input(path, Position::Whole, e))?;
+        return Ok((true, 16));
+    }
+    if size != FILE_HEADER_SIZE {
+        return Err(Error::input(
+            path,
+            Position::Offset(8),
+            format!("unexpected perf.data header size {size} (expected 104, or 16 for pipe mode)"),
+        ));
+    }
+    if (got as u64) < FILE_HEADER_SIZE {
+        return Err(truncated(format!(
+            "the header needs 104 bytes, the file has {got}"
+        )));
+    }
+    let section = |i: usize| (u64_at(i), u64_at(i + 8));
+    let (data_offset, data_size) = section(40);
+    if data_size == 0 {
+        return Err(Error::input(
+            path,
+            Position::Offset(48),
+            "the header says the data section is empty: `perf record` did not finish writing \
+             this file (killed?)",
+        ));
+    }
+    for (name, (offset, size)) in [
+        ("attributes", section(24)),
+        ("data", (data_offset, data_size)),
+    ] {
+        let end = offset.saturating_add(size);
+        if end > len {
+            return Err(truncated(format!(
+                "the {name} section ends at byte {end} but the file has {len} bytes"
+            )));
+        }
+    }
+    // one (offset, size) pair per feature bit follows the data section
+    let features: u32 = header[72..104].iter().map(|b| b.count_ones()).sum();
+    let table_end = data_offset
+        .saturating_add(data_size)
+        .saturating_add(u64::from(features) * 16);
+    if table_end > len {
+        return Err(truncated(format!(
+            "the feature table ends at byte {table_end} but the file has {len} bytes"
+        )));
+    }
+    let attr_size = u64_at(16);
+    if !(64..=4096).contains(&attr_size) {
+        return Err(Error::input(
+            path,
+            Position::Offset(16),
+            format!("corrupt perf.data header: event attribute size {attr_size}"),
+        ));
+    }
+    check_feature_sections(r, &header, data_offset + data_size, len)
+        .map_err(|e| Error::input(path, Position::Whole, e))?;
+    Ok((false, data_offset))
+}
+
+const FEATURE_EVENT_DESC: usize = 12;
+
+/// Every feature section must lie inside the file, and the event descriptions (which the
+/// parser reads at open time, sizing vectors by their counts) must be consistent.
+fn check_feature_sections<R: Read + Seek>(
+    r: &mut R,
+    header: &[u8],
+    table: u64,
+    len: u64,
+) -> std::result::Result<(), String> {
+    let bits: Vec<usize> = (0..256)
+        .filter(|&b| header[72 + b / 8] & (1 << (b % 8)) != 0)
+        .collect();
+    let mut entries = vec![0u8; bits.len() * 16];
+    r.seek(SeekFrom::Start(table)).map_err(|e| e.to_string())?;
+    r.read_exact(&mut entries).map_err(|e| e.to_string())?;
+    for (i, &bit) in bits.iter().enumerate() {
+        let u = |at: usize| u64::from_le_bytes(entries[at..at + 8].try_into().unwrap());
+        let (offset, size) = (u(i * 16), u(i * 16 + 8));
+        let end = offset.saturating_add(size);
+        if end > len {
+            return Err(format!(
+                "truncated perf.data: feature section {bit} ends at byte {end} but the file has \
+                 {len} bytes"
+            ));
+        }
+        if bit == FEATURE_EVENT_DESC {
+            let mut section = vec![0u8; size as usize];
+            r.seek(SeekFrom::Start(offset)).map_err(|e| e.to_string())?;
+            r.read_exact(&mut section).map_err(|e| e.to_string())?;
+            check_event_desc(&section)?;
+        }
+    }
+    Ok(())
+}
+
+/// `HEADER_EVENT_DESC`: nr, attr_size, then per event the attr, nr_ids, a length-prefixed
+/// name and the ids. Counts and lengths must fit in the section.
+fn check_event_desc(s: &[u8]) -> std::result::Result<(), String> {
+    let bad = |what: &str| Err(format!("corrupt event description section: {what}"));
+    let u32_at = |at: usize| {
+        s.get(at..at + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
+    };
+    let (Some(nr), Some(attr_size)) = (u32_at(0), u32_at(4)) else {
+        return bad("shorter than its counts");
+    };
+    if !(64..=4096).contains(&attr_size) {
+        return bad("attribute size out of range");
+    }
+    let mut at = 8usize;
+    for _ in 0..nr {
+        at += attr_size;
+        let Some(ids) = u32_at(at) else {
+            return bad("event count larger than the section");
+        };
+        let Some(name_len) = u32_at(at + 4) else {
+            return bad("event count larger than the section");
+        };
+        at = at + 8 + name_len + ids * 8;
+        if at > s.len() {
+            return bad("a name or id list runs past the section");
+        }
+    }
+    Ok(())
+}
+
+/// Pipe mode: the attribute and feature records before the first event, checked the same way
+/// (the parser reads them eagerly).
+fn check_pipe_headers<R: Read>(r: &mut R) -> std::result::Result<(), String> {
+    let mut head = [0u8; 8];
+    loop {
+        if read_up_to(r, &mut head).map_err(|e| e.to_string())? < 8 {
+            return Ok(());
+        }
+        let kind = u32::from_le_bytes(head[0..4].try_into().unwrap());
+        let size = u16::from_le_bytes(head[6..8].try_into().unwrap()) as usize;
+        if size < 8 {
+            return Err(format!("corrupt pipe-mode record header (size {size})"));
+        }
+        if kind != 64 && kind != 80 {
+            return Ok(());
+        }
+        let mut body = vec![0u8; size - 8];
+        if read_up_to(r, &mut body).map_err(|e| e.to_string())? < body.len() {
+            return Err("truncated perf.data: ends inside a header record".into());
+        }
+        if kind == 80 && body.len() >= 8 {
+            let feature = u64::from_le_bytes(body[0..8].try_into().unwrap());
+            if feature == FEATURE_EVENT_DESC as u64 {
+                check_event_desc(&body[8..])?;
+            }
+        }
+    }
+}
+
+fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// The reader under the parser: counts bytes for the progress bar, and follows the record
+/// headers as they stream past to refuse what the parser would size an allocation by without
+/// checking (an AUXTRACE record's payload length) — whose does not decode AUX data anyway.
+pub(super) struct Counting<R> {
+    inner: R,
+    pos: u64,
+    progress: Progress,
+    /// Offset of the next record header, while the stream is followed.
+    next_header: Option<u64>,
+    header: [u8; 8],
+    header_fill: usize,
+}
+
+const PERF_RECORD_AUXTRACE: u32 = 71;
+
+impl<R> Counting<R> {
+    pub(super) fn new(inner: R, len: Option<u64>, records_at: u64) -> Counting<R> {
+        Counting {
+            inner,
+            pos: 0,
+            progress: Progress::new(len, "reading perf.data"),
+            next_header: Some(records_at),
+            header: [0; 8],
+            header_fill: 0,
+        }
+    }
+
+    /// Walks the record headers inside `bytes` (which start at offset `start`).
+    fn follow(&mut self, start: u64, bytes: &[u8]) -> std::io::Result<()> {
+        let end = start + bytes.len() as u64;
+        while let Some(at) = self.next_header {
+            let want = at + self.header_fill as u64;
+            if want < start || want >= end {
+                // a read elsewhere (the header and feature sections are read first)
+                break;
+            }
+            let i = (want - start) as usize;
+            let take = (8 - self.header_fill).min(bytes.len() - i);
+            self.header[self.header_fill..self.header_fill + take]
+                .copy_from_slice(&bytes[i..i + take]);
+            self.header_fill += take;
+            if self.header_fill < 8 {
+                break;
+            }
+            self.header_fill = 0;
+            let kind = u32::from_le_bytes(self.header[0..4].try_into().unwrap());
+            let size = u16::from_le_bytes(self.header[6..8].try_into().unwrap());
+            if kind == PERF_RECORD_AUXTRACE {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "AUXTRACE record (Intel PT / CoreSight trace data) is not supported",
+                ));
+            }
+            if size < 8 {
+                // the parser reports this one itself
+                self.next_header = None;
+                break;
+            }
+            self.next_header = Some(at + u64::from(size));
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let start = self.pos;
+        self.pos += n as u64;
+        self.progress.set(self.pos);
+        if self.next_header.is_some() {
+            self.follow(start, &buf[..n])?;
+        }
+        Ok(n)
+    }
+}
+
+impl<R: Seek> Seek for Counting<R> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.pos = self.inner.seek(pos)?;
+        Ok(self.pos)
+    }
+}

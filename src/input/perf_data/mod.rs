@@ -1,0 +1,190 @@
+//! perf.data, read with `linux-perf-data` (file and pipe mode, zstd `-z` records) and
+//! symbolised by whose itself.
+//!
+//! The record loop keeps, per process, the memory map over time (MMAP/MMAP2, FORK inherits,
+//! exec replaces) and the thread names (COMM); each SAMPLE's callchain is turned into
+//! (module, address) pairs against the map *at that moment*: `PERF_CONTEXT_*` markers switch
+//! between kernel and user and are never frames, and every address after the first of a
+//! context is a return address, looked up at `address - 1` so a call at the very end of a
+//! function is not blamed on the next one. Samples fold into rows of distinct address stacks;
+//! only after the whole file is read is each distinct (module, address) symbolised once
+//! ([`crate::symbolize`]) and the rows turned into frames.
+//!
+//! Sample types: one per event, weighted by the sample period (so `cpu-clock` and
+//! `task-clock` weigh nanoseconds, `cycles` cycles), then `samples`; the first event is the
+//! default metric. LOST records are counted and reported.
+//!
+//! `header` checks what the library would trust before it reads anything; `decode` runs on
+//! its own thread, turning records into owned batches; `fold` keeps the maps, caches and
+//! rows on this thread and builds the profile.
+
+mod decode;
+mod fold;
+mod header;
+
+use decode::{Batch, Event, decode_all};
+use fold::Reader;
+use header::{Counting, check_header};
+
+use super::ReadOptions;
+use super::perf_script::{event_type_name, event_unit, is_kernel_address};
+use super::progress::Progress;
+use super::source::Source;
+use crate::error::{Error, Position, Result};
+use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId};
+use crate::symbolize::{self, ModuleKind, ModuleRequest};
+use linux_perf_data::linux_perf_event_reader::{
+    CpuMode, EventRecord, Mmap2FileId, RecordType, SampleFormat,
+};
+use linux_perf_data::{DsoKey, PerfFileReader, PerfFileRecord, UserRecordType};
+use rustc_hash::FxHashMap;
+use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
+use std::path::Path;
+
+const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
+const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
+const PERF_CONTEXT_USER: u64 = -512i64 as u64;
+const PERF_CONTEXT_GUEST_KERNEL: u64 = -2176i64 as u64;
+const PERF_CONTEXT_GUEST_USER: u64 = -2560i64 as u64;
+const PERF_CONTEXT_HV: u64 = -32i64 as u64;
+const PERF_RECORD_MISC_MMAP_BUILD_ID: u16 = 1 << 14;
+
+/// Reads a perf.data file (or pipe-mode stream) into a symbolised profile.
+pub fn read(source: Source, options: &ReadOptions) -> Result<Profile> {
+    let path = source.path.clone();
+    let regular = !source.gzipped && path != Path::new("<stdin>") && path.is_file();
+    if regular {
+        let mut file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let (pipe, records_at) = check_header(&mut file, len, &path)?;
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| Error::io(&path, e))?;
+        let counting = Counting::new(
+            BufReader::with_capacity(1 << 20, file),
+            Some(len),
+            records_at,
+        );
+        return if pipe {
+            read_records(PerfFileReader::parse_pipe(counting), &path, options)
+        } else {
+            read_records(PerfFileReader::parse_file(counting), &path, options)
+        };
+    }
+    // stdin or gzip: file mode needs to seek, so hold the (bounded) bytes in memory
+    let cap = options.max_decompressed.unwrap_or(2 << 30);
+    let mut bytes = Vec::new();
+    let mut reader = source.reader;
+    reader
+        .by_ref()
+        .take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::input(&path, Position::Whole, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > cap {
+        return Err(Error::input(
+            &path,
+            Position::Whole,
+            format!("larger than {cap} bytes after decompression (--max-decompressed)"),
+        ));
+    }
+    let len = bytes.len() as u64;
+    let mut cursor = Cursor::new(bytes);
+    let (pipe, records_at) = check_header(&mut cursor, len, &path)?;
+    cursor.set_position(0);
+    let counting = Counting::new(cursor, Some(len), records_at);
+    if pipe {
+        read_records(PerfFileReader::parse_pipe(counting), &path, options)
+    } else {
+        read_records(PerfFileReader::parse_file(counting), &path, options)
+    }
+}
+
+fn read_records<R: Read + Send>(
+    parsed: std::result::Result<PerfFileReader<R>, linux_perf_data::Error>,
+    path: &Path,
+    options: &ReadOptions,
+) -> Result<Profile> {
+    let PerfFileReader {
+        perf_file,
+        record_iter,
+    } = parsed.map_err(|e| {
+        Error::input(
+            path,
+            Position::Whole,
+            format!("not readable as perf.data: {e}"),
+        )
+    })?;
+    let attrs = perf_file.event_attributes().to_vec();
+    // --call-graph dwarf: user stacks are unwound from each sample's stack copy
+    let unwind = crate::unwind::for_recording(&attrs, &options.symbols).map(|u| {
+        let ids = perf_file.build_ids().unwrap_or_default();
+        crate::unwind::perf::PerfUnwind::new(
+            u,
+            ids.into_iter().map(|(k, v)| (k, v.build_id)).collect(),
+        )
+    });
+    let (sample_types, attr_type) = sample_types(&attrs);
+    let samples_type = sample_types.len() - 1;
+    let build_ids = perf_file
+        .build_ids()
+        .map(|m| {
+            // perf writes empty ids in some modes (`-z`): no id, not an id that never matches
+            m.into_iter()
+                .filter(|(_, v)| !v.build_id.is_empty())
+                .map(|(k, v)| (k, v.build_id))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut reader = Reader::new(path, build_ids, attr_type, sample_types.len(), samples_type);
+    // Decoding the records (the library's parsing and time ordering) runs on its own thread
+    // and hands owned batches to this one, which keeps all the state: two cores, two halves.
+    let little = matches!(
+        perf_file.endian(),
+        linux_perf_data::Endianness::LittleEndian
+    );
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(4);
+    // emptied batches go back, so their memory is reused instead of freed across threads
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
+    std::thread::scope(|scope| -> Result<()> {
+        let decoder =
+            scope.spawn(move || decode_all(perf_file, record_iter, path, tx, back_rx, unwind));
+        for batch in rx {
+            let mut batch = batch?;
+            for event in &batch.events {
+                reader.apply(event, &batch.chains, little);
+            }
+            batch.events.clear();
+            batch.chains.clear();
+            let _ = back_tx.send(batch);
+        }
+        reader.unwinder = decoder.join().ok().flatten().map(|u| u.unwinder);
+        Ok(())
+    })?;
+    reader.finish(sample_types, options)
+}
+
+/// One sample type per distinct event name (weighted by period), then `samples` (last);
+/// and each attribute's sample type.
+fn sample_types(attrs: &[linux_perf_data::AttributeDescription]) -> (Vec<SampleType>, Vec<usize>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut attr_type = Vec::new();
+    for (i, a) in attrs.iter().enumerate() {
+        let name = a
+            .name()
+            .map(|n| event_type_name(n).to_string())
+            .unwrap_or_else(|| format!("event{i}"));
+        let index = match names.iter().position(|t| *t == name) {
+            Some(t) => t,
+            None => {
+                names.push(name);
+                names.len() - 1
+            }
+        };
+        attr_type.push(index);
+    }
+    let mut types: Vec<SampleType> = names
+        .iter()
+        .map(|n| SampleType::new(n.clone(), event_unit(n)))
+        .collect();
+    types.push(SampleType::samples());
+    (types, attr_type)
+}
