@@ -38,6 +38,23 @@ fn go_args() -> Vec<String> {
     args(&["pprof/cpu.pb.gz", "--preset", "go"])
 }
 
+/// jvm-shop perf.data with its JIT map and the corpus rules; `symfs` is an empty folder, so
+/// the test machine's own libraries are never used (as in tests/perf_data.rs).
+fn jvm_args(symfs: &std::path::Path) -> Vec<String> {
+    let mut a = args(&[
+        "perf/jvm-shop.perf.data",
+        "--binary-path",
+        "perf/bin",
+        "--jit-map-dir",
+        "perf/",
+        "--rules",
+        "rules/jvm-shop.toml",
+        "--no-presets",
+    ]);
+    a.extend(["--symfs".to_string(), symfs.to_str().unwrap().to_string()]);
+    a
+}
+
 fn mini_args() -> Vec<String> {
     args(&[
         "folded/flame-mini.folded",
@@ -890,5 +907,25 @@ fn owner_root_children_are_owner_view_weights_go_svc() {
 #[test]
 fn split_totals_add_up_go_svc() {
     let graphs = check_split(&go_args());
+    assert!(graphs.len() > 3);
+}
+
+#[test]
+fn jvm_shop_frames_take_their_owners_colours() {
+    let symfs = tempfile::tempdir().unwrap();
+    let (_, want) = check_coloured_graph(&jvm_args(symfs.path()), &[]);
+    assert!(want.owners.contains_key("user"));
+}
+
+#[test]
+fn owner_root_children_are_owner_view_weights_jvm_shop() {
+    let symfs = tempfile::tempdir().unwrap();
+    check_owner_root(&jvm_args(symfs.path()));
+}
+
+#[test]
+fn split_totals_add_up_jvm_shop() {
+    let symfs = tempfile::tempdir().unwrap();
+    let graphs = check_split(&jvm_args(symfs.path()));
     assert!(graphs.len() > 3);
 }
