@@ -141,10 +141,7 @@ fn decode_event(
         return Err(("MMAP2", "build id longer than 20 bytes".into()));
     }
     if record.record_type == RecordType::SAMPLE {
-        return match unwind {
-            Some(u) => decode_unwound_sample(attr, record, batch, u),
-            None => decode_sample_fast(attr, record, batch),
-        };
+        return decode_sample_event(attr, record, batch, unwind);
     }
     let parsed = record.parse().map_err(|e| ("event", e.to_string()))?;
     if let Some(u) = unwind {
@@ -217,15 +214,21 @@ fn push_chain_key(
     (key, std::hash::Hasher::finish(&h))
 }
 
-/// A frame-pointer SAMPLE, decoded here rather than by the library: only the fields whose
-/// uses, and every length checked.
-fn decode_sample_fast(
+/// A SAMPLE, decoded here rather than by the library: only the fields whose uses, and every
+/// length checked. With `--call-graph dwarf` events the user stack is unwound here too, on the
+/// decoding thread.
+fn decode_sample_event(
     attr: usize,
     record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
     batch: &mut Batch,
+    unwind: Option<&mut crate::unwind::perf::PerfUnwind>,
 ) -> std::result::Result<(), (&'static str, String)> {
     let data = record.data.as_slice();
     let s = decode_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?;
+    let user = match unwind {
+        Some(u) => unwound_user_stack(record, u)?,
+        None => None,
+    };
     let pid = s.pid.unwrap_or(-1);
     let kernel = matches!(
         CpuMode::from_misc(record.misc),
@@ -247,24 +250,19 @@ fn decode_sample_fast(
         ip: s.ip,
         chain,
         hash,
-        user: None,
+        user,
     });
     Ok(())
 }
 
-/// A SAMPLE of a recording with `--call-graph dwarf` events: parsed by the library, whose
-/// register and stack fields the unwinder needs, and unwound here on the decoding thread.
-fn decode_unwound_sample(
-    attr: usize,
+/// The unwound user stack of a sample: the library parses the registers and the stack copy
+/// the unwinder needs. A user stack whose size field lies is re-read without it, so the rest
+/// of the sample is kept (and counted as such).
+fn unwound_user_stack(
     record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
-    batch: &mut Batch,
     unwind: &mut crate::unwind::perf::PerfUnwind,
-) -> std::result::Result<(), (&'static str, String)> {
+) -> std::result::Result<Option<crate::unwind::perf::UserStack>, (&'static str, String)> {
     let data = record.data.as_slice();
-    let chain = decode_sample(&data, &record.parse_info)
-        .map_err(|e| ("SAMPLE", e))?
-        .chain;
-    // a user stack whose size field lies: re-read without it, keep the rest of the sample
     let repaired = crate::unwind::record::repair_user_stack(&data, &record.parse_info);
     let fixed = repaired.as_deref().map(|bytes| RawEventRecord {
         data: bytes.into(),
@@ -275,30 +273,10 @@ fn decode_unwound_sample(
         .unwrap_or(record)
         .parse()
         .map_err(|e| ("event", e.to_string()))?;
-    let EventRecord::Sample(s) = parsed else {
-        return Ok(());
-    };
-    let pid = s.pid.unwrap_or(-1);
-    let kernel = matches!(s.cpu_mode, CpuMode::Kernel | CpuMode::GuestKernel);
-    let (chain, hash) = match chain {
-        Some(r) => {
-            let (key, hash) = push_chain_key(batch, pid, s.tid, kernel, &data[r]);
-            (Some(key), hash)
-        }
-        None => (None, 0),
-    };
-    batch.events.push(Event::Sample {
-        attr,
-        pid,
-        tid: s.tid,
-        period: s.period,
-        kernel,
-        ip: s.ip,
-        chain,
-        hash,
-        user: unwind.sample(&s, repaired.is_some()),
-    });
-    Ok(())
+    Ok(match parsed {
+        EventRecord::Sample(s) => unwind.sample(&s, repaired.is_some()),
+        _ => None,
+    })
 }
 
 /// Keeps the unwinder's process maps in step with the records (decoding thread).
