@@ -15,7 +15,7 @@ set -euo pipefail
 B="${1:-/tmp/whose-bench}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WHOSE="$ROOT/target/release/whose"
-[ -x "$WHOSE" ] || (cd "$ROOT" && cargo build --release)
+(cd "$ROOT" && cargo build --release --quiet) # always: a stale binary measures old code
 command -v inferno-collapse-perf >/dev/null || cargo install inferno
 for f in big.perf.data big.perf-script.txt; do
   [ -s "$B/$f" ] || { echo "missing $B/$f: run shared/corpus/make-bench.sh first" >&2; exit 2; }
