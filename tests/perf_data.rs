@@ -61,20 +61,6 @@ impl Run {
     }
 }
 
-fn shares_of(json: &Value) -> (Shares, u128) {
-    let input = &json["inputs"][0];
-    let total = input["total"].as_f64().unwrap() as u128;
-    let mut shares = Shares::new();
-    for o in input["owners"].as_array().unwrap() {
-        let w = |k: &str| o[k].as_f64().unwrap() * 100.0 / total as f64;
-        shares.insert(
-            o["name"].as_str().unwrap().to_string(),
-            [w("self"), w("owner"), w("anywhere")],
-        );
-    }
-    (shares, total)
-}
-
 fn rules(item: &str) -> String {
     fixture(&format!("rules/{item}.toml"))
         .to_str()

@@ -56,6 +56,11 @@ pub fn report_shares(args: &[&str]) -> (Shares, u128) {
     full.extend_from_slice(args);
     let json: Value = serde_json::from_str(&whose_ok(&full)).expect("json");
     assert_eq!(json["schema"], "whose/1");
+    shares_of(&json)
+}
+
+/// Shares (percent) per owner and view, and the total, of input 0 of a `whose/1` document.
+pub fn shares_of(json: &Value) -> (Shares, u128) {
     let input = &json["inputs"][0];
     let total = input["total"]
         .as_u64()
