@@ -612,7 +612,8 @@ fn samples_lacking_the_dwarf_fields_their_attributes_promise_are_an_input_error(
     assert!(out.stdout.is_empty(), "no shares may be printed");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("corrupt event record"), "{stderr}");
+    assert!(stderr.contains("corrupt SAMPLE record"), "{stderr}");
+    assert!(stderr.contains("record ends before its user"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 

@@ -263,7 +263,7 @@ mod sample_by_sample {
     use super::*;
     use linux_perf_data::linux_perf_event_reader::{CpuMode, EventRecord, Mmap2FileId};
     use linux_perf_data::{PerfFileReader, PerfFileRecord};
-    use whose::unwind::{DwarfUnwinder, Mapping, ModuleFiles, UserRegs};
+    use whose::unwind::{DwarfUnwinder, Mapping, ModuleFiles, StackCopy, UserRegs};
 
     fn gunzip(path: PathBuf) -> Vec<u8> {
         let mut out = Vec::new();
@@ -318,7 +318,9 @@ mod sample_by_sample {
                 EventRecord::Sample(s) => {
                     let regs = s.user_regs.as_ref().and_then(UserRegs::from_perf);
                     let (stack, size) = s.user_stack.unwrap();
-                    unwinder.unwind(s.pid.unwrap(), regs, &stack.as_slice(), size, &mut out);
+                    let bytes = stack.as_slice();
+                    let copy = StackCopy::whole(&bytes, size);
+                    unwinder.unwind(s.pid.unwrap(), regs, copy, &mut out);
                     let offsets = out
                         .iter()
                         .enumerate()

@@ -12,6 +12,7 @@ pub mod pprof;
 #[allow(clippy::all, clippy::pedantic)]
 pub mod pprof_proto;
 pub mod progress;
+pub mod read_ahead;
 pub mod source;
 
 use crate::error::{Error, Position, Result};

@@ -21,7 +21,6 @@
 pub mod image;
 pub mod perf;
 mod process;
-pub mod record;
 
 use image::Image;
 use process::Process;
@@ -395,8 +394,8 @@ impl DwarfUnwinder {
         self.processes.remove(&pid);
     }
 
-    /// Counts a sample whose record declared a user stack larger than itself (see
-    /// [`record::repair_user_stack`]); its user part is the ip perf recorded.
+    /// Counts a sample whose record declared a user stack larger than itself (the perf.data
+    /// decoder drops such a stack and keeps the rest); its user part is the ip perf recorded.
     pub fn bad_record(&mut self) -> StackEnd {
         let end = StackEnd::BadRecord;
         self.stats.count(&end, false);
@@ -404,21 +403,19 @@ impl DwarfUnwinder {
     }
 
     /// Unwinds one sample's user stack into `out` (ip first, then return addresses) and
-    /// counts how it ended. `regs` is `None` when the sample lacks ip/sp/bp; `stack` is the
-    /// copied bytes and `dynamic_size` how many of them the kernel filled.
+    /// counts how it ended. `regs` is `None` when the sample lacks ip/sp/bp.
     pub fn unwind(
         &mut self,
         pid: i32,
         regs: Option<UserRegs>,
-        stack: &[u8],
-        dynamic_size: u64,
+        stack: StackCopy<'_>,
         out: &mut Vec<u64>,
     ) -> StackEnd {
         if !self.timed {
-            return self.unwind_timed(pid, regs, stack, dynamic_size, out);
+            return self.unwind_timed(pid, regs, stack, out);
         }
         let started = std::time::Instant::now();
-        let end = self.unwind_timed(pid, regs, stack, dynamic_size, out);
+        let end = self.unwind_timed(pid, regs, stack, out);
         self.stats.elapsed += started.elapsed();
         end
     }
@@ -427,8 +424,7 @@ impl DwarfUnwinder {
         &mut self,
         pid: i32,
         regs: Option<UserRegs>,
-        stack: &[u8],
-        dynamic_size: u64,
+        stack: StackCopy<'_>,
         out: &mut Vec<u64>,
     ) -> StackEnd {
         out.clear();
@@ -437,27 +433,51 @@ impl DwarfUnwinder {
             self.stats.count(&end, false);
             return end;
         };
-        let valid = if dynamic_size as usize > stack.len() {
+        if stack.dynamic_size > stack.size {
             self.stats.bad_sizes += 1;
-            stack.len()
-        } else if dynamic_size == 0 {
-            // perf leaves dyn_size 0 only when nothing was copied
-            0
-        } else {
-            dynamic_size as usize
-        };
+        }
+        let valid = stack.valid_len();
         // the kernel copies less than asked only when the thread's stack ends first
-        let full_copy = !stack.is_empty() && valid == stack.len();
-        let stack = &stack[..valid];
+        let full_copy = stack.size > 0 && valid == stack.size;
+        let bytes = &stack.bytes[..stack.bytes.len().min(valid as usize)];
         let process = self.processes.entry(pid).or_default();
         let modules = &mut self.modules;
         let locate = &self.locate;
         let problems = &mut self.stats.module_problems;
         process.prepare(|mapping| load_module(modules, locate, problems, mapping));
-        let end = process.unwind(regs, stack, MAX_FRAMES, out);
+        let end = process.unwind(regs, bytes, MAX_FRAMES, out);
         self.stats.frames += out.len() as u64;
         self.stats.count(&end, full_copy);
         end
+    }
+}
+
+/// A sample's copy of the top of its user stack (`PERF_SAMPLE_STACK_USER`).
+#[derive(Debug, Clone, Copy)]
+pub struct StackCopy<'a> {
+    /// The bytes from the sampled stack pointer up: all that were copied, or only the valid
+    /// ones (the perf.data reader hands on no more than those).
+    pub bytes: &'a [u8],
+    /// How many bytes the record copied (`size`: what `dwarf,SIZE` asked for, at most).
+    pub size: u64,
+    /// How many of them the kernel filled (`dyn_size`): the rest is past the stack's end.
+    pub dynamic_size: u64,
+}
+
+impl<'a> StackCopy<'a> {
+    /// A copy whose bytes are all there, as the record holds them.
+    pub fn whole(bytes: &'a [u8], dynamic_size: u64) -> StackCopy<'a> {
+        StackCopy {
+            bytes,
+            size: bytes.len() as u64,
+            dynamic_size,
+        }
+    }
+
+    /// How many bytes the unwinder may read: the filled ones, never more than were copied
+    /// (a `dyn_size` of 0 means nothing was copied).
+    pub fn valid_len(&self) -> u64 {
+        self.dynamic_size.min(self.size)
     }
 }
 

@@ -1,48 +1,42 @@
-//! The hooks the perf.data reader calls, on its decoding thread: that thread sees every
-//! record in time order, so it keeps the unwinder's process maps and unwinds each DWARF
-//! sample where its stack bytes already are (no 4 KiB copy per sample to the folding thread,
-//! and unwinding runs beside the folding, on the other core).
+//! The hooks the perf.data reader calls, on its folding thread: that thread sees every
+//! record in time order and keeps the maps, so it also keeps the unwinder's and unwinds each
+//! DWARF sample from the valid part of its stack copy, which the decoding thread handed on.
+//! Decoding (reading, the library's time ordering) and unwinding so run on two cores.
 
-use super::{DwarfUnwinder, Mapping, UserRegs};
-use linux_perf_data::DsoKey;
-use linux_perf_data::linux_perf_event_reader::{CpuMode, SampleRecord};
-use rustc_hash::FxHashMap;
+use super::{DwarfUnwinder, Mapping, StackCopy, UserRegs};
+use linux_perf_data::linux_perf_event_reader::CpuMode;
 
-const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
-const PERF_CONTEXT_USER: u64 = -512i64 as u64;
-const PERF_CONTEXT_GUEST_USER: u64 = -2560i64 as u64;
-
-/// The unwinder plus the build ids the mappings need (the BUILD_ID feature section, and in
-/// pipe mode the build-id records as they come).
+/// The unwinder as the perf.data reader drives it: process events in, user stacks out.
 pub struct PerfUnwind {
     pub unwinder: DwarfUnwinder,
-    build_ids: FxHashMap<DsoKey, Vec<u8>>,
-    addrs: Vec<u64>,
 }
 
-/// A DWARF sample's user part: the ip, then return addresses; `truncated` when the walk
-/// stopped before the outermost frame.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct UserStack {
-    pub addrs: Box<[u64]>,
-    pub truncated: bool,
+/// What a DWARF sample carries for its user part, as the perf.data decoder found it.
+#[derive(Debug, Clone, Copy)]
+pub struct UserSample<'a> {
+    pub pid: i32,
+    /// Taken in user mode: the sample's ip is a user address.
+    pub user_mode: bool,
+    pub ip: Option<u64>,
+    /// The callchain's user addresses (with `--call-graph dwarf`, at most the ip).
+    pub chain_user: &'a [u64],
+    /// The record has user registers (ABI not `NONE`: a kernel thread has none).
+    pub has_regs: bool,
+    /// ip, sp and bp, when the register mask has all three.
+    pub regs: Option<UserRegs>,
+    pub stack: StackCopy<'a>,
+    /// The record's stack size field was larger than the record: the stack was dropped.
+    pub bad_record: bool,
 }
 
 impl PerfUnwind {
-    pub fn new(unwinder: DwarfUnwinder, build_ids: FxHashMap<DsoKey, Vec<u8>>) -> PerfUnwind {
-        PerfUnwind {
-            unwinder,
-            build_ids,
-            addrs: Vec::new(),
-        }
+    pub fn new(unwinder: DwarfUnwinder) -> PerfUnwind {
+        PerfUnwind { unwinder }
     }
 
-    pub fn build_id(&mut self, key: DsoKey, id: Vec<u8>) {
-        self.build_ids.insert(key, id);
-    }
-
-    /// An MMAP/MMAP2 record; `file` is false for anonymous and pseudo mappings (JIT code,
-    /// `[heap]`), which have no unwind information to load.
+    /// An MMAP/MMAP2 record of a file (anonymous and pseudo mappings, JIT code or `[heap]`,
+    /// have no unwind information to load). `build_id` as the reader resolved it (the
+    /// record's own, or the file's build-id section).
     #[allow(clippy::too_many_arguments)]
     pub fn mmap(
         &mut self,
@@ -54,15 +48,10 @@ impl PerfUnwind {
         path: &str,
         build_id: Option<&[u8]>,
         exec: bool,
-        file: bool,
     ) {
-        if !exec || !file || pid == -1 || matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel) {
+        if !exec || pid == -1 || matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel) {
             return;
         }
-        let build_id = build_id.map(<[u8]>::to_vec).or_else(|| {
-            let key = DsoKey::detect(path.as_bytes(), mode)?;
-            self.build_ids.get(&key).cloned()
-        });
         self.unwinder.add_mapping(
             pid,
             Mapping {
@@ -70,7 +59,7 @@ impl PerfUnwind {
                 end: start.saturating_add(len),
                 page_offset,
                 path: path.to_string(),
-                build_id,
+                build_id: build_id.map(<[u8]>::to_vec),
             },
         );
     }
@@ -83,54 +72,30 @@ impl PerfUnwind {
         self.unwinder.exec(pid);
     }
 
-    /// The user stack of a sample that carries a stack copy; `None` for other samples (their
-    /// callchain is complete as it is). `bad_stack`: the record's stack size lied and the
-    /// stack was dropped ([`super::record::repair_user_stack`]).
-    pub fn sample(&mut self, s: &SampleRecord<'_>, bad_stack: bool) -> Option<UserStack> {
-        s.user_stack.as_ref()?;
-        let pid = s.pid.unwrap_or(-1);
-        // what the callchain has of user space: with --call-graph dwarf, at most the ip
-        let mut chain_user: Vec<u64> = Vec::new();
-        if let Some(chain) = &s.callchain {
-            let mut user = matches!(s.cpu_mode, CpuMode::User | CpuMode::GuestUser);
-            for addr in (0..chain.len()).filter_map(|i| chain.get(i)) {
-                if addr >= PERF_CONTEXT_MAX {
-                    user = matches!(addr, PERF_CONTEXT_USER | PERF_CONTEXT_GUEST_USER);
-                } else if user {
-                    chain_user.push(addr);
-                }
-            }
-        }
-        if chain_user.is_empty() {
+    /// The user stack of a sample that carries a stack copy, into `out` (the ip, then return
+    /// addresses); whether it was truncated, or `None` when the sample has no user part (a
+    /// kernel thread).
+    pub fn sample(&mut self, s: &UserSample<'_>, out: &mut Vec<u64>) -> Option<bool> {
+        out.clear();
+        let mut fallback = s.chain_user;
+        let ip = [s.ip.unwrap_or(0)];
+        if fallback.is_empty() {
             // perf leaves the user callchain empty (exclude_callchain_user): in user mode the
             // ip is the sample's own; a kernel thread has no user registers and no user part
             match s.ip {
-                Some(ip) if matches!(s.cpu_mode, CpuMode::User | CpuMode::GuestUser) => {
-                    chain_user.push(ip)
-                }
-                _ if s.user_regs.is_some() => {}
-                _ => return Some(UserStack::default()),
+                Some(_) if s.user_mode => fallback = &ip,
+                _ if s.has_regs => {}
+                _ => return None,
             }
         }
-        let end = if bad_stack {
+        let end = if s.bad_record {
             self.unwinder.bad_record()
         } else {
-            let regs = s.user_regs.as_ref().and_then(UserRegs::from_perf);
-            let (bytes, dynamic_size) = match &s.user_stack {
-                Some((stack, size)) => (stack.as_slice(), *size),
-                None => (std::borrow::Cow::Borrowed(&[][..]), 0),
-            };
-            self.unwinder
-                .unwind(pid, regs, &bytes, dynamic_size, &mut self.addrs)
+            self.unwinder.unwind(s.pid, s.regs, s.stack, out)
         };
-        let addrs: Box<[u64]> = if self.addrs.is_empty() {
-            chain_user.into()
-        } else {
-            self.addrs.as_slice().into()
-        };
-        Some(UserStack {
-            addrs,
-            truncated: end.is_truncated(),
-        })
+        if out.is_empty() {
+            out.extend_from_slice(fallback);
+        }
+        Some(end.is_truncated())
     }
 }

@@ -74,7 +74,12 @@ fn unwinds_through_eh_frame_to_the_end_of_the_stack() {
     // [return into probe_caller, then a null return address: the outermost frame]
     let stack = words(&[caller + 1, 0]);
     let mut out = Vec::new();
-    let end = u.unwind(7, Some(regs), &stack, stack.len() as u64, &mut out);
+    let end = u.unwind(
+        7,
+        Some(regs),
+        StackCopy::whole(&stack, stack.len() as u64),
+        &mut out,
+    );
     assert_eq!(end, StackEnd::Complete);
     assert_eq!(out, vec![leaf, caller + 1]);
     assert_eq!((u.stats.stacks, u.stats.truncated), (1, 0));
@@ -93,7 +98,12 @@ fn a_short_stack_copy_is_counted_and_suggests_a_larger_size() {
     // the copy ends right after the first return address: the kernel filled all of it
     let stack = words(&[caller + 1]);
     let mut out = Vec::new();
-    let end = u.unwind(7, Some(regs), &stack, stack.len() as u64, &mut out);
+    let end = u.unwind(
+        7,
+        Some(regs),
+        StackCopy::whole(&stack, stack.len() as u64),
+        &mut out,
+    );
     assert_eq!(end, StackEnd::StackExhausted);
     assert_eq!(out, vec![leaf, caller + 1], "frames found so far are kept");
     assert_eq!(u.stats.copy_exhausted, 1);
@@ -120,7 +130,7 @@ fn a_stack_size_that_lies_uses_only_the_bytes_present() {
     };
     let stack = words(&[caller + 1, 0]);
     let mut out = Vec::new();
-    let end = u.unwind(7, Some(regs), &stack, 1 << 40, &mut out);
+    let end = u.unwind(7, Some(regs), StackCopy::whole(&stack, 1 << 40), &mut out);
     assert_eq!(end, StackEnd::Complete);
     assert_eq!(out.len(), 2);
     assert_eq!(u.stats.bad_sizes, 1);
@@ -136,7 +146,7 @@ fn a_stack_size_that_lies_uses_only_the_bytes_present() {
 fn missing_registers_keep_nothing_and_are_reported() {
     let mut u = unwinder_for(&std::env::current_exe().unwrap());
     let mut out = vec![1, 2, 3];
-    let end = u.unwind(7, None, &[], 0, &mut out);
+    let end = u.unwind(7, None, StackCopy::whole(&[], 0), &mut out);
     assert_eq!(end, StackEnd::MissingRegisters);
     assert!(out.is_empty());
     let (notes, warnings) = u.stats.report();
@@ -159,7 +169,7 @@ fn an_address_outside_every_mapping_stops_the_walk() {
     };
     let stack = words(&[0x1234, 0]);
     let mut out = Vec::new();
-    let end = u.unwind(7, Some(regs), &stack, 16, &mut out);
+    let end = u.unwind(7, Some(regs), StackCopy::whole(&stack, 16), &mut out);
     assert_eq!(end, StackEnd::Unmapped);
     assert_eq!(out, vec![leaf, 0x1234]);
 }
@@ -178,12 +188,12 @@ fn a_forked_child_inherits_mappings_and_exec_drops_them() {
     let stack = words(&[caller + 1, 0]);
     let mut out = Vec::new();
     assert_eq!(
-        u.unwind(8, Some(regs), &stack, 16, &mut out),
+        u.unwind(8, Some(regs), StackCopy::whole(&stack, 16), &mut out),
         StackEnd::Complete
     );
     u.exec(8);
     assert_eq!(
-        u.unwind(8, Some(regs), &stack, 16, &mut out),
+        u.unwind(8, Some(regs), StackCopy::whole(&stack, 16), &mut out),
         StackEnd::Unmapped
     );
     assert_eq!(out, vec![leaf]);
@@ -232,7 +242,7 @@ fn a_corrupt_eh_frame_stops_in_that_module_with_a_warning() {
     };
     let stack = words(&[caller + 1, 0]);
     let mut out = Vec::new();
-    let end = u.unwind(7, Some(regs), &stack, 16, &mut out);
+    let end = u.unwind(7, Some(regs), StackCopy::whole(&stack, 16), &mut out);
     assert_eq!(
         end,
         StackEnd::NoUnwindInfo("/opt/app/corrupt-copy".to_string())
@@ -268,99 +278,13 @@ fn a_binary_not_found_is_named() {
         sp: 0x7000,
         bp: 0,
     };
-    let end = u.unwind(7, Some(regs), &words(&[0]), 8, &mut out);
+    let end = u.unwind(7, Some(regs), StackCopy::whole(&words(&[0]), 8), &mut out);
     assert_eq!(end, StackEnd::NoUnwindInfo(mapping.path.clone()));
     let (_, warnings) = u.stats.report();
     assert!(
         warnings[0].contains("not found under --binary-path"),
         "{warnings:?}"
     );
-}
-
-mod records {
-    use super::super::record::repair_user_stack;
-    use linux_perf_data::linux_perf_event_reader::{
-        BranchSampleFormat, Endianness, EventRecord, RawData, RawEventRecord, ReadFormat,
-        RecordIdParseInfo, RecordParseInfo, RecordType, SampleFormat,
-    };
-
-    /// IP|TID|PERIOD|CALLCHAIN|REGS_USER(bp, sp, ip)|STACK_USER, as `--call-graph dwarf` writes.
-    fn info() -> RecordParseInfo {
-        RecordParseInfo {
-            endian: Endianness::LittleEndian,
-            sample_format: SampleFormat::IP
-                | SampleFormat::TID
-                | SampleFormat::PERIOD
-                | SampleFormat::CALLCHAIN
-                | SampleFormat::REGS_USER
-                | SampleFormat::STACK_USER,
-            branch_sample_format: BranchSampleFormat::empty(),
-            read_format: ReadFormat::empty(),
-            common_data_offset_from_end: None,
-            sample_regs_user: 0b111 << 6,
-            user_regs_count: 3,
-            sample_regs_intr: 0,
-            intr_regs_count: 0,
-            id_parse_info: RecordIdParseInfo {
-                nonsample_record_id_offset_from_end: None,
-                sample_record_id_offset_from_start: None,
-            },
-            nonsample_record_time_offset_from_end: None,
-            sample_record_time_offset_from_start: None,
-        }
-    }
-
-    fn sample(stack_size: u64, stack: &[u8]) -> Vec<u8> {
-        let mut w: Vec<u64> = vec![0x401000, (42u64 << 32) | 42, 1000];
-        w.extend([3, u64::MAX - 127, 0xffff_ffff_8100_0000, u64::MAX - 511]); // callchain
-        w.extend([2, 0x7ff0, 0x7f00, 0x401000]); // abi 64, bp, sp, ip
-        w.push(stack_size);
-        let mut bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
-        bytes.extend_from_slice(stack);
-        bytes.extend_from_slice(&(stack.len() as u64).to_le_bytes()); // dyn_size
-        bytes
-    }
-
-    fn parse(bytes: &[u8]) -> Result<EventRecord<'_>, std::io::Error> {
-        RawEventRecord {
-            record_type: RecordType::SAMPLE,
-            misc: 2, // user mode
-            data: RawData::from(bytes),
-            parse_info: info(),
-        }
-        .parse()
-    }
-
-    #[test]
-    fn an_honest_record_is_left_alone() {
-        let bytes = sample(16, &[7u8; 16]);
-        assert!(repair_user_stack(&bytes, &info()).is_none());
-        let EventRecord::Sample(s) = parse(&bytes).unwrap() else {
-            panic!("not a sample")
-        };
-        assert_eq!(s.user_stack.unwrap().0.len(), 16);
-    }
-
-    #[test]
-    fn a_lying_stack_size_is_cut_off_and_the_rest_kept() {
-        let bytes = sample(1 << 20, &[7u8; 16]);
-        assert!(parse(&bytes).is_err(), "the crate rejects the whole record");
-        let fixed = repair_user_stack(&bytes, &info()).expect("repaired");
-        let EventRecord::Sample(s) = parse(&fixed).unwrap() else {
-            panic!("not a sample")
-        };
-        assert_eq!(s.callchain.unwrap().len(), 3);
-        assert_eq!(s.period, Some(1000));
-        let regs = crate::unwind::UserRegs::from_perf(&s.user_regs.unwrap()).unwrap();
-        assert_eq!((regs.ip, regs.sp, regs.bp), (0x401000, 0x7f00, 0x7ff0));
-        assert_eq!(s.user_stack.unwrap().0.len(), 0);
-    }
-
-    #[test]
-    fn a_record_cut_inside_its_fixed_fields_is_not_guessed_at() {
-        let bytes = sample(16, &[7u8; 16]);
-        assert!(repair_user_stack(&bytes[..40], &info()).is_none());
-    }
 }
 
 #[test]
@@ -412,7 +336,7 @@ mod fuzz {
             let stack = super::words(&words);
             let regs = UserRegs { ip: leaf.wrapping_add(ip_offset), sp, bp };
             let mut out = Vec::new();
-            let _ = u.unwind(7, Some(regs), &stack, dynamic_size, &mut out);
+            let _ = u.unwind(7, Some(regs), StackCopy::whole(&stack, dynamic_size), &mut out);
             prop_assert!(out.len() <= MAX_FRAMES);
             let (notes, _) = u.stats.report();
             prop_assert_eq!(notes.len(), 1);

@@ -1,9 +1,7 @@
 //! The decoding thread: records, as the library reads them in time order, into owned
 //! batches of the events the folding thread needs.
 
-use super::fold::{is_anon, is_pseudo};
 use super::*;
-use linux_perf_data::linux_perf_event_reader::RawEventRecord;
 
 /// A record as the reader uses it, owned, so that decoding can run on another thread.
 pub(super) enum Event {
@@ -19,8 +17,9 @@ pub(super) enum Event {
         chain: Option<std::ops::Range<usize>>,
         /// FxHash of the key.
         hash: u64,
-        /// `--call-graph dwarf`: the user stack, unwound by the decoding thread.
-        user: Option<crate::unwind::perf::UserStack>,
+        /// `--call-graph dwarf`: the user registers and stack copy, for the folding thread's
+        /// unwinder.
+        user: Option<UserCopy>,
     },
     Mmap {
         pid: i32,
@@ -48,13 +47,35 @@ pub(super) enum Event {
     BuildId(DsoKey, Vec<u8>),
 }
 
+/// A DWARF sample's user registers and the valid part of its stack copy: only those bytes
+/// cross to the folding thread (the kernel fills a few hundred of the 8 KiB `dwarf` asks for).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct UserCopy {
+    /// Sampled in user mode (the ip is a user address).
+    pub(super) user_mode: bool,
+    /// The record has user registers (ABI not `NONE`).
+    pub(super) has_regs: bool,
+    pub(super) regs: Option<crate::unwind::UserRegs>,
+    /// The valid stack bytes, in the batch's `stacks`.
+    pub(super) stack: std::ops::Range<usize>,
+    /// The record's `size` (bytes copied) and `dyn_size` (bytes filled).
+    pub(super) size: u64,
+    pub(super) dynamic_size: u64,
+    /// The stack size field was larger than the record: the stack was dropped.
+    pub(super) bad_record: bool,
+}
+
 #[derive(Default)]
 pub(super) struct Batch {
     pub(super) events: Vec<Event>,
     pub(super) chains: Vec<u8>,
+    pub(super) stacks: Vec<u8>,
 }
 
 const BATCH_EVENTS: usize = 4096;
+/// Stack bytes per batch: DWARF samples carry kilobytes each, and a batch the other core
+/// reads while it is still in cache is worth more than fewer hand-overs.
+const BATCH_STACK_BYTES: usize = 256 << 10;
 
 /// The decoding thread: records → batches of events, in time order; stops at the first error
 /// (sent on) or when the consumer has gone.
@@ -64,8 +85,7 @@ pub(super) fn decode_all<R: Read>(
     path: &Path,
     tx: std::sync::mpsc::SyncSender<Result<Batch>>,
     back: std::sync::mpsc::Receiver<Batch>,
-    mut unwind: Option<crate::unwind::perf::PerfUnwind>,
-) -> Option<crate::unwind::perf::PerfUnwind> {
+) {
     let mut records = 0u64;
     let mut samples = 0u64;
     let mut batch = Batch::default();
@@ -82,21 +102,18 @@ pub(super) fn decode_all<R: Read>(
                          samples): {e}"
                     ),
                 )));
-                return unwind;
+                return;
             }
         };
         records += 1;
         let decoded = match record {
             PerfFileRecord::EventRecord { attr_index, record } => {
-                decode_event(attr_index, &record, &mut batch, unwind.as_mut())
+                decode_event(attr_index, &record, &mut batch)
             }
             PerfFileRecord::UserRecord(r)
                 if r.record_type == UserRecordType::PERF_HEADER_BUILD_ID =>
             {
                 if let Some((key, id)) = parse_build_id_record(&r.data.as_slice(), r.misc) {
-                    if let Some(u) = unwind.as_mut() {
-                        u.build_id(key.clone(), id.clone());
-                    }
                     batch.events.push(Event::BuildId(key, id));
                 }
                 Ok(())
@@ -109,20 +126,19 @@ pub(super) fn decode_all<R: Read>(
                 Position::Whole,
                 format!("corrupt {what} record (record #{records}): {e}"),
             )));
-            return unwind;
+            return;
         }
         if matches!(batch.events.last(), Some(Event::Sample { .. })) {
             samples += 1;
         }
-        if batch.events.len() >= BATCH_EVENTS {
+        if batch.events.len() >= BATCH_EVENTS || batch.stacks.len() >= BATCH_STACK_BYTES {
             let next = back.try_recv().unwrap_or_default();
             if tx.send(Ok(std::mem::replace(&mut batch, next))).is_err() {
-                return unwind;
+                return;
             }
         }
     }
     let _ = tx.send(Ok(batch));
-    unwind
 }
 
 /// One kernel record into the batch; `Err((record kind, reason))` when it is corrupt.
@@ -130,7 +146,6 @@ fn decode_event(
     attr: usize,
     record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
     batch: &mut Batch,
-    unwind: Option<&mut crate::unwind::perf::PerfUnwind>,
 ) -> std::result::Result<(), (&'static str, String)> {
     let data = record.data.as_slice();
     // checks the parser would otherwise turn into a panic
@@ -141,12 +156,9 @@ fn decode_event(
         return Err(("MMAP2", "build id longer than 20 bytes".into()));
     }
     if record.record_type == RecordType::SAMPLE {
-        return decode_sample_event(attr, record, batch, unwind);
+        return decode_sample_event(attr, record, batch);
     }
     let parsed = record.parse().map_err(|e| ("event", e.to_string()))?;
-    if let Some(u) = unwind {
-        unwind_hooks(u, &parsed);
-    }
     let event = match parsed {
         EventRecord::Mmap(m) => Event::Mmap {
             pid: m.pid,
@@ -215,20 +227,15 @@ fn push_chain_key(
 }
 
 /// A SAMPLE, decoded here rather than by the library: only the fields whose uses, and every
-/// length checked. With `--call-graph dwarf` events the user stack is unwound here too, on the
-/// decoding thread.
+/// length checked. With `--call-graph dwarf` events the valid part of the user stack copy is
+/// handed on for unwinding.
 fn decode_sample_event(
     attr: usize,
     record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
     batch: &mut Batch,
-    unwind: Option<&mut crate::unwind::perf::PerfUnwind>,
 ) -> std::result::Result<(), (&'static str, String)> {
     let data = record.data.as_slice();
     let s = decode_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?;
-    let user = match unwind {
-        Some(u) => unwound_user_stack(record, u)?,
-        None => None,
-    };
     let pid = s.pid.unwrap_or(-1);
     let kernel = matches!(
         CpuMode::from_misc(record.misc),
@@ -241,6 +248,18 @@ fn decode_sample_event(
         }
         None => (None, 0),
     };
+    let user = s.user.map(|u| {
+        let start = batch.stacks.len();
+        batch.stacks.extend_from_slice(&data[u.stack]);
+        UserCopy {
+            user_mode: matches!(
+                CpuMode::from_misc(record.misc),
+                CpuMode::User | CpuMode::GuestUser
+            ),
+            stack: start..batch.stacks.len(),
+            ..u.copy
+        }
+    });
     batch.events.push(Event::Sample {
         attr,
         pid,
@@ -253,73 +272,6 @@ fn decode_sample_event(
         user,
     });
     Ok(())
-}
-
-/// The unwound user stack of a sample: the library parses the registers and the stack copy
-/// the unwinder needs. A user stack whose size field lies is re-read without it, so the rest
-/// of the sample is kept (and counted as such).
-fn unwound_user_stack(
-    record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
-    unwind: &mut crate::unwind::perf::PerfUnwind,
-) -> std::result::Result<Option<crate::unwind::perf::UserStack>, (&'static str, String)> {
-    let data = record.data.as_slice();
-    let repaired = crate::unwind::record::repair_user_stack(&data, &record.parse_info);
-    let fixed = repaired.as_deref().map(|bytes| RawEventRecord {
-        data: bytes.into(),
-        ..*record
-    });
-    let parsed = fixed
-        .as_ref()
-        .unwrap_or(record)
-        .parse()
-        .map_err(|e| ("event", e.to_string()))?;
-    Ok(match parsed {
-        EventRecord::Sample(s) => unwind.sample(&s, repaired.is_some()),
-        _ => None,
-    })
-}
-
-/// Keeps the unwinder's process maps in step with the records (decoding thread).
-fn unwind_hooks(u: &mut crate::unwind::perf::PerfUnwind, parsed: &EventRecord<'_>) {
-    match parsed {
-        EventRecord::Mmap(m) => {
-            let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
-            let file = !is_anon(&path) && !is_pseudo(&path);
-            u.mmap(
-                m.pid,
-                m.address,
-                m.length,
-                m.page_offset,
-                m.cpu_mode,
-                &path,
-                None,
-                m.is_executable,
-                file,
-            );
-        }
-        EventRecord::Mmap2(m) => {
-            let path = String::from_utf8_lossy(&m.path.as_slice()).into_owned();
-            let file = !is_anon(&path) && !is_pseudo(&path);
-            let build_id = match &m.file_id {
-                Mmap2FileId::BuildId(b) => Some(b.as_slice()),
-                Mmap2FileId::InodeAndVersion(_) => None,
-            };
-            u.mmap(
-                m.pid,
-                m.address,
-                m.length,
-                m.page_offset,
-                m.cpu_mode,
-                &path,
-                build_id,
-                m.protection & 4 != 0,
-                file,
-            );
-        }
-        EventRecord::Fork(f) if f.pid != f.ppid => u.fork(f.ppid, f.pid),
-        EventRecord::Comm(c) if c.is_execve && c.pid == c.tid => u.exec(c.pid),
-        _ => {}
-    }
 }
 
 /// `PERF_RECORD_HEADER_BUILD_ID`: pid, 24 build-id bytes (length in byte 20 when misc says
@@ -351,11 +303,21 @@ struct SampleFields {
     period: Option<u64>,
     /// Where the callchain's entries are in the record.
     chain: Option<std::ops::Range<usize>>,
+    /// `PERF_SAMPLE_STACK_USER` recordings: registers and where the valid stack bytes are.
+    user: Option<UserFields>,
 }
 
-/// Reads a SAMPLE record's fields up to its callchain (the layout `perf_event_open(2)`
-/// gives for the attribute's sample format), checking every length against the record, so
-/// that no lying count reaches an allocation or a multiplication.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct UserFields {
+    /// Everything but the stack's place, which is `stack` in the record.
+    copy: UserCopy,
+    stack: std::ops::Range<usize>,
+}
+
+/// Reads a SAMPLE record's fields up to its callchain, and on to the user registers and
+/// stack when it has a stack copy (the layout `perf_event_open(2)` gives for the attribute's
+/// sample format), checking every length against the record, so that no lying count reaches
+/// an allocation or a multiplication.
 fn decode_sample(
     data: &[u8],
     info: &linux_perf_data::linux_perf_event_reader::RecordParseInfo,
@@ -437,6 +399,220 @@ fn decode_sample(
             ));
         }
         out.chain = Some((at + 8)..(at + 8 + bytes as usize));
+        at += 8 + bytes as usize;
+    }
+    if f.contains(SampleFormat::STACK_USER) {
+        out.user = Some(decode_user(data, info, at, read_u64)?);
     }
     Ok(out)
+}
+
+/// The fields after the callchain of a sample with a user stack copy: RAW and BRANCH_STACK
+/// skipped, ip/sp/bp picked out of REGS_USER by the register mask, then STACK_USER — whose
+/// size is checked against the record: a lying size drops the stack, not the sample.
+fn decode_user(
+    data: &[u8],
+    info: &linux_perf_data::linux_perf_event_reader::RecordParseInfo,
+    mut at: usize,
+    read_u64: impl Fn(usize) -> std::result::Result<u64, String>,
+) -> std::result::Result<UserFields, String> {
+    use linux_perf_data::linux_perf_event_reader::BranchSampleFormat;
+    let f = info.sample_format;
+    let skip = |at: usize, bytes: u64, what: &str| -> std::result::Result<usize, String> {
+        usize::try_from(bytes)
+            .ok()
+            .and_then(|b| at.checked_add(b))
+            .filter(|&end| end <= data.len())
+            .ok_or_else(|| format!("{what} larger than the record"))
+    };
+    if f.contains(SampleFormat::RAW) {
+        // u32 size, then the bytes (padded so that the two end on a u64 boundary)
+        let word = read_u64(at)?;
+        let size = if matches!(info.endian, linux_perf_data::Endianness::LittleEndian) {
+            word & 0xffff_ffff
+        } else {
+            word >> 32
+        };
+        at = skip(at, 4 + size, "raw data")?;
+    }
+    if f.contains(SampleFormat::BRANCH_STACK) {
+        let nr = read_u64(at)?;
+        at += 8;
+        if info
+            .branch_sample_format
+            .contains(BranchSampleFormat::HW_INDEX)
+        {
+            at += 8;
+        }
+        let bytes = nr.checked_mul(24).ok_or("branch stack length overflows")?;
+        at = skip(at, bytes, "branch stack")?;
+    }
+    let mut user = UserFields::default();
+    if f.contains(SampleFormat::REGS_USER) {
+        let abi = read_u64(at).map_err(|_| "record ends before its user registers")?;
+        at += 8;
+        if abi != 0 {
+            let count = u64::from(info.user_regs_count);
+            let regs_at = at;
+            at = skip(at, count * 8, "user registers")?;
+            let mask = info.sample_regs_user;
+            let reg = |r: u64| -> Option<u64> {
+                (mask & (1 << r) != 0).then_some(())?;
+                let index = (mask & ((1 << r) - 1)).count_ones() as usize;
+                read_u64(regs_at + 8 * index).ok()
+            };
+            user.copy.has_regs = true;
+            user.copy.regs = (|| {
+                Some(crate::unwind::UserRegs {
+                    ip: reg(crate::unwind::PERF_REG_X86_IP)?,
+                    sp: reg(crate::unwind::PERF_REG_X86_SP)?,
+                    bp: reg(crate::unwind::PERF_REG_X86_BP)?,
+                })
+            })();
+        }
+    }
+    let size = read_u64(at).map_err(|_| "record ends before its user stack")?;
+    at += 8;
+    let fits = size
+        .checked_add(8)
+        .is_some_and(|n| n <= (data.len() - at) as u64);
+    if size > 0 && !fits {
+        user.copy.bad_record = true;
+        return Ok(user);
+    }
+    user.copy.size = size;
+    if size > 0 {
+        let dynamic_size = read_u64(at + size as usize)?;
+        user.copy.dynamic_size = dynamic_size;
+        // the filled bytes only (as `StackCopy::valid_len`): the rest is past the stack's end
+        user.stack = at..at + dynamic_size.min(size) as usize;
+    }
+    Ok(user)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linux_perf_data::linux_perf_event_reader::{
+        BranchSampleFormat, Endianness, ReadFormat, RecordIdParseInfo, RecordParseInfo,
+    };
+
+    /// IP|TID|PERIOD|CALLCHAIN|REGS_USER(bp, sp, ip)|STACK_USER, as `--call-graph dwarf`
+    /// writes, plus `extra` formats.
+    fn info(extra: SampleFormat, read_format: ReadFormat) -> RecordParseInfo {
+        RecordParseInfo {
+            endian: Endianness::LittleEndian,
+            sample_format: SampleFormat::IP
+                | SampleFormat::TID
+                | SampleFormat::PERIOD
+                | SampleFormat::CALLCHAIN
+                | SampleFormat::REGS_USER
+                | SampleFormat::STACK_USER
+                | extra,
+            branch_sample_format: BranchSampleFormat::empty(),
+            read_format,
+            common_data_offset_from_end: None,
+            sample_regs_user: 0b111 << 6,
+            user_regs_count: 3,
+            sample_regs_intr: 0,
+            intr_regs_count: 0,
+            id_parse_info: RecordIdParseInfo {
+                nonsample_record_id_offset_from_end: None,
+                sample_record_id_offset_from_start: None,
+            },
+            nonsample_record_time_offset_from_end: None,
+            sample_record_time_offset_from_start: None,
+        }
+    }
+
+    /// A record whose stack copy is `stack` but whose size field says `stack_size`, and
+    /// whose dyn_size is `dynamic_size`; `read` words go after the period.
+    fn sample(read: &[u64], stack_size: u64, stack: &[u8], dynamic_size: u64) -> Vec<u8> {
+        let mut w: Vec<u64> = vec![0x401000, (42u64 << 32) | 41, 1000];
+        w.extend(read);
+        w.extend([3, u64::MAX - 127, 0xffff_ffff_8100_0000, u64::MAX - 511]); // callchain
+        w.extend([2, 0x7ff0, 0x7f00, 0x401000]); // abi 64, then bp, sp, ip (mask order)
+        w.push(stack_size);
+        let mut bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        bytes.extend_from_slice(stack);
+        bytes.extend_from_slice(&dynamic_size.to_le_bytes());
+        bytes
+    }
+
+    fn plain() -> RecordParseInfo {
+        info(SampleFormat::empty(), ReadFormat::empty())
+    }
+
+    #[test]
+    fn a_dwarf_sample_gives_its_registers_and_only_the_filled_stack_bytes() {
+        let stack: Vec<u8> = (0..64).collect();
+        let bytes = sample(&[], 64, &stack, 40);
+        let s = decode_sample(&bytes, &plain()).unwrap();
+        assert_eq!((s.pid, s.tid, s.period), (Some(41), Some(42), Some(1000)));
+        assert_eq!(s.chain.unwrap().len(), 24);
+        let user = s.user.unwrap();
+        let regs = user.copy.regs.unwrap();
+        assert_eq!((regs.ip, regs.sp, regs.bp), (0x401000, 0x7f00, 0x7ff0));
+        assert!(user.copy.has_regs && !user.copy.bad_record);
+        assert_eq!((user.copy.size, user.copy.dynamic_size), (64, 40));
+        assert_eq!(bytes[user.stack], stack[..40]);
+    }
+
+    #[test]
+    fn a_lying_stack_size_drops_the_stack_and_keeps_the_sample() {
+        let bytes = sample(&[], 1 << 20, &[7u8; 16], 16);
+        let s = decode_sample(&bytes, &plain()).unwrap();
+        assert_eq!(s.chain.unwrap().len(), 24);
+        assert_eq!(s.period, Some(1000));
+        let user = s.user.unwrap();
+        assert!(user.copy.bad_record);
+        assert!(user.stack.is_empty());
+    }
+
+    #[test]
+    fn a_lying_dynamic_size_reads_no_more_than_was_copied() {
+        let bytes = sample(&[], 16, &[7u8; 16], 1 << 40);
+        let user = decode_sample(&bytes, &plain()).unwrap().user.unwrap();
+        assert_eq!(user.stack.len(), 16);
+        assert_eq!(user.copy.dynamic_size, 1 << 40);
+    }
+
+    #[test]
+    fn a_record_cut_inside_its_fixed_fields_is_an_error() {
+        let bytes = sample(&[], 16, &[7u8; 16], 16);
+        assert!(decode_sample(&bytes[..40], &plain()).is_err());
+        assert!(
+            decode_sample(&bytes[..76], &plain()).is_err(),
+            "cut inside the registers"
+        );
+    }
+
+    #[test]
+    fn read_values_are_skipped_in_both_layouts() {
+        // one counter: value, id
+        let single = info(SampleFormat::READ, ReadFormat::ID);
+        let bytes = sample(&[5, 99], 8, &[1u8; 8], 8);
+        let user = decode_sample(&bytes, &single).unwrap().user.unwrap();
+        assert_eq!(user.copy.regs.unwrap().sp, 0x7f00);
+        // a group: nr, time_enabled, then nr × (value, id)
+        let group = info(
+            SampleFormat::READ,
+            ReadFormat::GROUP | ReadFormat::ID | ReadFormat::TOTAL_TIME_ENABLED,
+        );
+        let bytes = sample(&[2, 1234, 5, 99, 6, 100], 8, &[1u8; 8], 8);
+        let user = decode_sample(&bytes, &group).unwrap().user.unwrap();
+        assert_eq!(user.copy.regs.unwrap().sp, 0x7f00);
+        assert_eq!(bytes[user.stack], [1u8; 8]);
+    }
+
+    #[test]
+    fn a_kernel_thread_without_user_registers_has_none() {
+        let mut w: Vec<u64> = vec![0xffff_ffff_8100_0000, (7u64 << 32) | 7, 1];
+        w.extend([1, 0xffff_ffff_8100_0000]);
+        w.extend([0, 0]); // abi NONE, stack size 0
+        let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let user = decode_sample(&bytes, &plain()).unwrap().user.unwrap();
+        assert!(!user.copy.has_regs && user.copy.regs.is_none());
+        assert_eq!((user.copy.size, user.stack.len()), (0, 0));
+    }
 }

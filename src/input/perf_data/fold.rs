@@ -59,8 +59,11 @@ impl Process {
 
 pub(super) struct Reader<'p> {
     path: &'p Path,
-    /// `--call-graph dwarf`: the unwinder, back from the decoding thread, for its report.
-    pub(super) unwinder: Option<crate::unwind::DwarfUnwinder>,
+    /// `--call-graph dwarf`: the unwinder, fed the same process events as the maps.
+    pub(super) unwind: Option<crate::unwind::perf::PerfUnwind>,
+    /// The user addresses of the sample being unwound: the callchain's, then the unwinder's.
+    chain_user: Vec<u64>,
+    user_addrs: Vec<u64>,
     modules: Vec<ModuleKind>,
     module_index: FxHashMap<ModuleKind, ModuleId>,
     /// Build ids from the file's BUILD_ID section.
@@ -247,13 +250,15 @@ impl<'p> Reader<'p> {
             generation: 1,
             chain_cache: ChainCache::default(),
             chain_generation: 0,
-            unwinder: None,
+            unwind: None,
+            chain_user: Vec::new(),
+            user_addrs: Vec::new(),
         }
     }
 }
 
 impl Reader<'_> {
-    pub(super) fn apply(&mut self, event: &Event, chains: &[u8], little: bool) {
+    pub(super) fn apply(&mut self, event: &Event, batch: &Batch, little: bool) {
         match event {
             Event::Sample {
                 attr,
@@ -266,7 +271,7 @@ impl Reader<'_> {
                 hash,
                 user,
             } => {
-                let key = chain.clone().map(|r| &chains[r]);
+                let key = chain.clone().map(|r| &batch.chains[r]);
                 let sample = SampleEvent {
                     attr: *attr,
                     pid: *pid,
@@ -275,7 +280,8 @@ impl Reader<'_> {
                     kernel: *kernel,
                     ip: *ip,
                 };
-                self.sample(&sample, key, *hash, little, user.as_ref());
+                let user = user.as_ref().map(|u| (u, &batch.stacks[u.stack.clone()]));
+                self.sample(&sample, key, *hash, little, user);
             }
             Event::Mmap {
                 pid,
@@ -309,6 +315,9 @@ impl Reader<'_> {
                 if *exec && pid == tid {
                     self.processes.remove(pid);
                     self.generation += 1;
+                    if let Some(u) = &mut self.unwind {
+                        u.exec(*pid);
+                    }
                 }
             }
             Event::Fork {
@@ -321,6 +330,9 @@ impl Reader<'_> {
                     let parent = self.processes.get(ppid).cloned().unwrap_or_default();
                     self.processes.insert(*pid, parent);
                     self.generation += 1;
+                    if let Some(u) = &mut self.unwind {
+                        u.fork(*ppid, *pid);
+                    }
                 }
                 if let Some(&name) = self.comms.get(ptid) {
                     self.comms.insert(*tid, name);
@@ -370,6 +382,18 @@ impl Reader<'_> {
                 let key = DsoKey::detect(path.as_bytes(), mode)?;
                 self.build_ids.get(&key).filter(|b| !b.is_empty()).cloned()
             });
+            if let Some(u) = &mut self.unwind {
+                u.mmap(
+                    pid,
+                    start,
+                    len,
+                    pgoff,
+                    mode,
+                    path,
+                    build_id.as_deref(),
+                    exec,
+                );
+            }
             let kind = ModuleKind::Elf {
                 path: path.to_string(),
                 build_id,
@@ -450,19 +474,30 @@ impl Reader<'_> {
         key: Option<&[u8]>,
         hash: u64,
         little: bool,
-        user: Option<&crate::unwind::perf::UserStack>,
+        user: Option<(&UserCopy, &[u8])>,
     ) {
         self.samples += 1;
-        let row = match key {
+        let dwarf = user.filter(|_| self.unwind.is_some());
+        let row = match (key, dwarf) {
             // a DWARF sample's user stack is not in its callchain bytes: no cache for it
-            _ if user.is_some() => {
+            (key, Some((copy, bytes))) => {
                 let chain = key.map(|k| &k[CHAIN_KEY_PREFIX..]);
-                let stack = self.raw_stack(s.pid, s.kernel, s.ip, chain, little, user);
+                let mut addrs = std::mem::take(&mut self.user_addrs);
+                let truncated = self.unwind_user(s, copy, bytes, chain, little, &mut addrs);
+                let stack = self.raw_stack(
+                    s.pid,
+                    s.kernel,
+                    s.ip,
+                    chain,
+                    little,
+                    Some((&addrs, truncated)),
+                );
+                self.user_addrs = addrs;
                 self.row_for(stack, s.tid)
             }
             // most samples repeat a (thread, callchain) seen before under the same maps: one
             // lookup of the key (hashed by the decoding thread) finds its row
-            Some(key) => {
+            (Some(key), None) => {
                 if self.chain_generation != self.generation {
                     self.chain_cache.clear();
                     self.chain_generation = self.generation;
@@ -479,7 +514,7 @@ impl Reader<'_> {
                     }
                 }
             }
-            None => {
+            (None, None) => {
                 let stack = self.raw_stack(s.pid, s.kernel, s.ip, None, little, None);
                 self.row_for(stack, s.tid)
             }
@@ -491,6 +526,54 @@ impl Reader<'_> {
         self.values[base + self.samples_type] += 1;
     }
 
+    /// Unwinds a DWARF sample's user stack into `addrs`; whether it stopped early. The
+    /// callchain's own user addresses (the ip) stand in when unwinding finds nothing.
+    fn unwind_user(
+        &mut self,
+        s: &SampleEvent,
+        copy: &UserCopy,
+        bytes: &[u8],
+        chain: Option<&[u8]>,
+        little: bool,
+        addrs: &mut Vec<u64>,
+    ) -> bool {
+        self.chain_user.clear();
+        let mut user = copy.user_mode;
+        for addr in chain
+            .unwrap_or_default()
+            .chunks_exact(8)
+            .map(|w| word(w, little))
+        {
+            if addr >= PERF_CONTEXT_MAX {
+                user = matches!(addr, PERF_CONTEXT_USER | PERF_CONTEXT_GUEST_USER);
+            } else if user {
+                self.chain_user.push(addr);
+            }
+        }
+        let sample = crate::unwind::perf::UserSample {
+            pid: s.pid,
+            user_mode: copy.user_mode,
+            ip: s.ip,
+            chain_user: &self.chain_user,
+            has_regs: copy.has_regs,
+            regs: copy.regs,
+            stack: crate::unwind::StackCopy {
+                bytes,
+                size: copy.size,
+                dynamic_size: copy.dynamic_size,
+            },
+            bad_record: copy.bad_record,
+        };
+        let Some(unwind) = self.unwind.as_mut() else {
+            addrs.clear();
+            return false;
+        };
+        unwind.sample(&sample, addrs).unwrap_or_else(|| {
+            addrs.clear();
+            false
+        })
+    }
+
     /// Resolves a sample's addresses to raw frames and interns the stack they make. `user`:
     /// the unwound user part of a DWARF sample, which replaces the callchain's.
     fn raw_stack(
@@ -500,20 +583,14 @@ impl Reader<'_> {
         ip: Option<u64>,
         chain: Option<&[u8]>,
         little: bool,
-        user: Option<&crate::unwind::perf::UserStack>,
+        user: Option<(&[u64], bool)>,
     ) -> u32 {
         let mut kernel = kernel;
         self.stack_buf.clear();
         let mut first_in_context = true;
         match chain {
             Some(chain) => {
-                for word in chain.chunks_exact(8) {
-                    let word: [u8; 8] = word.try_into().unwrap_or_default();
-                    let addr = if little {
-                        u64::from_le_bytes(word)
-                    } else {
-                        u64::from_be_bytes(word)
-                    };
+                for addr in chain.chunks_exact(8).map(|w| word(w, little)) {
                     if addr >= PERF_CONTEXT_MAX {
                         match addr {
                             PERF_CONTEXT_KERNEL | PERF_CONTEXT_GUEST_KERNEL | PERF_CONTEXT_HV => {
@@ -546,21 +623,21 @@ impl Reader<'_> {
                 }
             }
         }
-        if let Some(user) = user {
-            self.push_user_stack(pid, user);
+        if let Some((addrs, truncated)) = user {
+            self.push_user_stack(pid, addrs, truncated);
         }
         self.raw_stacks.intern(&self.stack_buf)
     }
 
     /// The unwound user frames: the ip, then return addresses looked up at `address - 1`; a
     /// truncated stack ends in an `[unknown]` frame, as perf prints it.
-    fn push_user_stack(&mut self, pid: i32, user: &crate::unwind::perf::UserStack) {
-        for (i, &addr) in user.addrs.iter().enumerate() {
+    fn push_user_stack(&mut self, pid: i32, addrs: &[u64], truncated: bool) {
+        for (i, &addr) in addrs.iter().enumerate() {
             let lookup = if i == 0 { addr } else { addr.saturating_sub(1) };
             let frame = self.raw_frame(pid, lookup, false);
             self.stack_buf.push(frame);
         }
-        if user.truncated {
+        if truncated {
             // address 0 is in no mapping: the `[unknown]` frame without a module
             let frame = self.raw_frame(pid, 0, false);
             self.stack_buf.push(frame);
@@ -661,7 +738,10 @@ impl Reader<'_> {
         let symbolize_started = std::time::Instant::now();
         let mut results = symbolize::symbolize(&requests, &options.symbols);
         if std::env::var_os("WHOSE_TIMINGS").is_some() {
-            crate::unwind::print_timings(self.unwinder.as_ref(), symbolize_started.elapsed());
+            crate::unwind::print_timings(
+                self.unwind.as_ref().map(|u| &u.unwinder),
+                symbolize_started.elapsed(),
+            );
         }
 
         let mut profile = Profile::new(sample_types);
@@ -735,8 +815,8 @@ impl Reader<'_> {
             profile.add_sample(stack_id, thread_id, values);
         }
         self.report(&mut profile, &requests, &results, &missing_cost);
-        if let Some(unwinder) = &self.unwinder {
-            let (notes, warnings) = unwinder.stats.report();
+        if let Some(unwind) = &self.unwind {
+            let (notes, warnings) = unwind.unwinder.stats.report();
             profile.meta.notes.extend(notes);
             profile.meta.warnings.extend(warnings);
         }
@@ -817,7 +897,7 @@ impl Reader<'_> {
 }
 
 /// Anonymous executable memory, where JIT compilers put their code.
-pub(super) fn is_anon(path: &str) -> bool {
+fn is_anon(path: &str) -> bool {
     path == "//anon"
         || path.starts_with("[anon")
         || path.starts_with("/memfd:")
@@ -827,8 +907,18 @@ pub(super) fn is_anon(path: &str) -> bool {
 }
 
 /// Mappings that are never code worth symbolising (`[heap]`, `[stack]`, `[vvar]`).
-pub(super) fn is_pseudo(path: &str) -> bool {
+fn is_pseudo(path: &str) -> bool {
     matches!(path, "[heap]" | "[stack]" | "[vvar]" | "[vsyscall]")
+}
+
+/// A callchain word in the file's byte order.
+fn word(bytes: &[u8], little: bool) -> u64 {
+    let bytes: [u8; 8] = bytes.try_into().unwrap_or_default();
+    if little {
+        u64::from_le_bytes(bytes)
+    } else {
+        u64::from_be_bytes(bytes)
+    }
 }
 
 #[cfg(test)]

@@ -22,13 +22,14 @@ mod decode;
 mod fold;
 mod header;
 
-use decode::{Batch, Event, decode_all};
+use decode::{Batch, Event, UserCopy, decode_all};
 use fold::Reader;
 use header::{Counting, check_header};
 
 use super::ReadOptions;
 use super::perf_script::{event_type_name, event_unit, is_kernel_address};
 use super::progress::Progress;
+use super::read_ahead::ReadAhead;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
 use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId};
@@ -38,7 +39,7 @@ use linux_perf_data::linux_perf_event_reader::{
 };
 use linux_perf_data::{DsoKey, PerfFileReader, PerfFileRecord, UserRecordType};
 use rustc_hash::FxHashMap;
-use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
+use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 
 const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
@@ -59,11 +60,8 @@ pub fn read(source: Source, options: &ReadOptions) -> Result<Profile> {
         let (pipe, records_at) = check_header(&mut file, len, &path)?;
         file.seek(SeekFrom::Start(0))
             .map_err(|e| Error::io(&path, e))?;
-        let counting = Counting::new(
-            BufReader::with_capacity(1 << 20, file),
-            Some(len),
-            records_at,
-        );
+        // the records, front to back, are read ahead by a thread of their own
+        let counting = Counting::new(ReadAhead::new(file, records_at), Some(len), records_at);
         return if pipe {
             read_records(PerfFileReader::parse_pipe(counting), &path, options)
         } else {
@@ -115,13 +113,8 @@ fn read_records<R: Read + Send>(
     })?;
     let attrs = perf_file.event_attributes().to_vec();
     // --call-graph dwarf: user stacks are unwound from each sample's stack copy
-    let unwind = crate::unwind::for_recording(&attrs, &options.symbols).map(|u| {
-        let ids = perf_file.build_ids().unwrap_or_default();
-        crate::unwind::perf::PerfUnwind::new(
-            u,
-            ids.into_iter().map(|(k, v)| (k, v.build_id)).collect(),
-        )
-    });
+    let unwind = crate::unwind::for_recording(&attrs, &options.symbols)
+        .map(crate::unwind::perf::PerfUnwind::new);
     let (sample_types, attr_type) = sample_types(&attrs);
     let samples_type = sample_types.len() - 1;
     let build_ids = perf_file
@@ -135,8 +128,10 @@ fn read_records<R: Read + Send>(
         })
         .unwrap_or_default();
     let mut reader = Reader::new(path, build_ids, attr_type, sample_types.len(), samples_type);
+    reader.unwind = unwind;
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
-    // and hands owned batches to this one, which keeps all the state: two cores, two halves.
+    // and hands owned batches to this one, which keeps all the state and unwinds: two cores,
+    // two halves (and the file is read ahead by a third, see `ReadAhead`).
     let little = matches!(
         perf_file.endian(),
         linux_perf_data::Endianness::LittleEndian
@@ -145,18 +140,22 @@ fn read_records<R: Read + Send>(
     // emptied batches go back, so their memory is reused instead of freed across threads
     let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
     std::thread::scope(|scope| -> Result<()> {
-        let decoder =
-            scope.spawn(move || decode_all(perf_file, record_iter, path, tx, back_rx, unwind));
+        std::thread::Builder::new()
+            .name("whose-decode".into())
+            .spawn_scoped(scope, move || {
+                decode_all(perf_file, record_iter, path, tx, back_rx)
+            })
+            .map_err(|e| Error::io(path, e))?;
         for batch in rx {
             let mut batch = batch?;
             for event in &batch.events {
-                reader.apply(event, &batch.chains, little);
+                reader.apply(event, &batch, little);
             }
             batch.events.clear();
             batch.chains.clear();
+            batch.stacks.clear();
             let _ = back_tx.send(batch);
         }
-        reader.unwinder = decoder.join().ok().flatten().map(|u| u.unwinder);
         Ok(())
     })?;
     reader.finish(sample_types, options)
