@@ -54,6 +54,32 @@ impl ModuleKind {
     }
 }
 
+impl ModuleKind {
+    /// Whether both are loaded from the same files ([`preload`] does not look at the kernel's
+    /// `_text` or an ELF file's executable page offset).
+    pub fn same_files(&self, other: &ModuleKind) -> bool {
+        match (self, other) {
+            (
+                ModuleKind::Elf {
+                    path: a,
+                    build_id: x,
+                    ..
+                },
+                ModuleKind::Elf {
+                    path: b,
+                    build_id: y,
+                    ..
+                },
+            ) => a == b && x == y,
+            (ModuleKind::Kernel { build_id: x, .. }, ModuleKind::Kernel { build_id: y, .. }) => {
+                x == y
+            }
+            (ModuleKind::Jit { pid: a }, ModuleKind::Jit { pid: b }) => a == b,
+            _ => false,
+        }
+    }
+}
+
 /// One module and the distinct addresses to resolve in it (sorted ascending).
 #[derive(Debug, Clone)]
 pub struct ModuleRequest {
@@ -73,14 +99,33 @@ pub struct ModuleResult {
 }
 
 /// Resolves every module, in parallel across modules.
-pub fn symbolize(requests: &[ModuleRequest], options: &SymbolOptions) -> Vec<ModuleResult> {
-    requests
-        .par_iter()
+/// `ready`: modules some were loaded ahead (while the records were read), used when the
+/// request's module has the same files.
+pub fn symbolize(
+    requests: &[ModuleRequest],
+    options: &SymbolOptions,
+    ready: Vec<(ModuleKind, Preloaded)>,
+) -> Vec<ModuleResult> {
+    let mut ready: Vec<Option<(ModuleKind, Preloaded)>> = ready.into_iter().map(Some).collect();
+    let jobs: Vec<(&ModuleRequest, Option<Preloaded>)> = requests
+        .iter()
         .map(|r| {
+            let early = ready
+                .iter_mut()
+                .find(|slot| slot.as_ref().is_some_and(|(k, _)| k.same_files(&r.kind)))
+                .and_then(Option::take)
+                .map(|(_, p)| p);
+            (r, early)
+        })
+        .collect();
+    jobs.into_par_iter()
+        .map(|(r, early)| {
             if r.addresses.is_empty() {
                 return ModuleResult::default();
             }
-            preload(&r.kind, options).resolve(&r.kind, &r.addresses)
+            early
+                .unwrap_or_else(|| preload(&r.kind, options))
+                .resolve(&r.kind, &r.addresses)
         })
         .collect()
 }

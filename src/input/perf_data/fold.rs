@@ -701,11 +701,13 @@ impl Reader<'_> {
         id
     }
 
-    /// Symbolises every distinct (module, address) and builds the profile.
+    /// Symbolises every distinct (module, address) and builds the profile; `ready` holds
+    /// modules loaded while the records were read.
     pub(super) fn finish(
         mut self,
         sample_types: Vec<SampleType>,
         options: &ReadOptions,
+        ready: Vec<(ModuleKind, symbolize::Preloaded)>,
     ) -> Result<Profile> {
         self.late_build_ids();
         if self.samples == 0 {
@@ -736,7 +738,7 @@ impl Reader<'_> {
             })
             .collect();
         let symbolize_started = std::time::Instant::now();
-        let mut results = symbolize::symbolize(&requests, &options.symbols);
+        let mut results = symbolize::symbolize(&requests, &options.symbols, ready);
         if std::env::var_os("WHOSE_TIMINGS").is_some() {
             crate::unwind::print_timings(
                 self.unwind.as_ref().map(|u| &u.unwinder),

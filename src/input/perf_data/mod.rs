@@ -117,7 +117,7 @@ fn read_records<R: Read + Send>(
         .map(crate::unwind::perf::PerfUnwind::new);
     let (sample_types, attr_type) = sample_types(&attrs);
     let samples_type = sample_types.len() - 1;
-    let build_ids = perf_file
+    let build_ids: FxHashMap<DsoKey, Vec<u8>> = perf_file
         .build_ids()
         .map(|m| {
             // perf writes empty ids in some modes (`-z`): no id, not an id that never matches
@@ -127,6 +127,12 @@ fn read_records<R: Read + Send>(
                 .collect()
         })
         .unwrap_or_default();
+    // the kernel's symbols (parsing /proc/kallsyms takes tens of milliseconds) are loaded
+    // while the records are read, when the recording can hold kernel samples
+    let kernel = samples_kernel(&attrs).then(|| ModuleKind::Kernel {
+        build_id: build_ids.get(&DsoKey::Kernel).cloned(),
+        text: None,
+    });
     let mut reader = Reader::new(path, build_ids, attr_type, sample_types.len(), samples_type);
     reader.unwind = unwind;
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
@@ -139,13 +145,23 @@ fn read_records<R: Read + Send>(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(4);
     // emptied batches go back, so their memory is reused instead of freed across threads
     let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
-    std::thread::scope(|scope| -> Result<()> {
+    let ready = std::thread::scope(|scope| -> Result<Vec<_>> {
         std::thread::Builder::new()
             .name("whose-decode".into())
             .spawn_scoped(scope, move || {
                 decode_all(perf_file, record_iter, path, tx, back_rx)
             })
             .map_err(|e| Error::io(path, e))?;
+        let symbols = &options.symbols;
+        let early = kernel.and_then(|kind| {
+            std::thread::Builder::new()
+                .name("whose-kallsyms".into())
+                .spawn_scoped(scope, move || {
+                    let loaded = symbolize::preload(&kind, symbols);
+                    (kind, loaded)
+                })
+                .ok()
+        });
         for batch in rx {
             let mut batch = batch?;
             for event in &batch.events {
@@ -156,9 +172,17 @@ fn read_records<R: Read + Send>(
             batch.stacks.clear();
             let _ = back_tx.send(batch);
         }
-        Ok(())
+        Ok(early.and_then(|h| h.join().ok()).into_iter().collect())
     })?;
-    reader.finish(sample_types, options)
+    reader.finish(sample_types, options, ready)
+}
+
+/// Whether some event samples the kernel (`exclude_kernel` unset).
+fn samples_kernel(attrs: &[linux_perf_data::AttributeDescription]) -> bool {
+    use linux_perf_data::linux_perf_event_reader::AttrFlags;
+    attrs
+        .iter()
+        .any(|a| !a.attr.flags.contains(AttrFlags::EXCLUDE_KERNEL))
 }
 
 /// One sample type per distinct event name (weighted by period), then `samples` (last);
