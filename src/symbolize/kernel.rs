@@ -12,11 +12,25 @@ pub struct KernelSource {
     explicit: Option<PathBuf>,
 }
 
-/// One kernel text symbol; its range ends where the next symbol starts.
+/// The kernel's text symbols, sorted by address; each one's range ends where the next one
+/// starts. Names stay in the file's text (a kallsyms has some 100k symbols: one allocation,
+/// not two per symbol).
+struct KSyms {
+    text: String,
+    symbols: Vec<KSym>,
+}
+
 struct KSym {
     addr: u64,
-    name: Box<str>,
-    module: Option<Box<str>>,
+    /// Byte ranges in `KSyms::text`; the module is empty for the kernel image itself.
+    name: (u32, u32),
+    module: (u32, u32),
+}
+
+impl KSyms {
+    fn str(&self, (start, end): (u32, u32)) -> &str {
+        &self.text[start as usize..end as usize]
+    }
 }
 
 impl KernelSource {
@@ -45,7 +59,7 @@ impl KernelSource {
 
 /// A kernel's symbols, loaded before the addresses are known.
 pub struct Loaded {
-    symbols: Result<Vec<KSym>, String>,
+    symbols: Result<KSyms, String>,
     warnings: Vec<String>,
 }
 
@@ -62,7 +76,9 @@ impl Loaded {
                 return r;
             }
         };
-        let delta = match (text, symbols.iter().find(|s| &*s.name == "_text")) {
+        let ksyms = &symbols;
+        let symbols = &ksyms.symbols;
+        let delta = match (text, symbols.iter().find(|s| ksyms.str(s.name) == "_text")) {
             (Some(rec), Some(t)) => t.addr.wrapping_sub(rec),
             _ => 0,
         };
@@ -75,9 +91,17 @@ impl Loaded {
             let i = symbols.partition_point(|s| s.addr <= a);
             match i.checked_sub(1).map(|i| &symbols[i]) {
                 Some(s) if i < symbols.len() || a - s.addr < 1 << 20 => {
+                    let in_module = ksyms.str(s.module);
                     result.frames.push(vec![Frame {
-                        name: s.name.clone(),
-                        module: Some(s.module.clone().unwrap_or_else(|| module.into())),
+                        name: ksyms.str(s.name).into(),
+                        module: Some(
+                            if in_module.is_empty() {
+                                module
+                            } else {
+                                in_module
+                            }
+                            .into(),
+                        ),
                         file: None,
                         line: None,
                         kind: FrameKind::Kernel,
@@ -94,11 +118,7 @@ impl Loaded {
 }
 
 impl KernelSource {
-    fn find(
-        &self,
-        build_id: Option<&[u8]>,
-        warnings: &mut Vec<String>,
-    ) -> Result<Vec<KSym>, String> {
+    fn find(&self, build_id: Option<&[u8]>, warnings: &mut Vec<String>) -> Result<KSyms, String> {
         if let Some(path) = &self.explicit {
             return load(path).map_err(|e| {
                 warnings.push(format!("--kallsyms {}: {e}", path.display()));
@@ -151,13 +171,20 @@ impl KernelSource {
 }
 
 /// Text symbols (`t`/`T`/`w`/`W`) sorted by address; all-zero addresses (kptr_restrict) make
-/// the file useless and are an error.
-fn load(path: &Path) -> Result<Vec<KSym>, String> {
+/// the file useless and are an error. Lines are `ADDRESS KIND NAME[\t[MODULE]]`.
+fn load(path: &Path) -> Result<KSyms, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let mut parts = line.split_whitespace();
-        let (Some(addr), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next())
+    if text.len() > u32::MAX as usize {
+        return Err("larger than 4 GiB: not a kallsyms file".into());
+    }
+    let mut symbols = Vec::new();
+    let mut at = 0usize;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let line = line.trim_end_matches(['\n', '\r']);
+        let mut fields = line.split([' ', '\t']).filter(|f| !f.is_empty());
+        let (Some(addr), Some(kind), Some(name)) = (fields.next(), fields.next(), fields.next())
         else {
             continue;
         };
@@ -167,23 +194,28 @@ fn load(path: &Path) -> Result<Vec<KSym>, String> {
         let Ok(addr) = u64::from_str_radix(addr, 16) else {
             continue;
         };
-        let module = parts.next().map(|m| m.into());
-        out.push(KSym {
+        // the fields are slices of `text`: their offsets place them in it
+        let span = |field: &str| {
+            let from = start + (field.as_ptr() as usize - line.as_ptr() as usize);
+            (from as u32, (from + field.len()) as u32)
+        };
+        let module = fields.next().map_or((0, 0), span);
+        symbols.push(KSym {
             addr,
-            name: name.into(),
+            name: span(name),
             module,
         });
     }
-    if out.is_empty() {
+    if symbols.is_empty() {
         return Err("no kernel text symbols in it".into());
     }
-    if out.iter().all(|s| s.addr == 0) {
+    if symbols.iter().all(|s| s.addr == 0) {
         return Err(
             "all addresses are 0 (kernel.kptr_restrict hides them; read it as root)".into(),
         );
     }
-    out.sort_by_key(|s| s.addr);
-    Ok(out)
+    symbols.sort_by_key(|s| s.addr);
+    Ok(KSyms { text, symbols })
 }
 
 /// The running kernel's build id, from the ELF notes in `/sys/kernel/notes`.
@@ -212,4 +244,46 @@ fn parse_build_id_note(mut data: &[u8]) -> Option<Vec<u8>> {
         data = &data[desc_end..];
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_symbols_resolve_with_their_modules_and_data_symbols_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kallsyms");
+        std::fs::write(
+            &path,
+            "ffffffff81000000 T _text\n\
+             ffffffff81000100 t do_one\n\
+             ffffffff81000180 D some_data\n\
+             ffffffff81000200 W weak_one\n\
+             not a line\n\
+             ffffffffc0000000 t ext4_read\t[ext4]\r\n",
+        )
+        .unwrap();
+        let loaded = Loaded {
+            symbols: load(&path),
+            warnings: Vec::new(),
+        };
+        let r = loaded.resolve(
+            None,
+            &[0xffffffff81000150, 0xffffffff81000190, 0xffffffffc0000010],
+        );
+        let named: Vec<(&str, &str)> = r
+            .frames
+            .iter()
+            .map(|f| (&*f[0].name, f[0].module.as_deref().unwrap()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("do_one", "[kernel.kallsyms]"),
+                ("do_one", "[kernel.kallsyms]"),
+                ("ext4_read", "[ext4]")
+            ]
+        );
+    }
 }
