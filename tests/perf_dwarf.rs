@@ -194,8 +194,64 @@ fn c_malloc_dwarf_recording_agrees_with_perf_through_glibc() {
     // - 5 samples perf's unwinder abandoned after two frames (glibc's free/strdup called
     //   from churn) reach _start here, so libc and user are on 0.35 pp more stacks;
     // - glibc's strdup: its symbol table says `__strdup` (an allocator rule), perf printed
-    //   the DWARF name `__GI___strdup` (a libc rule) for 53 samples: allocator anywhere +1 pp.
+    //   `__GI___strdup` (a libc rule) for 53 samples: allocator anywhere +1 pp. perf's own
+    //   frame-pointer output names it `__strdup` too (the next test shows both).
+    // Where whose's stacks go beyond perf's, perf unwound every one of the added caller edges
+    // in other samples (sample_by_sample below).
     assert_agrees("c-malloc", &got, &[("allocator", ANYWHERE, 1.1)]);
+}
+
+/// The allocator difference above is perf's naming, not whose's: perf names glibc's strdup
+/// (file offset 0x9e990..0x9e9c9) `__strdup` in its frame-pointer output and `__GI___strdup` in
+/// its DWARF output of the same program; whose names it `__strdup` in both.
+#[test]
+fn glibc_strdup_is_named_as_perf_names_it_for_frame_pointer_stacks() {
+    let gunzip = |name: &str| {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(fixture(name)).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    };
+    let names_at_strdup = |text: &str| -> std::collections::BTreeSet<String> {
+        text.lines()
+            .filter_map(|l| l.trim_start().split_once(' '))
+            .filter(|(addr, _)| {
+                u64::from_str_radix(addr, 16).is_ok_and(|a| (0x9e990..0x9e9c9).contains(&a))
+            })
+            .map(|(_, rest)| rest.split("+0x").next().unwrap().to_string())
+            .collect()
+    };
+    let fp = names_at_strdup(&gunzip("perf/c-malloc.perf.perf-script.txt.gz"));
+    let dwarf = names_at_strdup(&gunzip("perf/c-malloc.perf-dwarf.perf-script.txt.gz"));
+    assert_eq!(fp.into_iter().collect::<Vec<_>>(), ["__strdup"]);
+    assert_eq!(dwarf.into_iter().collect::<Vec<_>>(), ["__GI___strdup"]);
+
+    let run = Run::new();
+    let root = run.root.path().to_str().unwrap().to_string();
+    let bin = fixture("perf/bin").to_str().unwrap().to_string();
+    let libs = run.libs.path().to_str().unwrap().to_string();
+    let data = fixture("perf/c-malloc.perf-dwarf.data.gz");
+    let out = run.whose(&[
+        "convert",
+        "--to",
+        "folded",
+        data.to_str().unwrap(),
+        "--symfs",
+        &root,
+        "--binary-path",
+        &bin,
+        "--binary-path",
+        &libs,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let folded = String::from_utf8(out.stdout).unwrap();
+    assert!(folded.contains(";__strdup;"), "no __strdup frame");
+    assert!(!folded.contains("__GI___strdup"));
 }
 
 #[test]
@@ -215,7 +271,8 @@ fn rust_native_dwarf_recording_agrees_with_perf_and_reports_truncated_stacks() {
     // Explained differences: perf's unwinder gives up after two frames on 38 samples whose
     // leaf is a tail-calling allocator shim (`__rust_no_alloc_shim_is_unstable_v2`,
     // `__rust_dealloc`) or core::fmt; whose walks them to main, so libc and user are on more
-    // stacks (anywhere) and those samples' owner moves from rust-std to user.
+    // stacks (anywhere) and those samples' owner moves from rust-std to user. Every caller
+    // edge whose adds there is one perf unwound itself in other samples (sample_by_sample).
     assert_agrees(
         "rust-native",
         &got,
@@ -365,6 +422,29 @@ mod sample_by_sample {
             .collect()
     }
 
+    /// The function perf names each user address in (the outermost, non-inlined frame of
+    /// the address), without the offset.
+    fn perf_functions(item: &str) -> std::collections::HashMap<String, String> {
+        let text = String::from_utf8(gunzip(fixture(&format!(
+            "perf/{item}.perf-dwarf.perf-script.txt.gz"
+        ))))
+        .unwrap();
+        let mut out = std::collections::HashMap::new();
+        for line in text.lines().filter(|l| l.starts_with('\t')) {
+            // `ADDRESS SYMBOL+0xOFFSET (MODULE)`; symbols may hold spaces
+            let Some((addr, rest)) = line.trim_start().split_once(' ') else {
+                continue;
+            };
+            let symbol = rest.rsplit_once(" (").map_or(rest, |(s, _)| s);
+            if line.ends_with("(inlined)") || symbol == "[unknown]" {
+                continue;
+            }
+            let name = symbol.rsplit_once("+0x").map_or(symbol, |(n, _)| n);
+            out.insert(addr.to_string(), name.to_string());
+        }
+        out
+    }
+
     fn compare(item: &str, same_at_least: usize, perf_short_at_most: usize) {
         let run = Run::new();
         let mut ours = whose_stacks(item, run.libs.path());
@@ -393,6 +473,36 @@ mod sample_by_sample {
         assert!(
             same >= same_at_least && perf_short.len() <= perf_short_at_most,
             "{item}: {same} identical, perf stopped early on {perf_short:?}"
+        );
+        // Where perf stopped early, whose's further frames are no guess: every caller edge
+        // whose adds (a return address above a frame's address) is one perf itself unwound
+        // in some other sample, from the same address or from elsewhere in the same function.
+        let functions = perf_functions(item);
+        let function = |a: &String| functions.get(a).map(String::as_str);
+        let mut edges = std::collections::HashSet::new();
+        for p in &perf {
+            for w in p.windows(2) {
+                edges.insert((w[0].as_str(), w[1].as_str()));
+                if let Some(f) = function(&w[0]) {
+                    edges.insert((f, w[1].as_str()));
+                }
+            }
+        }
+        let mut unseen = Vec::new();
+        for &i in &perf_short {
+            let from = perf[i].len().saturating_sub(1);
+            for w in ours[i][from..].windows(2) {
+                let seen = edges.contains(&(w[0].as_str(), w[1].as_str()))
+                    || function(&w[0]).is_some_and(|f| edges.contains(&(f, w[1].as_str())));
+                if !seen {
+                    unseen.push(format!("sample {i}: {} -> {}", w[0], w[1]));
+                }
+            }
+        }
+        assert!(
+            unseen.is_empty(),
+            "{item}: caller edges perf never unwound:\n{}",
+            unseen.join("\n")
         );
     }
 
