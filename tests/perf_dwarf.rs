@@ -294,6 +294,71 @@ fn without_the_recorded_glibc_the_walk_stops_in_libc_and_says_so() {
     assert!(got["user"][OWNER] < 70.0, "{}", table(&got));
 }
 
+/// A SAMPLE whose stack size field says more than the record holds: that sample keeps its
+/// kernel frames, weight and ip, is counted as truncated, and the report warns; every other
+/// sample is read as before.
+#[test]
+fn a_sample_whose_stack_size_lies_is_kept_counted_and_reported() {
+    let run = Run::new();
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(fixture("perf/c-malloc.perf-dwarf.data.gz")).unwrap(),
+    )
+    .read_to_end(&mut bytes)
+    .unwrap();
+    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    // the first SAMPLE (type 9) in the data section; its stack copy is the u64 4096, the 4096
+    // copied bytes and dyn_size, followed by at most one more u64 field
+    let (mut at, end) = (u64_at(&bytes, 40) as usize, {
+        let (o, n) = (u64_at(&bytes, 40), u64_at(&bytes, 48));
+        (o + n) as usize
+    });
+    let sample = loop {
+        assert!(at < end, "no SAMPLE record");
+        let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let size = u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
+        if kind == 9 {
+            break (at, size);
+        }
+        at += size;
+    };
+    let (start, len) = sample;
+    let size_field = [start + len - 4096 - 16, start + len - 4096 - 24]
+        .into_iter()
+        .find(|&at| u64_at(&bytes, at) == 4096)
+        .expect("stack copy not where expected");
+    bytes[size_field..size_field + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let lying = run.root.path().join("lying.perf.data");
+    std::fs::write(&lying, &bytes).unwrap();
+
+    let rules = fixture("rules/c-malloc.toml");
+    let (json, stderr) = run.report(
+        &lying,
+        true,
+        &[
+            "--rules",
+            rules.to_str().unwrap(),
+            "--no-presets",
+            "--metric",
+            "samples",
+        ],
+    );
+    let (_, total) = shares_of(&json);
+    assert_eq!(total, 1423, "every sample is kept");
+    assert_eq!(truncated(&json), (1, 1423), "{:?}", notes(&json));
+    assert!(
+        notes(&json)
+            .iter()
+            .any(|n| n.contains("stack size larger than its record")),
+        "{:?}",
+        notes(&json)
+    );
+    assert!(
+        stderr.contains("1 samples declare a user stack larger than their record"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn frame_pointer_recordings_are_not_unwound() {
     let run = Run::new();
