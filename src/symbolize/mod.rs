@@ -52,9 +52,7 @@ impl ModuleKind {
             ModuleKind::Jit { pid } => format!("perf-{pid}.map"),
         }
     }
-}
 
-impl ModuleKind {
     /// Whether both are loaded from the same files ([`preload`] does not look at the kernel's
     /// `_text` or an ELF file's executable page offset).
     pub fn same_files(&self, other: &ModuleKind) -> bool {
@@ -99,22 +97,20 @@ pub struct ModuleResult {
 }
 
 /// Resolves every module, in parallel across modules.
-/// `ready`: modules some were loaded ahead (while the records were read), used when the
-/// request's module has the same files.
+/// `ready`: modules loaded ahead (while the records were read), used for the request whose
+/// module has the same files.
 pub fn symbolize(
     requests: &[ModuleRequest],
     options: &SymbolOptions,
-    ready: Vec<(ModuleKind, Preloaded)>,
+    mut ready: Vec<(ModuleKind, Preloaded)>,
 ) -> Vec<ModuleResult> {
-    let mut ready: Vec<Option<(ModuleKind, Preloaded)>> = ready.into_iter().map(Some).collect();
     let jobs: Vec<(&ModuleRequest, Option<Preloaded>)> = requests
         .iter()
         .map(|r| {
             let early = ready
-                .iter_mut()
-                .find(|slot| slot.as_ref().is_some_and(|(k, _)| k.same_files(&r.kind)))
-                .and_then(Option::take)
-                .map(|(_, p)| p);
+                .iter()
+                .position(|(k, _)| k.same_files(&r.kind))
+                .map(|i| ready.swap_remove(i).1);
             (r, early)
         })
         .collect();

@@ -477,8 +477,14 @@ impl<'a> StackCopy<'a> {
     /// How many bytes the unwinder may read: the filled ones, never more than were copied
     /// (a `dyn_size` of 0 means nothing was copied).
     pub fn valid_len(&self) -> u64 {
-        self.dynamic_size.min(self.size)
+        valid_stack_len(self.size, self.dynamic_size)
     }
+}
+
+/// Of a stack copy of `size` bytes whose record says `dynamic_size` were filled, how many
+/// are real stack: the rule the perf.data decoder copies by and the unwinder reads by.
+pub fn valid_stack_len(size: u64, dynamic_size: u64) -> u64 {
+    dynamic_size.min(size)
 }
 
 /// The module for a mapping, loaded once per (path, build id).

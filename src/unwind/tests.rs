@@ -54,6 +54,22 @@ fn words(ws: &[u64]) -> Vec<u8> {
     ws.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
+/// An unwinder over this test binary, mapped into process 7.
+fn own_unwinder(mapping: Mapping) -> DwarfUnwinder {
+    let mut u = unwinder_for(&std::env::current_exe().unwrap());
+    u.add_mapping(7, mapping);
+    u
+}
+
+/// The registers of a sample taken in `probe_leaf`, its stack copy starting at 0x7000.
+fn leaf_regs(leaf: u64) -> UserRegs {
+    UserRegs {
+        ip: leaf,
+        sp: 0x7000,
+        bp: 0,
+    }
+}
+
 fn probes() -> (u64, u64, Mapping) {
     let leaf = probe_leaf as *const () as usize as u64;
     let caller = probe_caller as *const () as usize as u64;
@@ -64,13 +80,8 @@ fn probes() -> (u64, u64, Mapping) {
 #[test]
 fn unwinds_through_eh_frame_to_the_end_of_the_stack() {
     let (leaf, caller, mapping) = probes();
-    let mut u = unwinder_for(&std::env::current_exe().unwrap());
-    u.add_mapping(7, mapping);
-    let regs = UserRegs {
-        ip: leaf,
-        sp: 0x7000,
-        bp: 0,
-    };
+    let mut u = own_unwinder(mapping);
+    let regs = leaf_regs(leaf);
     // [return into probe_caller, then a null return address: the outermost frame]
     let stack = words(&[caller + 1, 0]);
     let mut out = Vec::new();
@@ -88,13 +99,8 @@ fn unwinds_through_eh_frame_to_the_end_of_the_stack() {
 #[test]
 fn a_short_stack_copy_is_counted_and_suggests_a_larger_size() {
     let (leaf, caller, mapping) = probes();
-    let mut u = unwinder_for(&std::env::current_exe().unwrap());
-    u.add_mapping(7, mapping);
-    let regs = UserRegs {
-        ip: leaf,
-        sp: 0x7000,
-        bp: 0,
-    };
+    let mut u = own_unwinder(mapping);
+    let regs = leaf_regs(leaf);
     // the copy ends right after the first return address: the kernel filled all of it
     let stack = words(&[caller + 1]);
     let mut out = Vec::new();
@@ -121,13 +127,8 @@ fn a_short_stack_copy_is_counted_and_suggests_a_larger_size() {
 #[test]
 fn a_stack_size_that_lies_uses_only_the_bytes_present() {
     let (leaf, caller, mapping) = probes();
-    let mut u = unwinder_for(&std::env::current_exe().unwrap());
-    u.add_mapping(7, mapping);
-    let regs = UserRegs {
-        ip: leaf,
-        sp: 0x7000,
-        bp: 0,
-    };
+    let mut u = own_unwinder(mapping);
+    let regs = leaf_regs(leaf);
     let stack = words(&[caller + 1, 0]);
     let mut out = Vec::new();
     let end = u.unwind(7, Some(regs), StackCopy::whole(&stack, 1 << 40), &mut out);
@@ -160,13 +161,8 @@ fn missing_registers_keep_nothing_and_are_reported() {
 #[test]
 fn an_address_outside_every_mapping_stops_the_walk() {
     let (leaf, _, mapping) = probes();
-    let mut u = unwinder_for(&std::env::current_exe().unwrap());
-    u.add_mapping(7, mapping);
-    let regs = UserRegs {
-        ip: leaf,
-        sp: 0x7000,
-        bp: 0,
-    };
+    let mut u = own_unwinder(mapping);
+    let regs = leaf_regs(leaf);
     let stack = words(&[0x1234, 0]);
     let mut out = Vec::new();
     let end = u.unwind(7, Some(regs), StackCopy::whole(&stack, 16), &mut out);
@@ -177,14 +173,9 @@ fn an_address_outside_every_mapping_stops_the_walk() {
 #[test]
 fn a_forked_child_inherits_mappings_and_exec_drops_them() {
     let (leaf, caller, mapping) = probes();
-    let mut u = unwinder_for(&std::env::current_exe().unwrap());
-    u.add_mapping(7, mapping);
+    let mut u = own_unwinder(mapping);
     u.fork(7, 8);
-    let regs = UserRegs {
-        ip: leaf,
-        sp: 0x7000,
-        bp: 0,
-    };
+    let regs = leaf_regs(leaf);
     let stack = words(&[caller + 1, 0]);
     let mut out = Vec::new();
     assert_eq!(
@@ -235,11 +226,7 @@ fn a_corrupt_eh_frame_stops_in_that_module_with_a_warning() {
     mapping.path = "/opt/app/corrupt-copy".to_string();
     let mut u = unwinder_for(&corrupt);
     u.add_mapping(7, mapping);
-    let regs = UserRegs {
-        ip: leaf,
-        sp: 0x7000,
-        bp: 0,
-    };
+    let regs = leaf_regs(leaf);
     let stack = words(&[caller + 1, 0]);
     let mut out = Vec::new();
     let end = u.unwind(7, Some(regs), StackCopy::whole(&stack, 16), &mut out);
@@ -273,11 +260,7 @@ fn a_binary_not_found_is_named() {
     );
     u.add_mapping(7, mapping.clone());
     let mut out = Vec::new();
-    let regs = UserRegs {
-        ip: leaf,
-        sp: 0x7000,
-        bp: 0,
-    };
+    let regs = leaf_regs(leaf);
     let end = u.unwind(7, Some(regs), StackCopy::whole(&words(&[0]), 8), &mut out);
     assert_eq!(end, StackEnd::NoUnwindInfo(mapping.path.clone()));
     let (_, warnings) = u.stats.report();

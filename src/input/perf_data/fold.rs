@@ -564,14 +564,10 @@ impl Reader<'_> {
             },
             bad_record: copy.bad_record,
         };
-        let Some(unwind) = self.unwind.as_mut() else {
-            addrs.clear();
-            return false;
-        };
-        unwind.sample(&sample, addrs).unwrap_or_else(|| {
-            addrs.clear();
-            false
-        })
+        addrs.clear();
+        self.unwind
+            .as_mut()
+            .is_some_and(|u| u.sample(&sample, addrs).unwrap_or(false))
     }
 
     /// Resolves a sample's addresses to raw frames and interns the stack they make. `user`:
