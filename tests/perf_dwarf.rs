@@ -15,6 +15,15 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+/// A gzipped fixture's bytes.
+fn gunzip(rel: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(fixture(rel)).unwrap())
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
 struct Run {
     root: tempfile::TempDir,
     /// Holds the unpacked libc (a directory of its own, for --binary-path).
@@ -24,13 +33,11 @@ struct Run {
 impl Run {
     fn new() -> Run {
         let libs = tempfile::tempdir().unwrap();
-        let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(
-            std::fs::File::open(fixture("perf/libc/libc.so.6.gz")).unwrap(),
+        std::fs::write(
+            libs.path().join("libc.so.6"),
+            gunzip("perf/libc/libc.so.6.gz"),
         )
-        .read_to_end(&mut bytes)
         .unwrap();
-        std::fs::write(libs.path().join("libc.so.6"), bytes).unwrap();
         Run {
             root: tempfile::tempdir().unwrap(),
             libs,
@@ -206,13 +213,6 @@ fn c_malloc_dwarf_recording_agrees_with_perf_through_glibc() {
 /// its DWARF output of the same program; whose names it `__strdup` in both.
 #[test]
 fn glibc_strdup_is_named_as_perf_names_it_for_frame_pointer_stacks() {
-    let gunzip = |name: &str| {
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(fixture(name)).unwrap())
-            .read_to_string(&mut text)
-            .unwrap();
-        text
-    };
     let names_at_strdup = |text: &str| -> std::collections::BTreeSet<String> {
         text.lines()
             .filter_map(|l| l.trim_start().split_once(' '))
@@ -222,8 +222,9 @@ fn glibc_strdup_is_named_as_perf_names_it_for_frame_pointer_stacks() {
             .map(|(_, rest)| rest.split("+0x").next().unwrap().to_string())
             .collect()
     };
-    let fp = names_at_strdup(&gunzip("perf/c-malloc.perf.perf-script.txt.gz"));
-    let dwarf = names_at_strdup(&gunzip("perf/c-malloc.perf-dwarf.perf-script.txt.gz"));
+    let text = |rel: &str| String::from_utf8(gunzip(rel)).unwrap();
+    let fp = names_at_strdup(&text("perf/c-malloc.perf.perf-script.txt.gz"));
+    let dwarf = names_at_strdup(&text("perf/c-malloc.perf-dwarf.perf-script.txt.gz"));
     assert_eq!(fp.into_iter().collect::<Vec<_>>(), ["__strdup"]);
     assert_eq!(dwarf.into_iter().collect::<Vec<_>>(), ["__GI___strdup"]);
 
@@ -300,12 +301,7 @@ fn without_the_recorded_glibc_the_walk_stops_in_libc_and_says_so() {
 #[test]
 fn a_sample_whose_stack_size_lies_is_kept_counted_and_reported() {
     let run = Run::new();
-    let mut bytes = Vec::new();
-    flate2::read::GzDecoder::new(
-        std::fs::File::open(fixture("perf/c-malloc.perf-dwarf.data.gz")).unwrap(),
-    )
-    .read_to_end(&mut bytes)
-    .unwrap();
+    let mut bytes = gunzip("perf/c-malloc.perf-dwarf.data.gz");
     let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
     // the first SAMPLE (type 9) in the data section; its stack copy is the u64 4096, the 4096
     // copied bytes and dyn_size, followed by at most one more u64 field
@@ -387,17 +383,9 @@ mod sample_by_sample {
     use linux_perf_data::{PerfFileReader, PerfFileRecord};
     use whose::unwind::{DwarfUnwinder, Mapping, ModuleFiles, StackCopy, UserRegs};
 
-    fn gunzip(path: PathBuf) -> Vec<u8> {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-            .read_to_end(&mut out)
-            .unwrap();
-        out
-    }
-
     /// Per sample, the user addresses as `perf script` prints them (hex file offsets).
     fn whose_stacks(item: &str, libs: &Path) -> Vec<Vec<String>> {
-        let data = gunzip(fixture(&format!("perf/{item}.perf-dwarf.data.gz")));
+        let data = gunzip(&format!("perf/{item}.perf-dwarf.data.gz"));
         let PerfFileReader {
             mut perf_file,
             mut record_iter,
@@ -460,12 +448,17 @@ mod sample_by_sample {
         stacks
     }
 
+    /// The committed `perf script` output of the recording.
+    fn perf_script(item: &str) -> String {
+        String::from_utf8(gunzip(&format!(
+            "perf/{item}.perf-dwarf.perf-script.txt.gz"
+        )))
+        .unwrap()
+    }
+
     /// Per sample, perf's user addresses, each once (inline lines repeat the address).
     fn perf_stacks(item: &str) -> Vec<Vec<String>> {
-        let text = String::from_utf8(gunzip(fixture(&format!(
-            "perf/{item}.perf-dwarf.perf-script.txt.gz"
-        ))))
-        .unwrap();
+        let text = perf_script(item);
         text.split("\n\n")
             .filter(|s| !s.trim().is_empty())
             .map(|sample| {
@@ -490,10 +483,7 @@ mod sample_by_sample {
     /// The function perf names each user address in (the outermost, non-inlined frame of
     /// the address), without the offset.
     fn perf_functions(item: &str) -> std::collections::HashMap<String, String> {
-        let text = String::from_utf8(gunzip(fixture(&format!(
-            "perf/{item}.perf-dwarf.perf-script.txt.gz"
-        ))))
-        .unwrap();
+        let text = perf_script(item);
         let mut out = std::collections::HashMap::new();
         for line in text.lines().filter(|l| l.starts_with('\t')) {
             // `ADDRESS SYMBOL+0xOFFSET (MODULE)`; symbols may hold spaces
