@@ -1,8 +1,29 @@
 //! The command line, as clap derive structs only. No logic lives here: `config` turns these
 //! into validated options before any input is read.
 
+use crate::aggregate::flame::ColorBy;
+use crate::aggregate::report::{GroupBy, View};
+use crate::input::InputFormat;
+use crate::input::pprof::DEFAULT_MAX_DECOMPRESSED;
+use crate::model::Unit;
+use crate::render::OutputFormat;
+use crate::render::gate::VerdictFormat;
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+
+/// Defaults of the options that take a number, declared once: clap shows and applies them.
+/// The enums' defaults are their `#[default]` variants.
+pub mod defaults {
+    /// `report --top`: heaviest frames listed per owner.
+    pub const REPORT_TOP: usize = 5;
+    /// `explain --top`: frames listed.
+    pub const EXPLAIN_TOP: usize = 30;
+    /// `flame --min-width`: frames narrower than this percentage of the total are omitted.
+    pub const MIN_WIDTH_PERCENT: f64 = 0.01;
+    /// `--views`: all three, in the order the tables show them.
+    pub const VIEWS: &str = "self,owner,anywhere";
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -47,14 +68,14 @@ pub enum Command {
 pub struct InputArgs {
     /// Input format; detected from the content when not given.
     #[arg(long, value_enum)]
-    pub format_in: Option<FormatIn>,
+    pub format_in: Option<InputFormat>,
     /// Sample type to weigh by: a pprof sample type (`cpu`, `alloc_space`...) or its index,
     /// a perf event name, or `samples`. Default: the profile's default type.
     #[arg(long)]
     pub metric: Option<String>,
     /// Unit of folded counts, which folded text does not say. Default: samples.
     #[arg(long, value_enum)]
-    pub unit: Option<UnitArg>,
+    pub unit: Option<Unit>,
     /// Keep async-profiler's allocated-class leaves (`byte[]_[i]`) as ordinary frames.
     #[arg(long)]
     pub types_as_frames: bool,
@@ -76,7 +97,7 @@ pub struct InputArgs {
     #[arg(long)]
     pub inline: bool,
     /// Largest decompressed size accepted for compressed binary inputs (gzip bombs).
-    #[arg(long, value_name = "BYTES", default_value_t = 2 << 30)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_DECOMPRESSED)]
     pub max_decompressed: u64,
 }
 
@@ -111,13 +132,13 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub rules: RuleArgs,
     /// Rows of the table.
-    #[arg(long, value_enum, default_value_t = ByArg::Owner)]
-    pub by: ByArg,
+    #[arg(long, value_enum, default_value_t)]
+    pub by: GroupBy,
     /// Views to show, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "self,owner,anywhere")]
-    pub views: Vec<ViewArg>,
+    #[arg(long, value_delimiter = ',', default_value = defaults::VIEWS)]
+    pub views: Vec<View>,
     /// Heaviest frames to list per owner.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = defaults::REPORT_TOP)]
     pub top: usize,
     /// Split by thread name (pool numbers folded: worker-12 → worker-*).
     #[arg(long)]
@@ -126,8 +147,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub per: Option<u64>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatOut::Table)]
-    pub format: FormatOut,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -151,7 +172,7 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "REGEX")]
     pub frame: Option<String>,
     /// How many frames to list.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = defaults::EXPLAIN_TOP)]
     pub top: usize,
 }
 
@@ -223,8 +244,8 @@ pub struct GateArgs {
     #[arg(long)]
     pub repeats: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = VerdictFormatArg::Text)]
-    pub format: VerdictFormatArg,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: VerdictFormat,
     /// Write to FILE instead of standard output (the exit code is unchanged).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -244,14 +265,14 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub rules: RuleArgs,
     /// Rows: owners or categories.
-    #[arg(long, value_enum, default_value_t = ByArg::Owner)]
-    pub by: ByArg,
+    #[arg(long, value_enum, default_value_t)]
+    pub by: GroupBy,
     /// Views to compare, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "self,owner,anywhere")]
-    pub views: Vec<ViewArg>,
+    #[arg(long, value_delimiter = ',', default_value = defaults::VIEWS)]
+    pub views: Vec<View>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = VerdictFormatArg::Text)]
-    pub format: VerdictFormatArg,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: VerdictFormat,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -283,8 +304,8 @@ pub struct FlameArgs {
     pub output: Option<PathBuf>,
     /// Colour each frame by its own owner (`self`) or by the owner of the sample it is part
     /// of (`owner`, the owner view).
-    #[arg(long, value_enum, default_value_t = ColorByArg::Self_)]
-    pub color_by: ColorByArg,
+    #[arg(long, value_enum, default_value_t)]
+    pub color_by: ColorBy,
     /// One SVG per owner holding only the samples that owner owns (owner view), and
     /// DIR/index.html linking them with their shares. DIR is replaced as a whole.
     #[arg(long, value_name = "DIR", conflicts_with = "diff")]
@@ -305,7 +326,7 @@ pub struct FlameArgs {
     #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(100..))]
     pub width: Option<u32>,
     /// Omit frames narrower than this percentage of the total.
-    #[arg(long, value_name = "PERCENT", default_value_t = 0.01)]
+    #[arg(long, value_name = "PERCENT", default_value_t = defaults::MIN_WIDTH_PERCENT)]
     pub min_width: f64,
     /// Icicle graph: roots at the top.
     #[arg(long)]
@@ -319,13 +340,6 @@ pub struct FlameArgs {
     /// What the counts are called in tooltips. Default: from the metric's unit.
     #[arg(long, value_name = "NAME")]
     pub countname: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorByArg {
-    #[value(name = "self")]
-    Self_,
-    Owner,
 }
 
 #[derive(Debug, Args)]
@@ -375,51 +389,24 @@ pub enum RulesCommand {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatIn {
-    Folded,
-    PyspyRaw,
-    PerfScript,
-    Pprof,
-    PerfData,
-}
+/// `--unit`: the three units folded counts can be in, by their CLI names (`samples` is
+/// [`Unit::Count`]). Implemented by hand because [`Unit::Other`] carries a name and is no
+/// command-line value.
+impl ValueEnum for Unit {
+    fn value_variants<'a>() -> &'a [Self] {
+        // a static, not a promoted constant: `Unit` owns a `String` in `Other`
+        static UNITS: [Unit; 3] = [Unit::Count, Unit::Bytes, Unit::Nanoseconds];
+        &UNITS
+    }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum UnitArg {
-    Samples,
-    Bytes,
-    Nanoseconds,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ByArg {
-    Owner,
-    Category,
-    Type,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ViewArg {
-    #[value(name = "self")]
-    Self_,
-    Owner,
-    Anywhere,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatOut {
-    Table,
-    Markdown,
-    Json,
-    Csv,
-}
-
-/// Output formats of `gate` and `diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum VerdictFormatArg {
-    Text,
-    Markdown,
-    Json,
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        match self {
+            Unit::Count => Some(PossibleValue::new("samples")),
+            Unit::Bytes => Some(PossibleValue::new("bytes")),
+            Unit::Nanoseconds => Some(PossibleValue::new("nanoseconds")),
+            Unit::Other(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,15 +1,10 @@
 //! From the command line to the plain option structs the stages take. Core code never sees
 //! clap types; everything that can be checked before reading input is checked here.
 
-use crate::aggregate::report::{Combine, GroupBy, View};
+use crate::aggregate::report::{Combine, View};
 use crate::classify::RuleOptions;
-use crate::cli::{
-    ByArg, FormatIn, FormatOut, InputArgs, RuleArgs, UnitArg, VerdictFormatArg, ViewArg,
-};
-use crate::input::{InputFormat, ReadOptions, SymbolOptions};
-use crate::model::Unit;
-use crate::render::OutputFormat;
-use crate::render::gate::VerdictFormat;
+use crate::cli::{InputArgs, RuleArgs};
+use crate::input::{ReadOptions, SymbolOptions};
 
 /// Everything needed to turn paths into classified profiles.
 #[derive(Debug, Clone)]
@@ -25,8 +20,8 @@ impl LoadConfig {
     pub fn new(input: &InputArgs, rules: &RuleArgs) -> LoadConfig {
         LoadConfig {
             read: ReadOptions {
-                format: input.format_in.map(input_format),
-                unit: input.unit.map(unit),
+                format: input.format_in,
+                unit: input.unit.clone(),
                 symbols: SymbolOptions {
                     binary_path: input.binary_path.clone(),
                     symfs: input.symfs.clone(),
@@ -49,54 +44,15 @@ impl LoadConfig {
     }
 }
 
-fn input_format(f: FormatIn) -> InputFormat {
-    match f {
-        FormatIn::Folded => InputFormat::Folded,
-        FormatIn::PyspyRaw => InputFormat::PySpy,
-        FormatIn::PerfScript => InputFormat::PerfScript,
-        FormatIn::Pprof => InputFormat::Pprof,
-        FormatIn::PerfData => InputFormat::PerfData,
-    }
-}
-
-fn unit(u: UnitArg) -> Unit {
-    match u {
-        UnitArg::Samples => Unit::Count,
-        UnitArg::Bytes => Unit::Bytes,
-        UnitArg::Nanoseconds => Unit::Nanoseconds,
-    }
-}
-
-pub fn group_by(b: ByArg) -> GroupBy {
-    match b {
-        ByArg::Owner => GroupBy::Owner,
-        ByArg::Category => GroupBy::Category,
-        ByArg::Type => GroupBy::Type,
-    }
-}
-
-pub fn views(v: &[ViewArg]) -> Vec<View> {
+/// `--views` as given, each view once.
+pub fn views(v: &[View]) -> Vec<View> {
     let mut out: Vec<View> = Vec::new();
-    for a in v {
-        let view = match a {
-            ViewArg::Self_ => View::Self_,
-            ViewArg::Owner => View::Owner,
-            ViewArg::Anywhere => View::Anywhere,
-        };
+    for &view in v {
         if !out.contains(&view) {
             out.push(view);
         }
     }
     out
-}
-
-pub fn output_format(f: FormatOut) -> OutputFormat {
-    match f {
-        FormatOut::Table => OutputFormat::Table,
-        FormatOut::Markdown => OutputFormat::Markdown,
-        FormatOut::Json => OutputFormat::Json,
-        FormatOut::Csv => OutputFormat::Csv,
-    }
 }
 
 pub fn combine(repeats: bool, merge: bool) -> Combine {
@@ -106,20 +62,5 @@ pub fn combine(repeats: bool, merge: bool) -> Combine {
         Combine::Merge
     } else {
         Combine::Columns
-    }
-}
-
-pub fn verdict_format(f: VerdictFormatArg) -> VerdictFormat {
-    match f {
-        VerdictFormatArg::Text => VerdictFormat::Text,
-        VerdictFormatArg::Markdown => VerdictFormat::Markdown,
-        VerdictFormatArg::Json => VerdictFormat::Json,
-    }
-}
-
-pub fn color_by(c: crate::cli::ColorByArg) -> crate::aggregate::flame::ColorBy {
-    match c {
-        crate::cli::ColorByArg::Self_ => crate::aggregate::flame::ColorBy::Frame,
-        crate::cli::ColorByArg::Owner => crate::aggregate::flame::ColorBy::Sample,
     }
 }

@@ -22,13 +22,16 @@ use crate::model::{FrameId, FrameKind, Profile, StackId};
 use rustc_hash::FxHashMap;
 use std::io::Write;
 
-/// Which owner a frame's colour (and annotation) follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which owner a frame's colour (and annotation) follows; also the values of `--color-by`,
+/// named by the view they follow (`self`, `owner`; the variant docs stay out of `--help`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ColorBy {
     /// The frame's own owner, from the rules.
     #[default]
+    #[value(name = "self", help = None::<&str>)]
     Frame,
     /// The owner of the sample the frame is part of (owner view).
+    #[value(name = "owner", help = None::<&str>)]
     Sample,
 }
 

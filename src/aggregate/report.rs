@@ -6,8 +6,9 @@ use crate::classify::{Category, Owner, UNCLASSIFIED, UNSYMBOLIZED};
 use crate::model::SampleType;
 
 /// The three views (DESIGN "Semantics of the three views").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum View {
+    #[value(name = "self")]
     Self_,
     Owner,
     Anywhere,
@@ -37,13 +38,15 @@ impl View {
     }
 }
 
-/// What the rows of the table are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What the rows of the table are; also the values of `--by` (the variant docs stay out of
+/// `--help`, which lists the names only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum GroupBy {
     #[default]
     Owner,
     Category,
     /// Allocated types (async-profiler allocation profiles).
+    #[value(help = None::<&str>)]
     Type,
 }
 

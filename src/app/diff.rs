@@ -10,7 +10,7 @@ use crate::gate::diff;
 use crate::render;
 
 pub fn run(args: DiffArgs) -> Result<Outcome> {
-    let by = config::group_by(args.by);
+    let by = args.by;
     if by == GroupBy::Type {
         return Err(Error::Usage(
             "diff --by type is not supported: compare owners or categories".into(),
@@ -44,9 +44,8 @@ pub fn run(args: DiffArgs) -> Result<Outcome> {
         per: None,
     };
     let result = diff::diff(&report, args.base.len());
-    let format = config::verdict_format(args.format);
     write_output(args.output.as_deref(), |out, _| {
-        render::diff::render(&result, format, out)
+        render::diff::render(&result, args.format, out)
     })?;
     Ok(Outcome::Success)
 }

@@ -7,7 +7,7 @@ use crate::aggregate::flame::{ColorBy, FlameLines, FlameOptions, flame_lines};
 use crate::aggregate::report::{InputReport, share};
 use crate::classify::{OwnerId, UNSYMBOLIZED};
 use crate::cli::FlameArgs;
-use crate::config::{self, LoadConfig};
+use crate::config::LoadConfig;
 use crate::error::{Error, Position, Result};
 use crate::model::Unit;
 use crate::render::flame::{
@@ -31,7 +31,7 @@ pub fn run(args: FlameArgs) -> Result<Outcome> {
     for (report, path) in reports.iter().zip(&paths) {
         check_drawable(report, path, &loaded)?;
     }
-    let color_by = config::color_by(args.color_by);
+    let color_by = args.color_by;
     let options = FlameOptions {
         metric: choose_metric(&loaded.profiles[0], &paths[0], config.metric.as_deref())?.0,
         types_as_frames: config.types_as_frames,

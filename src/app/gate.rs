@@ -9,7 +9,7 @@ use super::{Loaded, Outcome, load, write_output};
 use crate::aggregate::report::{Combine, GroupBy, InputReport, Report, View};
 use crate::aggregate::{self, AggregateOptions};
 use crate::cli::GateArgs;
-use crate::config::{self, LoadConfig};
+use crate::config::LoadConfig;
 use crate::error::{Error, Result};
 use crate::gate::{self, Mode, Requirement};
 use crate::render;
@@ -38,9 +38,8 @@ pub fn run(args: GateArgs) -> Result<Outcome> {
     }
     let mode = if args.any { Mode::Any } else { Mode::All };
     let outcome = gate::decide(results, mode);
-    let format = config::verdict_format(args.format);
     write_output(args.output.as_deref(), |out, color| {
-        render::gate::render(&outcome, format, color, out)
+        render::gate::render(&outcome, args.format, color, out)
     })?;
     Ok(if outcome.passed {
         Outcome::Success

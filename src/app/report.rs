@@ -18,7 +18,7 @@ pub fn run(args: ReportArgs) -> Result<Outcome> {
     if combine == Combine::Repeats {
         check_same_metric(&inputs)?;
     }
-    let by = config::group_by(args.by);
+    let by = args.by;
     if by == GroupBy::Type && inputs.iter().all(|i| i.aggregate.types.is_empty()) {
         return Err(Error::Usage(
             "--by type: no allocated types in these profiles (only async-profiler allocation \
@@ -36,9 +36,8 @@ pub fn run(args: ReportArgs) -> Result<Outcome> {
         views: config::views(&args.views),
         per: args.per,
     };
-    let format = config::output_format(args.format);
     write_output(args.output.as_deref(), |out, color| {
-        render::render(&report, format, color, out)
+        render::render(&report, args.format, color, out)
     })?;
     Ok(Outcome::Success)
 }

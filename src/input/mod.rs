@@ -20,12 +20,15 @@ use crate::model::{Profile, Unit};
 use source::Source;
 use std::path::{Path, PathBuf};
 
-/// The input formats whose knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The input formats whose knows; also the values of `--format-in` (the variant docs stay
+/// out of `--help`, which lists the names only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum InputFormat {
     /// `root;...;leaf N` (inferno, FlameGraph, async-profiler collapsed).
+    #[value(help = None::<&str>)]
     Folded,
     /// py-spy `--format raw`: folded lines whose frames are `func (file.py:line)`.
+    #[value(name = "pyspy-raw", help = None::<&str>)]
     PySpy,
     PerfScript,
     Pprof,

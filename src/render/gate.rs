@@ -10,7 +10,7 @@ use std::io::Write;
 pub const SCHEMA: &str = "whose-gate/1";
 
 /// Output formats of `gate` and `diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum VerdictFormat {
     #[default]
     Text,

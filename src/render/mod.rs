@@ -15,7 +15,7 @@ use crate::model::Unit;
 use std::io::Write;
 
 /// Output formats of `report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum OutputFormat {
     #[default]
     Table,
