@@ -1,13 +1,56 @@
-//! From the command line to the plain option structs the stages take. Core code never sees
-//! clap types; everything that can be checked before reading input is checked here.
+//! From the command line to one validated plan per command. Core code never sees clap types;
+//! everything that can be checked before reading input is checked here, so `app` only
+//! orchestrates and nothing later re-validates an option.
+//!
+//! The checks that need the input (a metric the profile lacks, `--by type` without
+//! allocated types, profiles measured in different metrics) stay with the stages that read it.
 
-use crate::aggregate::report::{Combine, View};
+use crate::aggregate::flame::ColorBy;
+use crate::aggregate::report::{Combine, GroupBy, View};
 use crate::classify::RuleOptions;
-use crate::cli::{InputArgs, RuleArgs};
+use crate::cli::{
+    Command, ConvertArgs, ConvertTo, DiffArgs, ExplainArgs, FlameArgs, GateArgs, InputArgs,
+    ReportArgs, RuleArgs, RulesCommand,
+};
+use crate::error::{Error, Result};
+use crate::gate::{self, Mode, Requirement};
 use crate::input::{ReadOptions, SymbolOptions};
+use crate::render::OutputFormat;
+use crate::render::flame_labels::Look;
+use crate::render::gate::VerdictFormat;
+use regex::Regex;
+use std::path::PathBuf;
+
+/// What to do, one validated plan per command.
+#[derive(Debug)]
+pub enum Plan {
+    Report(ReportPlan),
+    Explain(ExplainPlan),
+    Flame(FlamePlan),
+    Rules(RulesPlan),
+    Convert(ConvertPlan),
+    Gate(GatePlan),
+    Diff(DiffPlan),
+}
+
+impl Plan {
+    /// Builds and checks the plan of `command`; an invalid option is an error before any
+    /// input is opened.
+    pub fn new(command: Command) -> Result<Plan> {
+        Ok(match command {
+            Command::Report(args) => Plan::Report(ReportPlan::new(args)),
+            Command::Explain(args) => Plan::Explain(ExplainPlan::new(args)?),
+            Command::Flame(args) => Plan::Flame(FlamePlan::new(args)?),
+            Command::Rules(cmd) => Plan::Rules(RulesPlan::new(cmd)),
+            Command::Convert(args) => Plan::Convert(ConvertPlan::new(args)),
+            Command::Gate(args) => Plan::Gate(GatePlan::new(args)?),
+            Command::Diff(args) => Plan::Diff(DiffPlan::new(args)?),
+        })
+    }
+}
 
 /// Everything needed to turn paths into classified profiles.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct LoadConfig {
     pub read: ReadOptions,
     pub rules: RuleOptions,
@@ -44,8 +87,263 @@ impl LoadConfig {
     }
 }
 
+/// How a [`crate::aggregate::report::Report`] is laid out: its rows, views, the way several
+/// inputs combine, and the divisor of its weights.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportShape {
+    pub by: GroupBy,
+    /// Each view once, in the order asked for.
+    pub views: Vec<View>,
+    pub combine: Combine,
+    /// `--per N`: weights divided by N.
+    pub per: Option<u64>,
+}
+
+impl ReportShape {
+    /// The shape of a comparison over repeats, as `gate` and `diff` measure them.
+    pub fn repeats(by: GroupBy, views: Vec<View>) -> ReportShape {
+        ReportShape {
+            by,
+            views,
+            combine: Combine::Repeats,
+            per: None,
+        }
+    }
+}
+
+/// `whose report`.
+#[derive(Debug)]
+pub struct ReportPlan {
+    pub profiles: Vec<PathBuf>,
+    pub load: LoadConfig,
+    pub shape: ReportShape,
+    /// Heaviest frames listed per owner.
+    pub top: usize,
+    /// Split by thread name.
+    pub threads: bool,
+    pub format: OutputFormat,
+    pub output: Option<PathBuf>,
+}
+
+impl ReportPlan {
+    fn new(args: ReportArgs) -> ReportPlan {
+        ReportPlan {
+            load: LoadConfig::new(&args.input, &args.rules),
+            shape: ReportShape {
+                by: args.by,
+                views: distinct_views(&args.views),
+                combine: combine(args.repeats, args.merge),
+                per: args.per,
+            },
+            profiles: args.profiles,
+            top: args.top,
+            threads: args.threads,
+            format: args.format,
+            output: args.output,
+        }
+    }
+}
+
+/// `whose explain`.
+#[derive(Debug)]
+pub struct ExplainPlan {
+    pub profile: PathBuf,
+    pub load: LoadConfig,
+    /// `--frame REGEX`: only frames whose name matches.
+    pub frame_filter: Option<Regex>,
+    /// How many frames to list.
+    pub top: usize,
+}
+
+impl ExplainPlan {
+    fn new(args: ExplainArgs) -> Result<ExplainPlan> {
+        let frame_filter = args
+            .frame
+            .as_deref()
+            .map(Regex::new)
+            .transpose()
+            .map_err(|e| Error::Usage(format!("--frame: invalid regex: {e}")))?;
+        Ok(ExplainPlan {
+            load: LoadConfig::new(&args.input, &args.rules),
+            profile: args.profile,
+            frame_filter,
+            top: args.top,
+        })
+    }
+}
+
+/// What `whose flame` writes: one graph, one graph per owner, or a differential graph.
+/// clap's `conflicts_with` keeps `--split`, `--diff` and `-o` from being combined, so each
+/// case carries only the options it takes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlameOutput {
+    /// One SVG to `-o FILE` or standard output.
+    Single { output: Option<PathBuf> },
+    /// `--split DIR`: one SVG per owner and an index.
+    Split { dir: PathBuf },
+    /// `--diff BASE`: the profile against BASE.
+    Diff {
+        base: PathBuf,
+        /// `--normalize`: BASE scaled to the profile's total first.
+        normalize: bool,
+        output: Option<PathBuf>,
+    },
+}
+
+/// `whose flame`.
+#[derive(Debug)]
+pub struct FlamePlan {
+    pub profile: PathBuf,
+    pub load: LoadConfig,
+    pub output: FlameOutput,
+    pub color_by: ColorBy,
+    /// A synthetic `[owner: NAME]` root under every stack.
+    pub owner_root: bool,
+    pub look: Look,
+}
+
+impl FlamePlan {
+    fn new(args: FlameArgs) -> Result<FlamePlan> {
+        if !(args.min_width >= 0.0 && args.min_width < 100.0) {
+            return Err(Error::Usage(format!(
+                "--min-width {}: expected a percentage in [0, 100)",
+                args.min_width
+            )));
+        }
+        let output = match (args.split, args.diff) {
+            (Some(dir), _) => FlameOutput::Split { dir },
+            (None, Some(base)) => FlameOutput::Diff {
+                base,
+                normalize: args.normalize,
+                output: args.output,
+            },
+            (None, None) => FlameOutput::Single {
+                output: args.output,
+            },
+        };
+        Ok(FlamePlan {
+            load: LoadConfig::new(&args.input, &args.rules),
+            profile: args.profile,
+            output,
+            color_by: args.color_by,
+            owner_root: args.owner_root,
+            look: Look {
+                title: args.title,
+                count_name: args.countname,
+                width: args.width.map(|w| w as usize),
+                min_width: args.min_width,
+                inverted: args.inverted,
+                reverse: args.reverse,
+            },
+        })
+    }
+}
+
+/// `whose rules check` and `whose rules list`.
+#[derive(Debug)]
+pub enum RulesPlan {
+    /// Parse and check these rule files.
+    Check { files: Vec<PathBuf> },
+    /// List this preset, or every preset.
+    List { preset: Option<String> },
+}
+
+impl RulesPlan {
+    fn new(cmd: RulesCommand) -> RulesPlan {
+        match cmd {
+            RulesCommand::Check { files } => RulesPlan::Check { files },
+            RulesCommand::List { preset } => RulesPlan::List { preset },
+        }
+    }
+}
+
+/// `whose convert`.
+#[derive(Debug)]
+pub struct ConvertPlan {
+    pub profile: PathBuf,
+    pub load: LoadConfig,
+    pub to: ConvertTo,
+    /// With folded output: a `[owner: NAME]` root per sample's owner.
+    pub owner_root: bool,
+    pub output: Option<PathBuf>,
+}
+
+impl ConvertPlan {
+    fn new(args: ConvertArgs) -> ConvertPlan {
+        ConvertPlan {
+            load: LoadConfig::new(&args.input, &args.rules),
+            profile: args.profile,
+            to: args.to,
+            owner_root: args.owner_root,
+            output: args.output,
+        }
+    }
+}
+
+/// `whose gate`.
+#[derive(Debug)]
+pub struct GatePlan {
+    /// Repeats of one experiment.
+    pub profiles: Vec<PathBuf>,
+    pub load: LoadConfig,
+    /// Parsed `--require` expressions, in the order given.
+    pub requirements: Vec<Requirement>,
+    pub mode: Mode,
+    pub format: VerdictFormat,
+    pub output: Option<PathBuf>,
+}
+
+impl GatePlan {
+    fn new(args: GateArgs) -> Result<GatePlan> {
+        let requirements = args
+            .require
+            .iter()
+            .map(|text| gate::parse(text).map_err(Error::Usage))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(GatePlan {
+            load: LoadConfig::new(&args.input, &args.rules),
+            profiles: args.profiles,
+            requirements,
+            mode: if args.any { Mode::Any } else { Mode::All },
+            format: args.format,
+            output: args.output,
+        })
+    }
+}
+
+/// `whose diff`.
+#[derive(Debug)]
+pub struct DiffPlan {
+    /// Baseline profiles (repeats).
+    pub base: Vec<PathBuf>,
+    /// Profiles compared with the baseline (repeats).
+    pub against: Vec<PathBuf>,
+    pub load: LoadConfig,
+    pub shape: ReportShape,
+    pub format: VerdictFormat,
+    pub output: Option<PathBuf>,
+}
+
+impl DiffPlan {
+    fn new(args: DiffArgs) -> Result<DiffPlan> {
+        if args.by == GroupBy::Type {
+            return Err(Error::Usage(
+                "diff --by type is not supported: compare owners or categories".into(),
+            ));
+        }
+        Ok(DiffPlan {
+            load: LoadConfig::new(&args.input, &args.rules),
+            shape: ReportShape::repeats(args.by, distinct_views(&args.views)),
+            base: args.base,
+            against: args.against,
+            format: args.format,
+            output: args.output,
+        })
+    }
+}
+
 /// `--views` as given, each view once.
-pub fn views(v: &[View]) -> Vec<View> {
+fn distinct_views(v: &[View]) -> Vec<View> {
     let mut out: Vec<View> = Vec::new();
     for &view in v {
         if !out.contains(&view) {
@@ -55,12 +353,88 @@ pub fn views(v: &[View]) -> Vec<View> {
     out
 }
 
-pub fn combine(repeats: bool, merge: bool) -> Combine {
+/// `--repeats` and `--merge` (which clap keeps apart); neither: side by side.
+fn combine(repeats: bool, merge: bool) -> Combine {
     if repeats {
         Combine::Repeats
     } else if merge {
         Combine::Merge
     } else {
         Combine::Columns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    fn plan(args: &[&str]) -> Result<Plan> {
+        let cli = Cli::try_parse_from(std::iter::once("whose").chain(args.iter().copied()))
+            .expect("the command line parses");
+        Plan::new(cli.command)
+    }
+
+    #[test]
+    fn options_that_need_no_input_are_checked_before_reading_it() {
+        // none of these files exists: the plan fails on the option, not on the input
+        let cases = [
+            (
+                &["flame", "missing.folded", "--min-width", "100"][..],
+                "--min-width 100: expected a percentage in [0, 100)",
+            ),
+            (
+                &["explain", "missing.folded", "--frame", "("][..],
+                "--frame: invalid regex",
+            ),
+            (
+                &["diff", "a.folded", "--against", "b.folded", "--by", "type"][..],
+                "diff --by type is not supported",
+            ),
+            (
+                &["gate", "missing.folded", "--require", "user.owner"][..],
+                "--require `user.owner`: no comparison operator",
+            ),
+        ];
+        for (args, expected) in cases {
+            let e = plan(args).unwrap_err().to_string();
+            assert!(e.contains(expected), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn report_views_are_distinct_and_defaults_come_from_clap() {
+        let Plan::Report(p) = plan(&["report", "a.folded", "--views", "owner,self,owner"]).unwrap()
+        else {
+            panic!("not a report plan")
+        };
+        assert_eq!(p.shape.views, [View::Owner, View::Self_]);
+        assert_eq!(p.shape.by, GroupBy::Owner);
+        assert_eq!(p.shape.combine, Combine::Columns);
+        assert_eq!(p.top, crate::cli::defaults::REPORT_TOP);
+        assert_eq!(p.format, OutputFormat::Table);
+        assert_eq!(
+            p.load.read.max_decompressed,
+            Some(crate::input::pprof::DEFAULT_MAX_DECOMPRESSED)
+        );
+    }
+
+    #[test]
+    fn flame_output_follows_split_and_diff() {
+        let Plan::Flame(p) =
+            plan(&["flame", "a.folded", "--diff", "b.folded", "--normalize"]).unwrap()
+        else {
+            panic!("not a flame plan")
+        };
+        assert_eq!(
+            p.output,
+            FlameOutput::Diff {
+                base: "b.folded".into(),
+                normalize: true,
+                output: None
+            }
+        );
+        assert_eq!(p.look.min_width, crate::cli::defaults::MIN_WIDTH_PERCENT);
     }
 }

@@ -1,10 +1,11 @@
-//! Thin entry point: parse the command line, run, map the outcome to an exit code
+//! Thin entry point: parse the command line, build the command's plan, run it, map the outcome to an exit code
 //! (0 success, 1 gate failed, 2 usage or input error; a closed stdout pipe is success).
 
 use clap::Parser;
 use std::process::ExitCode;
 use whose::app::{self, Outcome};
 use whose::cli::Cli;
+use whose::config::Plan;
 use whose::error::Error;
 
 fn main() -> ExitCode {
@@ -19,7 +20,7 @@ fn main() -> ExitCode {
             };
         }
     };
-    match app::run(cli.command) {
+    match Plan::new(cli.command).and_then(app::run) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::GateFailed) => ExitCode::from(1),
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {

@@ -3,28 +3,28 @@
 use super::{Outcome, choose_metric, write_output};
 use crate::aggregate;
 use crate::classify::RuleSet;
-use crate::cli::{ConvertArgs, ConvertTo};
-use crate::config::LoadConfig;
+use crate::cli::ConvertTo;
+use crate::config::{ConvertPlan, LoadConfig};
 use crate::error::{Error, Position, Result};
 use crate::input::{self, InputFormat, pprof::Decoded};
 use crate::model::{Profile, Unit};
 use crate::render::{self, pprof::OwnerLabels};
 use std::path::Path;
 
-pub fn run(args: ConvertArgs) -> Result<Outcome> {
-    let config = LoadConfig::new(&args.input, &args.rules);
-    let (profile, decoded) = read(&args.profile, &config)?;
+pub fn run(plan: ConvertPlan) -> Result<Outcome> {
+    let config = &plan.load;
+    let (profile, decoded) = read(&plan.profile, config)?;
     for w in &profile.meta.warnings {
         eprintln!("whose: warning: {w}");
     }
-    match args.to {
+    match plan.to {
         ConvertTo::Folded => {
-            let (metric, _) = choose_metric(&profile, &args.profile, config.metric.as_deref())?;
+            let metric = choose_metric(&profile, &plan.profile, config.metric.as_deref())?;
             let mut lines = 0;
-            if args.owner_root {
-                lines = write_owner_rooted(&profile, &config, metric, args.output.as_deref())?;
+            if plan.owner_root {
+                lines = write_owner_rooted(&profile, config, metric, plan.output.as_deref())?;
             } else {
-                write_output(args.output.as_deref(), |out, _| {
+                write_output(plan.output.as_deref(), |out, _| {
                     lines = render::folded::write(&profile, metric, out)?;
                     Ok(())
                 })?;
@@ -60,7 +60,7 @@ pub fn run(args: ConvertArgs) -> Result<Outcome> {
                 }
                 None => render::pprof::from_profile(&profile, &labels),
             };
-            write_output(args.output.as_deref(), |out, _| {
+            write_output(plan.output.as_deref(), |out, _| {
                 render::pprof::write_gz(&proto, out)
             })?;
         }

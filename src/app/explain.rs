@@ -2,67 +2,45 @@
 
 use super::{Outcome, choose_metric, load, write_output};
 use crate::aggregate;
-use crate::classify::Reason;
-use crate::cli::ExplainArgs;
-use crate::config::LoadConfig;
-use crate::error::{Error, Result};
-use crate::render;
+use crate::config::ExplainPlan;
+use crate::error::Result;
+use crate::model::FrameId;
+use crate::render::explain::{self, Row};
 
-pub fn run(args: ExplainArgs) -> Result<Outcome> {
-    let config = LoadConfig::new(&args.input, &args.rules);
-    let loaded = load(std::slice::from_ref(&args.profile), &config)?;
+pub fn run(plan: ExplainPlan) -> Result<Outcome> {
+    let loaded = load(std::slice::from_ref(&plan.profile), &plan.load)?;
     let profile = &loaded.profiles[0];
-    let filter = args
-        .frame
-        .as_deref()
-        .map(regex::Regex::new)
-        .transpose()
-        .map_err(|e| Error::Usage(format!("--frame: invalid regex: {e}")))?;
-    let (metric, _) = choose_metric(profile, &args.profile, config.metric.as_deref())?;
+    let metric = choose_metric(profile, &plan.profile, plan.load.metric.as_deref())?;
     let weights = aggregate::frame_inclusive_weights(profile, metric);
     let mut frames: Vec<(usize, u128)> = weights
         .into_iter()
         .enumerate()
         .filter(|(i, w)| {
             *w > 0
-                && filter.as_ref().is_none_or(|r| {
-                    r.is_match(&profile.frame(crate::model::FrameId(*i as u32)).name)
-                })
+                && plan
+                    .frame_filter
+                    .as_ref()
+                    .is_none_or(|r| r.is_match(&profile.frame(FrameId(*i as u32)).name))
         })
         .collect();
     frames.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let rows: Vec<Row> = frames
+        .iter()
+        .take(plan.top)
+        .map(|&(i, weight)| {
+            let frame = profile.frame(FrameId(i as u32));
+            let (owner, reason) = loaded.rules.classify_frame(frame);
+            Row {
+                weight,
+                frame,
+                owner,
+                reason,
+            }
+        })
+        .collect();
     let total = profile.totals()[metric];
     write_output(None, |out, _| {
-        writeln!(
-            out,
-            "presets: {}",
-            if loaded.rules.presets.is_empty() {
-                "none".to_string()
-            } else {
-                loaded.rules.presets.join(", ")
-            }
-        )?;
-        writeln!(out, "{:>7}  {:<20} {:<40} frame", "incl.", "owner", "rule")?;
-        for (i, w) in frames.iter().take(args.top) {
-            let frame = profile.frame(crate::model::FrameId(*i as u32));
-            let (owner, reason) = loaded.rules.classify_frame(frame);
-            let why = match reason {
-                Reason::Rule { block, matcher } => {
-                    format!("{matcher} @ {}", loaded.rules.block(block).origin)
-                }
-                Reason::NoRuleMatched => "no rule matched".to_string(),
-                Reason::Unresolved => "unresolved address".to_string(),
-            };
-            writeln!(
-                out,
-                "{:>7}  {:<20} {:<40} {}",
-                render::pct(crate::aggregate::report::share(*w, total)),
-                loaded.rules.owner(owner).name,
-                why,
-                frame
-            )?;
-        }
-        Ok(())
+        explain::write(&loaded.rules, total, &rows, out)
     })?;
     Ok(Outcome::Success)
 }

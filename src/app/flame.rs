@@ -1,42 +1,36 @@
 //! `whose flame`: flame graphs coloured by owner, split per owner, owner-rooted or
 //! differential. The shares in legends and in the split index come from the same aggregate
-//! as `whose report`; the frames from [`crate::aggregate::flame`]; the drawing from inferno.
+//! as `whose report`; the frames from [`crate::aggregate::flame`]; the words around the
+//! graph from [`crate::render::flame_labels`]; the drawing from inferno.
 
-use super::{Loaded, Outcome, choose_metric, input_reports, load, write_output};
-use crate::aggregate::flame::{ColorBy, FlameLines, FlameOptions, flame_lines};
-use crate::aggregate::report::{InputReport, share};
-use crate::classify::{OwnerId, UNSYMBOLIZED};
-use crate::cli::FlameArgs;
-use crate::config::LoadConfig;
-use crate::error::{Error, Position, Result};
-use crate::model::Unit;
-use crate::render::flame::{
-    self as draw, Color, INDEX_GENERATOR, IndexEntry, Legend, LegendEntry, Style,
+use super::{
+    Detail, Loaded, Outcome, choose_metrics, input_reports, load, metric_mismatch, write_output,
 };
-use crate::render::pct;
+use crate::aggregate::flame::{FlameLines, FlameOptions, flame_lines};
+use crate::aggregate::report::InputReport;
+use crate::classify::{OwnerId, UNSYMBOLIZED, presets};
+use crate::config::{FlameOutput, FlamePlan};
+use crate::error::{Error, Position, Result};
+use crate::render::flame::{self as draw, INDEX_GENERATOR};
+use crate::render::flame_labels::{Labels, present_owners};
 use std::path::{Path, PathBuf};
 
-pub fn run(args: FlameArgs) -> Result<Outcome> {
-    if !(args.min_width >= 0.0 && args.min_width < 100.0) {
-        return Err(Error::Usage(format!(
-            "--min-width {}: expected a percentage in [0, 100)",
-            args.min_width
-        )));
+pub fn run(plan: FlamePlan) -> Result<Outcome> {
+    let mut paths = vec![plan.profile.clone()];
+    if let FlameOutput::Diff { base, .. } = &plan.output {
+        paths.push(base.clone());
     }
-    let config = LoadConfig::new(&args.input, &args.rules);
-    let mut paths = vec![args.profile.clone()];
-    paths.extend(args.diff.clone());
-    let loaded = load(&paths, &config)?;
-    let reports = input_reports(&loaded, &config, 0, false)?;
+    let loaded = load(&paths, &plan.load)?;
+    let metrics = choose_metrics(&loaded, &plan.load)?;
+    let reports = input_reports(&loaded, &plan.load, &metrics, Detail::default());
     for (report, path) in reports.iter().zip(&paths) {
         check_drawable(report, path, &loaded)?;
     }
-    let color_by = args.color_by;
     let options = FlameOptions {
-        metric: choose_metric(&loaded.profiles[0], &paths[0], config.metric.as_deref())?.0,
-        types_as_frames: config.types_as_frames,
-        annotate: Some(color_by),
-        owner_root: args.owner_root,
+        metric: metrics[0],
+        types_as_frames: plan.load.types_as_frames,
+        annotate: Some(plan.color_by),
+        owner_root: plan.owner_root,
     };
     let lines = flame_lines(
         &loaded.profiles[0],
@@ -44,18 +38,55 @@ pub fn run(args: FlameArgs) -> Result<Outcome> {
         &loaded.classes[0],
         &options,
     );
+    let profile_name = file_name(&plan.profile);
     let graph = Graph {
-        args: &args,
         loaded: &loaded,
-        report: &reports[0],
+        labels: Labels {
+            owners: loaded.rules.owners(),
+            report: &reports[0],
+            profile_name: &profile_name,
+            color_by: plan.color_by,
+            look: &plan.look,
+        },
         lines,
-        color_by,
-        metric_arg: config.metric.as_deref(),
     };
-    match (&args.split, &args.diff) {
-        (Some(dir), _) => graph.split(dir)?,
-        (None, Some(base)) => graph.diff(&reports[1], base, &options)?,
-        (None, None) => graph.single()?,
+    match &plan.output {
+        FlameOutput::Split { dir } => graph.split(dir)?,
+        FlameOutput::Diff {
+            base,
+            normalize,
+            output,
+        } => {
+            if let Some((profile, base_report)) = metric_mismatch(&reports) {
+                return Err(Error::Usage(format!(
+                    "--diff needs one metric: {} has {} ({}) but {} has {} ({})",
+                    profile.path,
+                    profile.metric.name,
+                    profile.metric.unit,
+                    base_report.path,
+                    base_report.metric.name,
+                    base_report.metric.unit
+                )));
+            }
+            let base_options = FlameOptions {
+                metric: metrics[1],
+                ..options
+            };
+            let base_lines = flame_lines(
+                &loaded.profiles[1],
+                &loaded.rules,
+                &loaded.classes[1],
+                &base_options,
+            );
+            graph.diff(
+                &reports[1],
+                &base_lines,
+                base,
+                *normalize,
+                output.as_deref(),
+            )?
+        }
+        FlameOutput::Single { output } => graph.single(output.as_deref())?,
     }
     Ok(Outcome::Success)
 }
@@ -95,48 +126,34 @@ fn check_drawable(report: &InputReport, path: &Path, loaded: &Loaded) -> Result<
     Ok(())
 }
 
+/// The drawn profile: its folded lines and the labels around them.
 struct Graph<'a> {
-    args: &'a FlameArgs,
     loaded: &'a Loaded,
-    report: &'a InputReport,
+    labels: Labels<'a>,
     lines: FlameLines,
-    color_by: ColorBy,
-    metric_arg: Option<&'a str>,
 }
 
 impl Graph<'_> {
-    fn single(&self) -> Result<()> {
-        let colors = self.colors();
+    fn single(&self, output: Option<&Path>) -> Result<()> {
+        let colors = self.labels.colors();
         let mut palette = draw::palette(&self.lines.frame_owners, &colors);
-        let style = self.style(None);
-        let legend = self.legend(&colors);
-        write_output(self.args.output.as_deref(), |out, _| {
+        let style = self.labels.style(None);
+        let legend = self.labels.legend(&colors);
+        write_output(output, |out, _| {
             draw::write_svg(self.lines.lines(None), &mut palette, &style, &legend, out)
         })
     }
 
-    fn diff(&self, base: &InputReport, base_path: &Path, options: &FlameOptions) -> Result<()> {
-        if base.metric != self.report.metric {
-            return Err(Error::Usage(format!(
-                "--diff needs one metric: {} has {} ({}) but {} has {} ({})",
-                self.report.path,
-                self.report.metric.name,
-                self.report.metric.unit,
-                base.path,
-                base.metric.name,
-                base.metric.unit
-            )));
-        }
-        let base_options = FlameOptions {
-            metric: choose_metric(&self.loaded.profiles[1], base_path, self.metric_arg)?.0,
-            ..options.clone()
-        };
-        let base_lines = flame_lines(
-            &self.loaded.profiles[1],
-            &self.loaded.rules,
-            &self.loaded.classes[1],
-            &base_options,
-        );
+    /// The differential graph of `base` (aggregated as `base_report`, read from `base_path`)
+    /// against the drawn profile.
+    fn diff(
+        &self,
+        base_report: &InputReport,
+        base: &FlameLines,
+        base_path: &Path,
+        normalize: bool,
+        output: Option<&Path>,
+    ) -> Result<()> {
         let folded = |lines: &FlameLines| -> Result<Vec<u8>> {
             let mut v = Vec::new();
             lines
@@ -144,221 +161,22 @@ impl Graph<'_> {
                 .map_err(|e| Error::io("<memory>", e))?;
             Ok(v)
         };
-        let (old, new) = (folded(&base_lines)?, folded(&self.lines)?);
-        let mut style = self.style(None);
-        style.subtitle = Some(format!(
-            "differential: {} → {}; red grew, blue shrank{}; owner in each frame's tooltip",
-            file_name(base_path),
-            file_name(&self.args.profile),
-            if self.args.normalize {
-                " (base scaled to the same total)"
-            } else {
-                ""
-            }
-        ));
-        let legend = self.diff_legend(base);
-        write_output(self.args.output.as_deref(), |out, _| {
-            draw::write_diff_svg(&old, &new, self.args.normalize, &style, &legend, out)
+        let (old, new) = (folded(base)?, folded(&self.lines)?);
+        let style = self.labels.diff_style(&file_name(base_path), normalize);
+        let legend = self.labels.diff_legend(base_report);
+        write_output(output, |out, _| {
+            draw::write_diff_svg(&old, &new, normalize, &style, &legend, out)
         })
-    }
-
-    /// Owner colours: category hue, tinted by rank (owner view, then anywhere) in the category.
-    fn colors(&self) -> Vec<Color> {
-        let rank: Vec<(u128, u128)> = self
-            .report
-            .aggregate
-            .all
-            .owners
-            .iter()
-            .map(|w| (w.owner, w.anywhere))
-            .collect();
-        draw::owner_colors(self.loaded.rules.owners(), &rank)
-    }
-
-    /// Owners that appear in the profile, heaviest in the owner view first.
-    fn present_owners(&self, report: &InputReport) -> Vec<OwnerId> {
-        let all = &report.aggregate.all;
-        let mut ids: Vec<OwnerId> = (0..all.owners.len())
-            .filter(|&i| all.owners[i].anywhere > 0 || all.owners[i].owner > 0)
-            .map(|i| OwnerId(i as u32))
-            .collect();
-        ids.sort_by(|a, b| {
-            let (wa, wb) = (&all.owners[a.0 as usize], &all.owners[b.0 as usize]);
-            (wb.owner, wb.anywhere)
-                .cmp(&(wa.owner, wa.anywhere))
-                .then_with(|| a.cmp(b))
-        });
-        ids
-    }
-
-    fn legend(&self, colors: &[Color]) -> Legend {
-        let all = &self.report.aggregate.all;
-        let entries = self
-            .present_owners(self.report)
-            .into_iter()
-            .map(|id| {
-                let owner = self.loaded.rules.owner(id);
-                let weight = all.owners[id.0 as usize].owner;
-                let share = share(weight, all.total);
-                LegendEntry {
-                    owner: owner.name.clone(),
-                    category: owner.category,
-                    color: Some(colors[id.0 as usize]),
-                    weight,
-                    share,
-                    label: format!("{} ({}) {}", owner.name, owner.category, pct(share)),
-                    search: Some(owner_search(&owner.name)),
-                }
-            })
-            .collect();
-        Legend {
-            heading: format!(
-                "Owners, owner view (whose code asked for the work) of {}; colour: {}; \
-                 click one to search its frames",
-                amount(self.report, all.total),
-                match self.color_by {
-                    ColorBy::Frame => "each frame's own owner",
-                    ColorBy::Sample => "the sample's owner",
-                }
-            ),
-            entries,
-        }
-    }
-
-    fn diff_legend(&self, base: &InputReport) -> Legend {
-        let (new_all, old_all) = (&self.report.aggregate.all, &base.aggregate.all);
-        let mut ids = self.present_owners(self.report);
-        for id in self.present_owners(base) {
-            if !ids.contains(&id) {
-                ids.push(id);
-            }
-        }
-        let entries = ids
-            .into_iter()
-            .map(|id| {
-                let owner = self.loaded.rules.owner(id);
-                let weight = new_all.owners[id.0 as usize].owner;
-                let new = share(weight, new_all.total);
-                let old = share(old_all.owners[id.0 as usize].owner, old_all.total);
-                LegendEntry {
-                    owner: owner.name.clone(),
-                    category: owner.category,
-                    color: None,
-                    weight,
-                    share: new,
-                    label: format!(
-                        "{} {} → {} ({:+.1})",
-                        owner.name,
-                        pct(old),
-                        pct(new),
-                        new - old
-                    ),
-                    search: Some(owner_search(&owner.name)),
-                }
-            })
-            .collect();
-        Legend {
-            heading: "Owners, owner view: base → profile share (percentage points)".into(),
-            entries,
-        }
-    }
-
-    fn style(&self, subtitle: Option<String>) -> Style {
-        let metric = &self.report.metric;
-        let title = self.args.title.clone().unwrap_or_else(|| {
-            format!(
-                "{}: {} ({}), total {}",
-                file_name(&self.args.profile),
-                metric.name,
-                metric.unit,
-                metric.unit.format(self.report.aggregate.all.total)
-            )
-        });
-        let count_name = self
-            .args
-            .countname
-            .clone()
-            .unwrap_or_else(|| match &metric.unit {
-                Unit::Count => metric.name.clone(),
-                Unit::Nanoseconds => "ns".into(),
-                Unit::Bytes => "bytes".into(),
-                Unit::Other(u) => u.clone(),
-            });
-        Style {
-            title,
-            subtitle: subtitle.or_else(|| {
-                Some(
-                    match self.color_by {
-                        ColorBy::Frame => "colour: each frame's own owner (hue = category)",
-                        ColorBy::Sample => "colour: the owner of the sample (owner view)",
-                    }
-                    .to_string(),
-                )
-            }),
-            count_name,
-            width: self.args.width.map(|w| w as usize),
-            min_width: self.args.min_width,
-            inverted: self.args.inverted,
-            reverse: self.args.reverse,
-        }
-    }
-
-    /// The subtitle of one owner's graph in a split.
-    fn split_style(&self, id: OwnerId) -> Style {
-        let owner = self.loaded.rules.owner(id);
-        let all = &self.report.aggregate.all;
-        let weight = all.owners[id.0 as usize].owner;
-        let mut style = self.style(Some(format!(
-            "only the samples {} ({}) owns: {} of the total, owner view ({}); {}",
-            owner.name,
-            owner.category,
-            pct(share(weight, all.total)),
-            amount(self.report, weight),
-            match self.color_by {
-                ColorBy::Frame => "colour: each frame's own owner",
-                ColorBy::Sample => "colour: the sample's owner",
-            }
-        )));
-        if self.args.title.is_none() {
-            style.title = format!(
-                "{}: what {} owns, {} of {}",
-                file_name(&self.args.profile),
-                owner.name,
-                amount(self.report, weight),
-                amount(self.report, all.total)
-            );
-        }
-        style
-    }
-
-    /// The legend of one owner's graph: the owners whose colours it shows, with their shares
-    /// of the whole profile.
-    fn split_legend(&self, legend: &Legend, id: OwnerId) -> Legend {
-        let shown: Vec<&str> = self
-            .lines
-            .color_owners(Some(id))
-            .into_iter()
-            .map(|o| self.loaded.rules.owner(o).name.as_str())
-            .collect();
-        Legend {
-            heading: legend.heading.clone(),
-            entries: legend
-                .entries
-                .iter()
-                .filter(|e| shown.contains(&e.owner.as_str()))
-                .cloned()
-                .collect(),
-        }
     }
 
     /// `--split DIR`: every file is written into a fresh folder beside DIR, which then
     /// replaces DIR in one rename; on any failure the fresh folder is removed, so no partial
     /// output is left behind.
     fn split(&self, dir: &Path) -> Result<()> {
-        let owners: Vec<OwnerId> = self
-            .present_owners(self.report)
+        let report = self.labels.report;
+        let owners: Vec<OwnerId> = present_owners(report)
             .into_iter()
-            .filter(|id| self.report.aggregate.all.owners[id.0 as usize].owner > 0)
+            .filter(|id| report.aggregate.all.owners[id.0 as usize].owner > 0)
             .collect();
         let staging = Staging::new(dir)?;
         let result = self.write_split_files(&owners, &staging.path);
@@ -372,68 +190,30 @@ impl Graph<'_> {
     }
 
     fn write_split_files(&self, owners: &[OwnerId], into: &Path) -> Result<()> {
-        let colors = self.colors();
+        let colors = self.labels.colors();
         let mut palette = draw::palette(&self.lines.frame_owners, &colors);
-        let legend = self.legend(&colors);
-        let all = &self.report.aggregate.all;
+        let legend = self.labels.legend(&colors);
         let mut index = Vec::new();
         for (rank, &id) in owners.iter().enumerate() {
             let owner = self.loaded.rules.owner(id);
-            let weight = all.owners[id.0 as usize].owner;
             let file = format!("{:02}-{}.svg", rank + 1, file_safe(&owner.name));
-            let style = self.split_style(id);
-            let legend = self.split_legend(&legend, id);
+            let style = self.labels.split_style(id);
+            let legend = self
+                .labels
+                .split_legend(&legend, &self.lines.color_owners(Some(id)));
             let lines = self.lines.lines(Some(id));
             write_file(&into.join(&file), |out| {
                 draw::write_svg(lines, &mut palette, &style, &legend, out)
             })?;
-            index.push(IndexEntry {
-                file,
-                owner: owner.name.clone(),
-                category: owner.category,
-                color: colors[id.0 as usize],
-                weight: amount(self.report, weight),
-                share: share(weight, all.total),
-            });
+            index.push(self.labels.index_entry(id, colors[id.0 as usize], file));
         }
-        let title = format!("{}: flame graphs per owner", file_name(&self.args.profile));
-        let notes = vec![
-            format!(
-                "metric {} ({}), total {}; each graph holds only the samples its owner owns \
-                 (owner view: the first frame from the leaf whose owner is not transparent).",
-                self.report.metric.name,
-                self.report.metric.unit,
-                self.report.metric.unit.format(all.total)
-            ),
-            format!("presets: {}", preset_list(self.loaded)),
-        ];
+        let (title, notes) = self
+            .labels
+            .index_text(&presets::display_list(&self.loaded.rules.presets));
         write_file(&into.join("index.html"), |out| {
             draw::write_index(&title, &notes, &index, out)
         })
     }
-}
-
-/// `1999 samples`, `2.29 GiB`: a weight with what it counts.
-fn amount(report: &InputReport, weight: u128) -> String {
-    match report.metric.unit {
-        Unit::Count => format!("{weight} {}", report.metric.name),
-        ref unit => unit.format(weight),
-    }
-}
-
-fn preset_list(loaded: &Loaded) -> String {
-    if loaded.rules.presets.is_empty() {
-        "none".into()
-    } else {
-        loaded.rules.presets.join(", ")
-    }
-}
-
-/// inferno search regex for the frames of `owner`: `name [owner] (`, `name [x → owner] (`
-/// (colour by sample owner) and the `[owner: owner]` root.
-fn owner_search(owner: &str) -> String {
-    let name = draw::regex_literal(&crate::aggregate::flame::folded_name(owner));
-    format!(r"(\[|\[owner: | → ){name}\] \(")
 }
 
 fn file_name(path: &Path) -> String {

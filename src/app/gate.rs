@@ -5,41 +5,35 @@
 //! no `[METRIC]` takes `--metric` or every input's default, which must then agree. Each
 //! input is aggregated once per metric that some requirement needs.
 
-use super::{Loaded, Outcome, load, write_output};
-use crate::aggregate::report::{Combine, GroupBy, InputReport, Report, View};
-use crate::aggregate::{self, AggregateOptions};
-use crate::cli::GateArgs;
-use crate::config::LoadConfig;
+use super::{
+    Detail, Loaded, Outcome, aggregate_input, build_report, load, metric_index, metric_mismatch,
+    write_output,
+};
+use crate::aggregate::report::{GroupBy, Report, View};
+use crate::config::{GatePlan, LoadConfig, ReportShape};
 use crate::error::{Error, Result};
-use crate::gate::{self, Mode, Requirement};
+use crate::gate::{self, Requirement};
 use crate::render;
 
-pub fn run(args: GateArgs) -> Result<Outcome> {
-    let requirements = args
-        .require
-        .iter()
-        .map(|text| gate::parse(text).map_err(Error::Usage))
-        .collect::<Result<Vec<_>>>()?;
-    let config = LoadConfig::new(&args.input, &args.rules);
-    let loaded = load(&args.profiles, &config)?;
+pub fn run(plan: GatePlan) -> Result<Outcome> {
+    let loaded = load(&plan.profiles, &plan.load)?;
     let mut reports: Vec<(Option<String>, Report)> = Vec::new();
     let mut results = Vec::new();
-    for requirement in &requirements {
-        let metric = requirement.metric.clone().or(config.metric.clone());
+    for requirement in &plan.requirements {
+        let metric = requirement.metric.clone().or(plan.load.metric.clone());
         let at = match reports.iter().position(|(m, _)| *m == metric) {
             Some(i) => i,
             None => {
-                let report = metric_report(&loaded, &config, requirement, metric.as_deref())?;
+                let report = metric_report(&loaded, &plan.load, requirement, metric.as_deref())?;
                 reports.push((metric, report));
                 reports.len() - 1
             }
         };
         results.push(gate::check(&reports[at].1, requirement).map_err(Error::Usage)?);
     }
-    let mode = if args.any { Mode::Any } else { Mode::All };
-    let outcome = gate::decide(results, mode);
-    write_output(args.output.as_deref(), |out, color| {
-        render::gate::render(&outcome, args.format, color, out)
+    let outcome = gate::decide(results, plan.mode);
+    write_output(plan.output.as_deref(), |out, color| {
+        render::gate::render(&outcome, plan.format, color, out)
     })?;
     Ok(if outcome.passed {
         Outcome::Success
@@ -49,7 +43,7 @@ pub fn run(args: GateArgs) -> Result<Outcome> {
 }
 
 /// The repeats a requirement is measured over: the inputs that have its metric (or every
-/// input with its default metric), aggregated in that metric.
+/// input with its default metric), aggregated in that metric (only totals per owner).
 fn metric_report(
     loaded: &Loaded,
     config: &LoadConfig,
@@ -58,21 +52,25 @@ fn metric_report(
 ) -> Result<Report> {
     let mut inputs = Vec::new();
     for (i, profile) in loaded.profiles.iter().enumerate() {
-        let index = match metric {
-            None => profile.default_sample_type,
-            Some(name) => match profile.sample_type_index(name) {
-                Some(t) => t,
-                // [METRIC] picks the inputs that have it; `--metric` must be in every input
-                None if requirement.metric.is_some() => continue,
-                None => return Err(missing_metric(loaded, requirement, name)),
-            },
+        let index = match metric_index(profile, metric) {
+            Some(t) => t,
+            // [METRIC] picks the inputs that have it; `--metric` must be in every input
+            None if requirement.metric.is_some() => continue,
+            None => return Err(missing_metric(loaded, requirement, metric.unwrap_or(""))),
         };
-        inputs.push(aggregate_input(loaded, config, i, index));
+        inputs.push(aggregate_input(
+            loaded,
+            config,
+            i,
+            index,
+            "gate",
+            Detail::default(),
+        ));
     }
-    let Some(first) = inputs.first() else {
+    if inputs.is_empty() {
         return Err(missing_metric(loaded, requirement, metric.unwrap_or("")));
-    };
-    if let Some(other) = inputs.iter().find(|i| i.metric != first.metric) {
+    }
+    if let Some((first, other)) = metric_mismatch(&inputs) {
         return Err(Error::Usage(format!(
             "--require `{}`: the inputs are measured in different metrics ({}: {} ({}), {}: \
              {} ({})); add [METRIC] to the requirement, e.g. `{}.{}[{}] ...`",
@@ -88,35 +86,8 @@ fn metric_report(
             first.metric.name
         )));
     }
-    Ok(Report {
-        owners: loaded.rules.owners().to_vec(),
-        presets: loaded.rules.presets.clone(),
-        presets_detected: loaded.rules.presets_detected,
-        inputs,
-        combine: Combine::Repeats,
-        by: GroupBy::Owner,
-        views: View::ALL.to_vec(),
-        per: None,
-    })
-}
-
-/// Aggregates input `i` in sample type `metric` (only totals per owner are needed).
-fn aggregate_input(loaded: &Loaded, config: &LoadConfig, i: usize, metric: usize) -> InputReport {
-    let profile = &loaded.profiles[i];
-    let options = AggregateOptions {
-        metric,
-        types_as_frames: config.types_as_frames,
-        threads: false,
-        top: 0,
-    };
-    InputReport {
-        path: loaded.paths[i].display().to_string(),
-        metric: profile.sample_types()[metric].clone(),
-        metric_source: "gate".to_string(),
-        notes: profile.meta.notes.clone(),
-        warnings: profile.meta.warnings.clone(),
-        aggregate: aggregate::aggregate(profile, &loaded.rules, &loaded.classes[i], &options),
-    }
+    let shape = ReportShape::repeats(GroupBy::Owner, View::ALL.to_vec());
+    Ok(build_report(loaded, inputs, shape))
 }
 
 /// No input has the metric: list what each has.
@@ -145,6 +116,7 @@ fn missing_metric(loaded: &Loaded, requirement: &Requirement, name: &str) -> Err
 mod tests {
     use super::*;
     use crate::classify::{RuleOptions, RuleSet};
+    use crate::gate::Mode;
     use crate::model::{Frame, FrameKind, Profile, SampleType, Unit};
     use std::path::PathBuf;
 
@@ -196,7 +168,7 @@ mod tests {
             rules,
             classes,
         };
-        let config = LoadConfig::new(&Default::default(), &Default::default());
+        let config = LoadConfig::default();
         (loaded, config)
     }
 

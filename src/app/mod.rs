@@ -10,11 +10,10 @@ mod gate;
 mod report;
 mod rules;
 
-use crate::aggregate::report::InputReport;
+use crate::aggregate::report::{InputReport, Report};
 use crate::aggregate::{self, AggregateOptions};
 use crate::classify::{Classification, RuleSet};
-use crate::cli::Command;
-use crate::config::LoadConfig;
+use crate::config::{LoadConfig, Plan, ReportShape};
 use crate::error::{Error, Result};
 use crate::input;
 use crate::model::Profile;
@@ -28,15 +27,15 @@ pub enum Outcome {
     GateFailed,
 }
 
-pub fn run(command: Command) -> Result<Outcome> {
-    match command {
-        Command::Report(args) => report::run(args),
-        Command::Explain(args) => explain::run(args),
-        Command::Flame(args) => flame::run(args),
-        Command::Rules(cmd) => rules::run(cmd),
-        Command::Convert(args) => convert::run(args),
-        Command::Gate(args) => gate::run(args),
-        Command::Diff(args) => diff::run(args),
+pub fn run(plan: Plan) -> Result<Outcome> {
+    match plan {
+        Plan::Report(plan) => report::run(plan),
+        Plan::Explain(plan) => explain::run(plan),
+        Plan::Flame(plan) => flame::run(plan),
+        Plan::Rules(plan) => rules::run(plan),
+        Plan::Convert(plan) => convert::run(plan),
+        Plan::Gate(plan) => gate::run(plan),
+        Plan::Diff(plan) => diff::run(plan),
     }
 }
 
@@ -70,65 +69,119 @@ pub fn load(paths: &[PathBuf], config: &LoadConfig) -> Result<Loaded> {
     })
 }
 
-/// The sample type to weigh by: `--metric` if given (an error listing the types if the
-/// profile lacks it), else the profile's default.
-pub fn choose_metric(
-    profile: &Profile,
-    path: &Path,
-    metric: Option<&str>,
-) -> Result<(usize, String)> {
+/// The index of sample type `metric` in `profile`, or of its default type when `metric` is
+/// `None`; `None` when the profile has no such type. The one place a metric is resolved.
+pub fn metric_index(profile: &Profile, metric: Option<&str>) -> Option<usize> {
     match metric {
-        None => Ok((profile.default_sample_type, "default".to_string())),
-        Some(name) => profile
-            .sample_type_index(name)
-            .map(|i| (i, "--metric".to_string()))
-            .ok_or_else(|| {
-                let types: Vec<String> = profile
-                    .sample_types()
-                    .iter()
-                    .map(|t| format!("{} ({})", t.name, t.unit))
-                    .collect();
-                Error::Usage(format!(
-                    "{}: has no sample type `{name}`; it has: {}",
-                    path.display(),
-                    types.join(", ")
-                ))
-            }),
+        None => Some(profile.default_sample_type),
+        Some(name) => profile.sample_type_index(name),
     }
 }
 
-/// Aggregates each loaded profile into an [`InputReport`].
+/// The sample type to weigh `profile` (read from `path`) by: `--metric` if given (an error
+/// listing the types if the profile lacks it), else the profile's default.
+pub fn choose_metric(profile: &Profile, path: &Path, metric: Option<&str>) -> Result<usize> {
+    metric_index(profile, metric).ok_or_else(|| {
+        let types: Vec<String> = profile
+            .sample_types()
+            .iter()
+            .map(|t| format!("{} ({})", t.name, t.unit))
+            .collect();
+        Error::Usage(format!(
+            "{}: has no sample type `{}`; it has: {}",
+            path.display(),
+            metric.unwrap_or_default(),
+            types.join(", ")
+        ))
+    })
+}
+
+/// `--metric` (or each default) resolved in every loaded profile, in load order.
+pub fn choose_metrics(loaded: &Loaded, config: &LoadConfig) -> Result<Vec<usize>> {
+    loaded
+        .profiles
+        .iter()
+        .zip(&loaded.paths)
+        .map(|(profile, path)| choose_metric(profile, path, config.metric.as_deref()))
+        .collect()
+}
+
+/// What to aggregate beyond the per-owner totals every command needs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Detail {
+    /// Heaviest frames kept per owner.
+    pub top: usize,
+    /// Split by thread name.
+    pub threads: bool,
+}
+
+/// Aggregates loaded input `i` in sample type `metric`; `metric_source` says where the
+/// metric came from (`--metric`, `default`, `gate`) in the JSON output.
+pub fn aggregate_input(
+    loaded: &Loaded,
+    config: &LoadConfig,
+    i: usize,
+    metric: usize,
+    metric_source: &str,
+    detail: Detail,
+) -> InputReport {
+    let profile = &loaded.profiles[i];
+    let options = AggregateOptions {
+        metric,
+        types_as_frames: config.types_as_frames,
+        threads: detail.threads,
+        top: detail.top,
+    };
+    InputReport {
+        path: loaded.paths[i].display().to_string(),
+        metric: profile.sample_types()[metric].clone(),
+        metric_source: metric_source.to_string(),
+        notes: profile.meta.notes.clone(),
+        warnings: profile.meta.warnings.clone(),
+        aggregate: aggregate::aggregate(profile, &loaded.rules, &loaded.classes[i], &options),
+    }
+}
+
+/// Aggregates every loaded profile in its metric from [`choose_metrics`].
 pub fn input_reports(
     loaded: &Loaded,
     config: &LoadConfig,
-    top: usize,
-    threads: bool,
-) -> Result<Vec<InputReport>> {
-    let mut out = Vec::new();
-    for ((profile, classes), path) in loaded
-        .profiles
+    metrics: &[usize],
+    detail: Detail,
+) -> Vec<InputReport> {
+    let source = if config.metric.is_some() {
+        "--metric"
+    } else {
+        "default"
+    };
+    metrics
         .iter()
-        .zip(&loaded.classes)
-        .zip(&loaded.paths)
-    {
-        let (metric, metric_source) = choose_metric(profile, path, config.metric.as_deref())?;
-        let options = AggregateOptions {
-            metric,
-            types_as_frames: config.types_as_frames,
-            threads,
-            top,
-        };
-        let aggregate = aggregate::aggregate(profile, &loaded.rules, classes, &options);
-        out.push(InputReport {
-            path: path.display().to_string(),
-            metric: profile.sample_types()[metric].clone(),
-            metric_source,
-            notes: profile.meta.notes.clone(),
-            warnings: profile.meta.warnings.clone(),
-            aggregate,
-        });
+        .enumerate()
+        .map(|(i, &metric)| aggregate_input(loaded, config, i, metric, source, detail))
+        .collect()
+}
+
+/// The report of `inputs` in `shape`, owning the loaded rule set's owners and presets: the
+/// one place a [`Report`] is assembled.
+pub fn build_report(loaded: &Loaded, inputs: Vec<InputReport>, shape: ReportShape) -> Report {
+    Report {
+        owners: loaded.rules.owners().to_vec(),
+        presets: loaded.rules.presets.clone(),
+        presets_detected: loaded.rules.presets_detected,
+        inputs,
+        combine: shape.combine,
+        by: shape.by,
+        views: shape.views,
+        per: shape.per,
     }
-    Ok(out)
+}
+
+/// The first input and the first other input measured in a different metric, if any: every
+/// command that compares inputs needs one metric, and each says so in its own words.
+pub fn metric_mismatch(inputs: &[InputReport]) -> Option<(&InputReport, &InputReport)> {
+    let first = inputs.first()?;
+    let other = inputs.iter().find(|i| i.metric != first.metric)?;
+    Some((first, other))
 }
 
 /// Writes to `-o FILE` (atomically: a temporary file renamed into place) or standard output.

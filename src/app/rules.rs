@@ -2,12 +2,12 @@
 
 use super::Outcome;
 use crate::classify::{RuleSet, rules};
-use crate::cli::RulesCommand;
+use crate::config::RulesPlan;
 use crate::error::Result;
 
-pub fn run(cmd: RulesCommand) -> Result<Outcome> {
-    match cmd {
-        RulesCommand::Check { files } => {
+pub fn run(plan: RulesPlan) -> Result<Outcome> {
+    match plan {
+        RulesPlan::Check { files } => {
             for f in &files {
                 let parsed = rules::load(f)?;
                 let options = crate::classify::RuleOptions {
@@ -29,7 +29,7 @@ pub fn run(cmd: RulesCommand) -> Result<Outcome> {
                 );
             }
         }
-        RulesCommand::List { preset } => {
+        RulesPlan::List { preset } => {
             let names: Vec<String> = match preset {
                 Some(p) => vec![p],
                 None => crate::classify::presets::names()

@@ -28,6 +28,15 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     PRESETS.iter().map(|(n, _)| *n)
 }
 
+/// The presets in use as every output names them: `jvm, kotlin`, or `none`.
+pub fn display_list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
 /// The position of a preset in [`PRESETS`], used to order an auto-detected selection.
 pub fn rank(name: &str) -> usize {
     PRESETS

@@ -2,7 +2,9 @@
 
 mod csv;
 pub mod diff;
+pub mod explain;
 pub mod flame;
+pub mod flame_labels;
 pub mod folded;
 pub mod gate;
 mod json;
@@ -101,11 +103,7 @@ pub fn header_lines(report: &Report) -> Vec<String> {
     }
     lines.push(format!(
         "presets: {}{}",
-        if report.presets.is_empty() {
-            "none".to_string()
-        } else {
-            report.presets.join(", ")
-        },
+        crate::classify::presets::display_list(&report.presets),
         if report.presets_detected {
             " (detected from the frames; --preset to choose)"
         } else {
