@@ -194,8 +194,14 @@ impl<'a> FactCache<'a> {
     }
 }
 
+/// The position of `c` in [`Category::ALL`]: the one order of categories, which indexes the
+/// per-category weights, the `--by category` rows, the gate's category subjects and the
+/// flame colours.
 pub fn category_index(c: Category) -> u8 {
-    Category::ALL.iter().position(|&x| x == c).unwrap_or(7) as u8
+    Category::ALL
+        .iter()
+        .position(|&x| x == c)
+        .expect("Category::ALL lists every category") as u8
 }
 
 impl Attribution {

@@ -1,6 +1,8 @@
 //! The only module that knows every stage: read → classify → aggregate → render/gate.
-//! One submodule per command; the shared steps (load, choose the metric, aggregate each
-//! input, write the output) live here.
+//! It runs a [`Plan`] that `config` has already validated, and only orchestrates: the words
+//! of every output are composed in `render`. One submodule per command; the shared steps
+//! (load, resolve the metric, aggregate each input, check that inputs share a metric,
+//! assemble the report, write the output) live here, once each.
 
 mod convert;
 mod diff;

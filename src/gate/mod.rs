@@ -13,6 +13,7 @@ pub mod threshold;
 
 pub use threshold::{Op, Requirement, Subject, parse};
 
+use crate::aggregate::category_index;
 use crate::aggregate::report::{Report, Spread, share};
 use crate::classify::Category;
 use crate::model::SampleType;
@@ -142,7 +143,7 @@ pub fn check(report: &Report, requirement: &Requirement) -> Result<Evaluation, S
             let all = &input.aggregate.all;
             let weights = match resolved {
                 Resolved::Owner(i) => &all.owners[i],
-                Resolved::Category(c) => &all.categories[category_position(c)],
+                Resolved::Category(c) => &all.categories[category_index(c) as usize],
             };
             let weight = requirement.view.of(weights);
             InputShare {
@@ -190,10 +191,6 @@ pub fn resolve(report: &Report, subject: &Subject) -> Option<Resolved> {
             .map(Resolved::Owner)
             .or_else(|| Category::parse(n).map(Resolved::Category)),
     }
-}
-
-fn category_position(c: Category) -> usize {
-    Category::ALL.iter().position(|&x| x == c).unwrap_or(0)
 }
 
 /// Declared owners without weight listed by name in an error; presets declare many.
