@@ -19,7 +19,7 @@ use crate::render::OutputFormat;
 use crate::render::flame_labels::Look;
 use crate::render::gate::VerdictFormat;
 use regex::Regex;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What to do, one validated plan per command.
 #[derive(Debug)]
@@ -46,6 +46,33 @@ impl Plan {
             Command::Gate(args) => Plan::Gate(GatePlan::new(args)?),
             Command::Diff(args) => Plan::Diff(DiffPlan::new(args)?),
         })
+    }
+
+    /// The profiles the command reads and the file or folder it writes (`-o`, `--split`),
+    /// so that one check can refuse an output that would replace an input.
+    pub fn inputs_and_output(&self) -> (Vec<&Path>, Option<&Path>) {
+        fn paths(v: &[PathBuf]) -> Vec<&Path> {
+            v.iter().map(PathBuf::as_path).collect()
+        }
+        match self {
+            Plan::Report(p) => (paths(&p.profiles), p.output.as_deref()),
+            Plan::Explain(p) => (vec![p.profile.as_path()], None),
+            Plan::Flame(p) => match &p.output {
+                FlameOutput::Single { output } => (vec![p.profile.as_path()], output.as_deref()),
+                FlameOutput::Split { dir } => (vec![p.profile.as_path()], Some(dir.as_path())),
+                FlameOutput::Diff { base, output, .. } => {
+                    (vec![p.profile.as_path(), base.as_path()], output.as_deref())
+                }
+            },
+            Plan::Rules(_) => (Vec::new(), None),
+            Plan::Convert(p) => (vec![p.profile.as_path()], p.output.as_deref()),
+            Plan::Gate(p) => (paths(&p.profiles), p.output.as_deref()),
+            Plan::Diff(p) => {
+                let mut all = paths(&p.base);
+                all.extend(paths(&p.against));
+                (all, p.output.as_deref())
+            }
+        }
     }
 }
 

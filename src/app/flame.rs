@@ -4,7 +4,8 @@
 //! graph from [`crate::render::flame_labels`]; the drawing from inferno.
 
 use super::{
-    Detail, Loaded, Outcome, choose_metrics, input_reports, load, metric_mismatch, write_output,
+    Detail, Loaded, Outcome, choose_metrics, input_reports, load, metric_mismatch, output,
+    write_output,
 };
 use crate::aggregate::flame::{FlameLines, FlameOptions, flame_lines};
 use crate::aggregate::report::InputReport;
@@ -179,7 +180,7 @@ impl Graph<'_> {
             .filter(|id| report.aggregate.all.owners[id.0 as usize].owner > 0)
             .collect();
         let staging = Staging::new(dir)?;
-        let result = self.write_split_files(&owners, &staging.path);
+        let result = self.write_split_files(&owners, staging.path());
         match result {
             Ok(()) => staging.commit(),
             Err(e) => {
@@ -251,56 +252,50 @@ fn write_file(
     result.map_err(|e| Error::io(path, e))
 }
 
-/// A fresh folder beside the `--split` target, renamed into place when complete.
+/// A fresh folder beside the `--split` target, renamed into place when complete; removed
+/// when abandoned, on error and on SIGINT (it is an [`output::Temporary`]).
 struct Staging {
     target: PathBuf,
-    path: PathBuf,
+    folder: output::Temporary,
 }
 
 impl Staging {
     fn new(target: &Path) -> Result<Staging> {
         check_replaceable(target)?;
-        let name = target
-            .file_name()
-            .ok_or_else(|| {
-                Error::Usage(format!("--split {}: not a folder name", target.display()))
-            })?
-            .to_string_lossy();
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let path = parent.join(format!(".{name}.whose-tmp-{}", std::process::id()));
-        std::fs::create_dir(&path).map_err(|e| Error::io(&path, e))?;
+        if target.file_name().is_none() {
+            return Err(Error::Usage(format!(
+                "--split {}: not a folder name",
+                target.display()
+            )));
+        }
         Ok(Staging {
             target: target.to_path_buf(),
-            path,
+            folder: output::Temporary::folder_beside(target)?,
         })
     }
 
+    fn path(&self) -> &Path {
+        self.folder.path()
+    }
+
     fn abandon(self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        drop(self.folder);
     }
 
     /// Moves the complete folder into place; an earlier split output there is replaced.
     fn commit(self) -> Result<()> {
-        let old = self
-            .path
-            .with_file_name(self.path.file_name().map_or_else(String::new, |n| {
-                n.to_string_lossy().replace(".whose-tmp-", ".whose-old-")
-            }));
+        let old = output::beside(&self.target, "whose-old")?;
         let had_old = self.target.exists();
-        if had_old && let Err(e) = std::fs::rename(&self.target, &old) {
-            let _ = std::fs::remove_dir_all(&self.path);
-            return Err(Error::io(&self.target, e));
+        if had_old {
+            std::fs::rename(&self.target, &old).map_err(|e| Error::io(&self.target, e))?;
         }
-        if let Err(e) = std::fs::rename(&self.path, &self.target) {
+        if let Err(e) = std::fs::rename(self.path(), &self.target) {
             if had_old {
                 let _ = std::fs::rename(&old, &self.target);
             }
-            let _ = std::fs::remove_dir_all(&self.path);
             return Err(Error::io(&self.target, e));
         }
+        self.folder.keep();
         if had_old {
             let _ = std::fs::remove_dir_all(&old);
         }
@@ -355,21 +350,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("split");
         let staging = Staging::new(&target).unwrap();
-        std::fs::write(staging.path.join("01-a.svg"), "half").unwrap();
+        std::fs::write(staging.path().join("01-a.svg"), "half").unwrap();
         staging.abandon();
         assert!(names(dir.path()).is_empty());
 
         let staging = Staging::new(&target).unwrap();
         let marker = format!("<meta name=\"generator\" content=\"{INDEX_GENERATOR}\">");
-        std::fs::write(staging.path.join("index.html"), &marker).unwrap();
-        std::fs::write(staging.path.join("01-a.svg"), "first").unwrap();
+        std::fs::write(staging.path().join("index.html"), &marker).unwrap();
+        std::fs::write(staging.path().join("01-a.svg"), "first").unwrap();
         staging.commit().unwrap();
         assert_eq!(names(dir.path()), ["split"]);
         assert_eq!(names(&target), ["01-a.svg", "index.html"]);
 
         let staging = Staging::new(&target).unwrap();
-        std::fs::write(staging.path.join("index.html"), &marker).unwrap();
-        std::fs::write(staging.path.join("01-b.svg"), "second").unwrap();
+        std::fs::write(staging.path().join("index.html"), &marker).unwrap();
+        std::fs::write(staging.path().join("01-b.svg"), "second").unwrap();
         staging.commit().unwrap();
         assert_eq!(names(dir.path()), ["split"]);
         assert_eq!(names(&target), ["01-b.svg", "index.html"]);

@@ -9,8 +9,11 @@ mod diff;
 mod explain;
 mod flame;
 mod gate;
+mod output;
 mod report;
 mod rules;
+
+pub use output::write_output;
 
 use crate::aggregate::report::{InputReport, Report};
 use crate::aggregate::{self, AggregateOptions};
@@ -19,7 +22,6 @@ use crate::config::{LoadConfig, Plan, ReportShape};
 use crate::error::{Error, Result};
 use crate::input;
 use crate::model::Profile;
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// What a command asks `main` to exit with.
@@ -30,6 +32,8 @@ pub enum Outcome {
 }
 
 pub fn run(plan: Plan) -> Result<Outcome> {
+    let (inputs, output) = plan.inputs_and_output();
+    output::refuse_input_as_output(output, &inputs)?;
     match plan {
         Plan::Report(plan) => report::run(plan),
         Plan::Explain(plan) => explain::run(plan),
@@ -184,37 +188,4 @@ pub fn metric_mismatch(inputs: &[InputReport]) -> Option<(&InputReport, &InputRe
     let first = inputs.first()?;
     let other = inputs.iter().find(|i| i.metric != first.metric)?;
     Some((first, other))
-}
-
-/// Writes to `-o FILE` (atomically: a temporary file renamed into place) or standard output.
-/// Colour only on a terminal and never with `NO_COLOR`.
-pub fn write_output(
-    path: Option<&Path>,
-    write: impl FnOnce(&mut dyn Write, bool) -> std::io::Result<()>,
-) -> Result<()> {
-    match path {
-        Some(p) => {
-            let tmp = p.with_extension("whose-tmp");
-            let result = (|| {
-                let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-                write(&mut file, false)?;
-                file.flush()?;
-                drop(file);
-                std::fs::rename(&tmp, p)
-            })();
-            if let Err(e) = result {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(Error::io(p, e));
-            }
-            Ok(())
-        }
-        None => {
-            let stdout = std::io::stdout();
-            let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            let mut lock = std::io::BufWriter::new(stdout.lock());
-            write(&mut lock, color)
-                .and_then(|_| lock.flush())
-                .map_err(|e| Error::io("<stdout>", e))
-        }
-    }
 }

@@ -1,0 +1,329 @@
+//! Where `-o FILE` and `--split DIR` write, without ever destroying what is not theirs.
+//!
+//! whose runs as root in CI pipelines, so "write a temporary file and rename it over the
+//! target" must only ever replace a regular file: renaming over `/dev/full` replaces the
+//! device node, over `/dev/stdout` the symlink, over the input the data just read. The rules:
+//! - a new path, or an existing regular file (not a symlink): written to a temporary file in the
+//!   same directory and renamed into place, so a reader never sees half a file and a failed
+//!   write leaves the old file as it was;
+//! - anything else (device, FIFO, socket, `/dev/fd/N` from `>(cmd)`, a symlink): opened and
+//!   written directly, like a shell's `>` does, with write errors reported;
+//! - an output that is one of the inputs is refused before anything is written;
+//! - temporary files and folders are removed on error and on SIGINT (see [`Cleanup`]).
+
+use crate::error::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{IsTerminal, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
+
+/// Writes to `-o FILE` or standard output. Colour only on a terminal and never with
+/// `NO_COLOR`; never in a file.
+pub fn write_output(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write, bool) -> std::io::Result<()>,
+) -> Result<()> {
+    match path {
+        Some(p) => write_file(p, |w| write(w, false)),
+        None => {
+            let stdout = std::io::stdout();
+            let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let mut lock = std::io::BufWriter::new(stdout.lock());
+            write(&mut lock, color)
+                .and_then(|_| lock.flush())
+                .map_err(|e| Error::io("<stdout>", e))
+        }
+    }
+}
+
+/// Writes one output file by the rules of this module (temporary file and rename for regular
+/// files and new paths, directly otherwise).
+pub fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_file() => replace_file(path, Some(meta), write),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => replace_file(path, None, write),
+        Err(e) => Err(Error::io(path, e)),
+        // a device, FIFO, socket, `/dev/fd/N` or a symlink: never renamed over
+        Ok(_) => {
+            let file = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?;
+            let mut out = std::io::BufWriter::new(file);
+            write(&mut out)
+                .and_then(|_| out.flush())
+                .map_err(|e| Error::io(path, e))
+        }
+    }
+}
+
+/// A regular file or a new path: written beside it and renamed into place.
+fn replace_file(
+    path: &Path,
+    old: Option<std::fs::Metadata>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let tmp = Temporary::file_beside(path)?;
+    let result = (|| {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(tmp.path())?;
+        if let Some(old) = &old {
+            // the replacement keeps the permissions of the file it replaces
+            file.set_permissions(old.permissions())?;
+        }
+        let mut out = std::io::BufWriter::new(file);
+        write(&mut out)?;
+        let file: File = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_data().or_else(ignore_unsupported)?;
+        drop(file);
+        std::fs::rename(tmp.path(), path)
+    })();
+    match result {
+        Ok(()) => {
+            tmp.keep();
+            Ok(())
+        }
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// `fsync` is not possible on every file system (some FUSE mounts); the data is written anyway.
+fn ignore_unsupported(e: std::io::Error) -> std::io::Result<()> {
+    match e.kind() {
+        std::io::ErrorKind::Unsupported | std::io::ErrorKind::InvalidInput => Ok(()),
+        _ => Err(e),
+    }
+}
+
+/// Refuses an output that is one of the inputs (`-o`), or a folder that holds one
+/// (`--split DIR` replaces DIR as a whole): writing it would replace the profile being read.
+/// Files are compared by device and inode, so `./x` and `x`, hard links and symlinks to the
+/// input are all caught.
+pub fn refuse_input_as_output(output: Option<&Path>, inputs: &[&Path]) -> Result<()> {
+    let Some(output) = output else {
+        return Ok(());
+    };
+    let Ok(out) = std::fs::metadata(output) else {
+        return Ok(()); // a new path is no input
+    };
+    let folder = out.is_dir().then(|| output.canonicalize().ok()).flatten();
+    for &input in inputs.iter().filter(|p| p.as_os_str() != "-") {
+        let Ok(meta) = std::fs::metadata(input) else {
+            continue; // reading it will say why
+        };
+        let same_file = out.is_file() && meta.dev() == out.dev() && meta.ino() == out.ino();
+        let inside = folder.as_ref().is_some_and(|dir| {
+            input
+                .canonicalize()
+                .is_ok_and(|canonical| canonical.starts_with(dir))
+        });
+        if same_file || inside {
+            return Err(Error::Usage(format!(
+                "{}: {} the input {}; writing it would replace the profile being read \
+                 (choose another output)",
+                output.display(),
+                if same_file {
+                    "that is"
+                } else {
+                    "that folder holds"
+                },
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A temporary file or folder beside a target, removed when dropped unless [`keep`]
+/// (Temporary::keep) is called, and removed by the SIGINT handler while it exists.
+pub struct Temporary {
+    path: PathBuf,
+}
+
+impl Temporary {
+    /// A free name `.NAME.whose-tmp-PID[-N]` beside `target` (hidden, and never the name of a
+    /// file the user has: `create_new` fails rather than reuse one).
+    pub fn file_beside(target: &Path) -> Result<Temporary> {
+        Ok(Temporary::register(beside(target, "whose-tmp")?))
+    }
+
+    /// A new empty folder beside `target`, created here.
+    pub fn folder_beside(target: &Path) -> Result<Temporary> {
+        // registered first: a SIGINT right after the folder appears must find it listed
+        let folder = Temporary::register(beside(target, "whose-tmp")?);
+        std::fs::create_dir(folder.path()).map_err(|e| Error::io(folder.path(), e))?;
+        Ok(folder)
+    }
+
+    fn register(path: PathBuf) -> Temporary {
+        Cleanup::install();
+        Cleanup::paths().push(path.clone());
+        Temporary { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The temporary was renamed into place: nothing is left to remove.
+    pub fn keep(self) {
+        Cleanup::forget(&self.path);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        Cleanup::forget(&self.path);
+        remove(&self.path);
+    }
+}
+
+/// `DIR/.NAME.TAG-PID` for a target `DIR/NAME`.
+pub fn beside(target: &Path, tag: &str) -> Result<PathBuf> {
+    let name = target
+        .file_name()
+        .ok_or_else(|| Error::Usage(format!("{}: not a file name", target.display())))?
+        .to_string_lossy();
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok(parent.join(format!(".{name}.{tag}-{}", std::process::id())))
+}
+
+fn remove(path: &Path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = std::fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
+/// The temporaries alive in this process, for the SIGINT handler: an interrupted
+/// `flame -o`, `convert -o` or `--split` leaves nothing behind, and exits 130 like a shell
+/// reports an interrupted command.
+struct Cleanup;
+
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static HANDLER: Once = Once::new();
+
+impl Cleanup {
+    fn install() {
+        HANDLER.call_once(|| {
+            // Without a handler (another one is installed, as in tests) SIGINT still ends the
+            // process; only the cleanup is lost, so an error here is not fatal.
+            let _ = ctrlc::set_handler(|| {
+                for path in Cleanup::paths().drain(..) {
+                    remove(&path);
+                }
+                std::process::exit(130);
+            });
+        });
+    }
+
+    fn paths() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+        TEMPORARIES
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn forget(path: &Path) {
+        Cleanup::paths().retain(|p| p != path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_regular_file_is_replaced_and_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_file(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        std::fs::write(&path, "old").unwrap();
+        let err = write_file(&path, |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("disk on fire"))
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("disk on fire"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_symlink_is_written_through_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.txt");
+        let link = dir.path().join("link.txt");
+        std::fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_file(&link, |w| w.write_all(b"new")).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+    }
+
+    #[test]
+    fn a_device_is_written_directly_and_its_errors_reported() {
+        // /dev/null takes the bytes and stays a device
+        write_file(Path::new("/dev/null"), |w| w.write_all(b"x")).unwrap();
+        assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+        if Path::new("/dev/full").exists() {
+            let err =
+                write_file(Path::new("/dev/full"), |w| w.write_all(&[0; 100_000])).unwrap_err();
+            assert!(err.to_string().starts_with("/dev/full: "), "{err}");
+            assert!(!std::fs::metadata("/dev/full").unwrap().is_file());
+        }
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused_also_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.folded");
+        std::fs::write(&input, "a;b 1\n").unwrap();
+        let link = dir.path().join("alias");
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        let other = dir.path().join("other.txt");
+        std::fs::write(&other, "").unwrap();
+        let inputs = [input.as_path()];
+        assert!(refuse_input_as_output(Some(&input), &inputs).is_err());
+        assert!(refuse_input_as_output(Some(&link), &inputs).is_err());
+        assert!(refuse_input_as_output(Some(&other), &inputs).is_ok());
+        assert!(refuse_input_as_output(Some(&dir.path().join("new")), &inputs).is_ok());
+        assert!(refuse_input_as_output(None, &inputs).is_ok());
+        // a folder that --split would replace, holding the input
+        assert!(refuse_input_as_output(Some(dir.path()), &inputs).is_err());
+        assert!(refuse_input_as_output(Some(Path::new("/dev/null")), &inputs).is_ok());
+    }
+}

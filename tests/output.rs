@@ -1,0 +1,197 @@
+//! `-o` and `--split` never destroy what is not theirs (issue 17): devices and pipes are
+//! written directly, an input is never the output, and an interrupted write leaves no
+//! temporary file or folder behind.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_whose");
+const PY_APP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/folded/py-app.folded");
+
+fn whose(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_full_device_is_a_write_error_and_stays_a_device() {
+    if !Path::new("/dev/full").exists() {
+        panic!("/dev/full is missing on this machine");
+    }
+    let out = whose(&["report", PY_APP, "-o", "/dev/full"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/dev/full: No space left on device"),
+        "{stderr}"
+    );
+    let meta = std::fs::metadata("/dev/full").unwrap();
+    assert!(!meta.is_file(), "/dev/full was replaced by a regular file");
+}
+
+#[test]
+fn dev_stdout_is_written_through_and_stays_a_symlink() {
+    let out = whose(&["report", PY_APP, "-o", "/dev/stdout"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("format: py-spy raw"));
+    assert!(
+        std::fs::symlink_metadata("/dev/stdout")
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn a_pipe_given_as_dev_fd_is_written() {
+    // what `-o >(cmd)` passes: /dev/fd/N of a pipe the shell opened
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "'{BIN}' report '{PY_APP}' --format csv -o >(wc -l > \"$0\"); wait",
+        ))
+        .arg(tempfile::NamedTempFile::new().unwrap().path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_fifo_is_written_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = whose(&["report", PY_APP, "-o", fifo.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(reader.join().unwrap().contains("format: py-spy raw"));
+    let meta = std::fs::symlink_metadata(&fifo).unwrap();
+    assert!(!meta.is_file(), "the FIFO was replaced by a regular file");
+}
+
+#[test]
+fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.folded");
+    std::fs::copy(PY_APP, &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let path = input.to_str().unwrap();
+    for args in [
+        vec!["report", path, "-o", path],
+        vec!["convert", path, "--to", "folded", "-o", path],
+        vec!["flame", path, "-o", path],
+        vec!["gate", path, "--require", "user.self >= 1%", "-o", path],
+        vec!["diff", PY_APP, "--against", path, "-o", path],
+    ] {
+        let out = whose(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("that is the input"), "{args:?}: {stderr}");
+    }
+    let folder = dir.path().to_str().unwrap();
+    let out = whose(&["flame", path, "--split", folder]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("that folder holds the input"));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_regular_file_is_replaced_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("report.txt");
+    std::fs::write(&target, "an older, much longer report ".repeat(1000)).unwrap();
+    let out = whose(&["report", PY_APP, "-o", target.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&target).unwrap();
+    assert!(text.starts_with(PY_APP) && !text.contains("older"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+/// 60 k distinct stacks over many owners: `--split` writes long enough to be interrupted.
+fn big_folded(dir: &Path) -> std::path::PathBuf {
+    use std::fmt::Write;
+    let mut text = String::new();
+    for i in 0..60_000u32 {
+        let _ = writeln!(
+            text,
+            "main;runtime.main;main.serve{};net/http.(*conn).serve;encoding/json.Marshal;\
+             reflect.Value.Field{};runtime.mallocgc {}",
+            i % 97,
+            i,
+            1 + i % 7
+        );
+    }
+    let path = dir.join("big.folded");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn sigint_during_split_leaves_no_temporary_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = big_folded(dir.path());
+    let out_dir = dir.path().join("split");
+    let tmp_prefix = ".split.whose-tmp-";
+    let mut child = Command::new(BIN)
+        .args(["flame", input.to_str().unwrap(), "--split"])
+        .arg(&out_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // wait for the staging folder, then interrupt
+    let started = std::time::Instant::now();
+    let mut seen = false;
+    while started.elapsed() < std::time::Duration::from_secs(60) {
+        seen = std::fs::read_dir(dir.path()).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(tmp_prefix)
+        });
+        if seen || child.try_wait().unwrap().is_some() {
+            break;
+        }
+    }
+    assert!(
+        seen,
+        "whose finished before its staging folder was seen: the input is too small to interrupt"
+    );
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("whose-tmp") || n.contains("whose-old"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // interrupted (130), or finished in the instant between the check and the signal
+    assert!(
+        status.code() == Some(130) || status.success(),
+        "exit {status:?}"
+    );
+}
