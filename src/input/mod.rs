@@ -8,9 +8,6 @@ pub mod names;
 pub mod perf_data;
 pub mod perf_script;
 pub mod pprof;
-/// Generated from `profile.proto` (see the file's header for the command).
-#[allow(clippy::all, clippy::pedantic)]
-pub mod pprof_proto;
 pub mod progress;
 pub mod read_ahead;
 pub mod source;

@@ -1,4 +1,4 @@
-//! pprof: the protobuf `Profile` of `src/input/profile.proto` (Go's runtime, pprof-rs,
+//! pprof: the protobuf `Profile` of `src/pprof_wire/profile.proto` (Go's runtime, pprof-rs,
 //! @datadog/pprof, async-profiler's converter, Pyroscope, Parca), gzip-compressed or raw.
 //!
 //! Mapping to the model, as `go tool pprof` reads the same file:
@@ -20,10 +20,10 @@
 //! ids, value counts), so bad input is an error naming the file and the problem, never a panic.
 
 use super::ReadOptions;
-use super::pprof_proto as pb;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
 use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit};
+use crate::pprof_wire as pb;
 use prost::Message;
 use rustc_hash::FxHashMap;
 use std::io::Read;
