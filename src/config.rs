@@ -6,10 +6,11 @@ use crate::classify::RuleOptions;
 use crate::cli::{
     ByArg, FormatIn, FormatOut, InputArgs, RuleArgs, UnitArg, VerdictFormatArg, ViewArg,
 };
-use crate::input::{InputFormat, ReadOptions, SymbolOptions};
+use crate::input::{InputFormat, ReadOptions};
 use crate::model::Unit;
 use crate::render::OutputFormat;
 use crate::render::gate::VerdictFormat;
+use crate::symbolize::SymbolOptions;
 
 /// Everything needed to turn paths into classified profiles.
 #[derive(Debug, Clone)]

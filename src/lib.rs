@@ -22,6 +22,7 @@ pub mod error;
 pub mod gate;
 pub mod input;
 pub mod model;
+pub mod names;
 pub mod pprof_wire;
 pub mod render;
 pub mod symbolize;

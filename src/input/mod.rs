@@ -4,7 +4,6 @@
 //! first lines), never from the file name; `--format-in` overrides detection.
 
 pub mod folded;
-pub mod names;
 pub mod perf_data;
 pub mod perf_script;
 pub mod pprof;
@@ -14,8 +13,10 @@ pub mod source;
 
 use crate::error::{Error, Position, Result};
 use crate::model::{Profile, Unit};
+use crate::names;
+use crate::symbolize::SymbolOptions;
 use source::Source;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The input formats whose knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,17 +53,6 @@ pub struct ReadOptions {
     pub symbols: SymbolOptions,
     /// Cap on the decompressed size of binary inputs (gzip bombs). Default 2 GiB.
     pub max_decompressed: Option<u64>,
-}
-
-/// Where to find binaries, debug files, kernel and JIT symbols (perf.data input).
-#[derive(Debug, Clone, Default)]
-pub struct SymbolOptions {
-    pub binary_path: Vec<PathBuf>,
-    pub symfs: Option<PathBuf>,
-    pub kallsyms: Option<PathBuf>,
-    pub jit_map_dir: Vec<PathBuf>,
-    /// Expand functions inlined at each address into frames of their own (DWARF).
-    pub inline: bool,
 }
 
 /// Reads one input into a validated profile.

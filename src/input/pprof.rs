@@ -22,7 +22,7 @@
 use super::ReadOptions;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit};
+use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf};
 use crate::pprof_wire as pb;
 use prost::Message;
 use rustc_hash::FxHashMap;
@@ -360,7 +360,10 @@ impl<'a> Builder<'a> {
             let file = self.string(m.filename, || format!("mapping id {}'s filename", m.id))?;
             self.string(m.build_id, || format!("mapping id {}'s build_id", m.id))?;
             let module = (!file.is_empty()).then(|| Box::from(file));
-            if out.insert(m.id, (module, mapping_kind(file))).is_some() {
+            if out
+                .insert(m.id, (module, perf::module_kind(file)))
+                .is_some()
+            {
                 return Err(self.error(format!("mapping id {} is defined twice", m.id)));
             }
         }
@@ -382,7 +385,7 @@ impl<'a> Builder<'a> {
             let name: Box<str> = if raw.is_empty() {
                 "[unknown]".into()
             } else {
-                super::names::normalize_symbol(raw).into()
+                crate::names::normalize_symbol(raw).into()
             };
             let file = (!file.is_empty()).then(|| Box::from(file));
             if out.insert(f.id, Func { raw, name, file }).is_some() {
@@ -703,18 +706,6 @@ fn prune_sample(locs: &[Loc]) -> &[Loc] {
         return &locs[i..];
     }
     locs
-}
-
-/// Frames of the kernel's and of JIT maps' mappings carry those kinds, as perf shows them.
-fn mapping_kind(file: &str) -> FrameKind {
-    let base = file.rsplit('/').next().unwrap_or(file);
-    if base.starts_with("[kernel") || base == "[vdso]" || base == "[vsyscall]" {
-        FrameKind::Kernel
-    } else if base.starts_with("perf-") && base.ends_with(".map") {
-        FrameKind::Jit
-    } else {
-        FrameKind::Native
-    }
 }
 
 fn truncate(s: &str) -> String {

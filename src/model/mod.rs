@@ -7,6 +7,7 @@
 mod dump;
 mod frame;
 mod intern;
+pub mod perf;
 mod units;
 
 pub use frame::{Frame, FrameKind};

@@ -27,11 +27,12 @@ use fold::Reader;
 use header::{Counting, check_header};
 
 use super::ReadOptions;
-use super::perf_script::{event_type_name, event_unit, is_kernel_address};
+use super::perf_script::{event_type_name, event_unit};
 use super::progress::Progress;
 use super::read_ahead::ReadAhead;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
+use crate::model::perf::is_kernel_address;
 use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId};
 use crate::symbolize::{self, ModuleKind, ModuleRequest};
 use linux_perf_data::linux_perf_event_reader::{
