@@ -5,11 +5,11 @@
 use super::{Loaded, Outcome, choose_metric, input_reports, load, write_output};
 use crate::aggregate::flame::{ColorBy, FlameLines, FlameOptions, flame_lines};
 use crate::aggregate::report::{InputReport, share};
-use crate::classify::{OwnerId, UNSYMBOLIZED};
 use crate::cli::FlameArgs;
 use crate::config::{self, LoadConfig};
 use crate::error::{Error, Position, Result};
 use crate::model::Unit;
+use crate::model::{OwnerId, UNSYMBOLIZED};
 use crate::render::flame::{
     self as draw, Color, INDEX_GENERATOR, IndexEntry, Legend, LegendEntry, Style,
 };

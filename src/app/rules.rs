@@ -4,6 +4,7 @@ use super::Outcome;
 use crate::classify::{RuleSet, rules};
 use crate::cli::RulesCommand;
 use crate::error::Result;
+use crate::model::OwnerId;
 
 pub fn run(cmd: RulesCommand) -> Result<Outcome> {
     match cmd {
@@ -56,7 +57,7 @@ pub fn run(cmd: RulesCommand) -> Result<Outcome> {
 fn owner_list(set: &RuleSet) -> String {
     set.owners()
         .iter()
-        .skip(2)
+        .skip(OwnerId::BUILT_IN_COUNT)
         .map(|o| {
             format!(
                 "{} ({}{})",

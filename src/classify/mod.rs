@@ -9,15 +9,15 @@
 mod glob;
 pub mod go_module;
 pub mod match_key;
-pub mod owner;
 pub mod presets;
 pub mod rules;
 
-pub use owner::{Category, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use rules::{Matchers, Origin, OwnerBlock};
 
 use crate::error::{Error, Result};
-use crate::model::{Frame, FrameId, FrameKind, Profile};
+use crate::model::{
+    Category, Frame, FrameId, FrameKind, Owner, OwnerId, Profile, UNCLASSIFIED, UNSYMBOLIZED,
+};
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
 
@@ -58,8 +58,12 @@ impl RuleSet {
     /// Builds the rule set for one profile (presets may be detected from its frames).
     pub fn build(options: &RuleOptions, profiles: &[Profile]) -> Result<RuleSet> {
         let mut builder = Builder::default();
-        builder.add_owner(UNCLASSIFIED, Category::Unknown, Some(false), None)?;
-        builder.add_owner(UNSYMBOLIZED, Category::Unknown, Some(true), None)?;
+        let unclassified = builder.add_owner(UNCLASSIFIED, Category::Unknown, Some(false), None)?;
+        let unsymbolized = builder.add_owner(UNSYMBOLIZED, Category::Unknown, Some(true), None)?;
+        debug_assert_eq!(
+            (unclassified, unsymbolized),
+            (OwnerId::UNCLASSIFIED, OwnerId::UNSYMBOLIZED)
+        );
         for prefix in &options.user_prefixes {
             let block = OwnerBlock {
                 name: "user".into(),
@@ -178,9 +182,9 @@ impl RuleSet {
             }
         }
         if frame.kind == FrameKind::Unknown {
-            (OwnerId(1), Reason::Unresolved)
+            (OwnerId::UNSYMBOLIZED, Reason::Unresolved)
         } else {
-            (OwnerId(0), Reason::NoRuleMatched)
+            (OwnerId::UNCLASSIFIED, Reason::NoRuleMatched)
         }
     }
 

@@ -4,9 +4,8 @@
 //! `prefx` that silently matches nothing is the worst kind of wrong answer.
 
 use super::glob::Glob;
-use super::owner::Category;
 use crate::error::{Error, Position, Result};
-use crate::model::FrameKind;
+use crate::model::{Category, FrameKind};
 use regex::Regex;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
