@@ -19,6 +19,7 @@ pub mod classify;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod export;
 pub mod gate;
 pub mod input;
 pub mod model;

@@ -3,11 +3,9 @@
 mod csv;
 pub mod diff;
 pub mod flame;
-pub mod folded;
 pub mod gate;
 mod json;
 mod markdown;
-pub mod pprof;
 mod table;
 
 use crate::aggregate::report::{Combine, Report, ShareRow, Spread, View, share};
