@@ -76,7 +76,7 @@ pub struct InputArgs {
     #[arg(long)]
     pub inline: bool,
     /// Largest decompressed size accepted for compressed binary inputs (gzip bombs).
-    #[arg(long, value_name = "BYTES", default_value_t = 2 << 30)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::input::source::DEFAULT_MAX_DECOMPRESSED)]
     pub max_decompressed: u64,
 }
 

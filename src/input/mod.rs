@@ -51,7 +51,8 @@ pub struct ReadOptions {
     pub unit: Option<Unit>,
     /// Symbolisation options for perf.data input.
     pub symbols: SymbolOptions,
-    /// Cap on the decompressed size of binary inputs (gzip bombs). Default 2 GiB.
+    /// Cap on the decompressed size of a gzip input that a reader holds in memory (gzip
+    /// bombs); see [`Source::read_capped`]. Default [`source::DEFAULT_MAX_DECOMPRESSED`].
     pub max_decompressed: Option<u64>,
 }
 

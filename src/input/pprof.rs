@@ -26,11 +26,7 @@ use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, Thre
 use crate::pprof_wire as pb;
 use prost::Message;
 use rustc_hash::FxHashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// The decompressed-size cap when the caller sets none (`--max-decompressed` default).
-pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
 
 /// String label keys whose value names the thread (or goroutine) a sample ran on.
 const THREAD_LABELS: &[&str] = &[
@@ -131,30 +127,10 @@ pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<(Profile, Decoded)> {
     ))
 }
 
-/// The whole (decompressed) input; a gzip stream that inflates past the cap is refused
-/// before it can exhaust memory.
+/// The whole (decompressed) input, capped as every in-memory reader is; pprof has nothing to
+/// say about an empty one.
 fn read_capped(source: &mut Source, options: &ReadOptions) -> Result<Vec<u8>> {
-    let cap = options.max_decompressed.unwrap_or(DEFAULT_MAX_DECOMPRESSED);
-    let limit = if source.gzipped {
-        cap.saturating_add(1)
-    } else {
-        u64::MAX
-    };
-    let mut bytes = Vec::new();
-    (&mut source.reader)
-        .take(limit)
-        .read_to_end(&mut bytes)
-        .map_err(|e| source.read_error(e))?;
-    if source.gzipped && bytes.len() as u64 > cap {
-        return Err(Error::input(
-            &source.path,
-            Position::Whole,
-            format!(
-                "gzip stream decompresses to more than {cap} bytes (a gzip bomb?); \
-                 if the profile is genuine, raise the cap with --max-decompressed BYTES"
-            ),
-        ));
-    }
+    let bytes = source.read_capped(options.max_decompressed)?;
     if bytes.is_empty() {
         return Err(Error::input(
             &source.path,
