@@ -93,9 +93,7 @@ impl RuleSet {
         let (presets, detected) = if options.no_presets {
             (Vec::new(), false)
         } else if options.presets.is_empty() {
-            let mut found: Vec<&str> = profiles.iter().flat_map(presets::detect).collect();
-            found.sort_by_key(|n| presets::rank(n));
-            found.dedup();
+            let found = presets::detect(profiles)?;
             (found.iter().map(|s| s.to_string()).collect(), true)
         } else {
             (options.presets.clone(), false)
@@ -164,12 +162,7 @@ impl RuleSet {
     /// The owner of one frame and why. First matching block wins.
     pub fn classify_frame(&self, frame: &Frame) -> (OwnerId, Reason) {
         let key = match_key::match_key(&frame.name);
-        let probe = Probe {
-            frame,
-            key: &key,
-            module: frame.module_basename(),
-            krate: match_key::rust_crate(&key),
-        };
+        let probe = Probe::new(frame, &key);
         for (index, (owner, block)) in self.blocks.iter().enumerate() {
             if let Some(matcher) = probe.block_match(block) {
                 return (
@@ -219,15 +212,28 @@ struct Probe<'a> {
     krate: Option<&'a str>,
 }
 
-impl Probe<'_> {
+impl<'a> Probe<'a> {
+    /// `key` is the frame's [`match_key::match_key`].
+    fn new(frame: &'a Frame, key: &'a str) -> Probe<'a> {
+        Probe {
+            frame,
+            key,
+            module: frame.module_basename(),
+            krate: match_key::rust_crate(key),
+        }
+    }
+
     /// Which matcher of the block matched, as text for `explain`.
     fn block_match(&self, block: &OwnerBlock) -> Option<String> {
-        if let Some(m) = self.any_match(&block.any) {
+        self.first_match(&block.any, &block.all)
+    }
+
+    /// Which of `any` matched, or that one entry of `all` did.
+    fn first_match(&self, any: &Matchers, all: &[Matchers]) -> Option<String> {
+        if let Some(m) = self.any_match(any) {
             return Some(m);
         }
-        block
-            .all
-            .iter()
+        all.iter()
             .find(|entry| self.all_match(entry))
             .map(|_| "all [...]".to_string())
     }
