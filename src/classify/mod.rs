@@ -4,7 +4,8 @@
 //! presets); a frame's owner is the first block that matches it. Each distinct frame is
 //! classified exactly once — the result is a side table indexed by `FrameId`, so the same
 //! profile can be classified against several rule sets and `explain` can show which rule
-//! decided.
+//! decided. Owners and categories themselves are the model's ([`crate::model::Owner`]); which
+//! presets a profile needs is read from each preset's own `[detect]` table ([`presets`]).
 
 mod glob;
 pub mod go_module;

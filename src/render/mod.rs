@@ -1,4 +1,6 @@
-//! Renderers: a [`Report`] → text. They format, they never compute shares themselves.
+//! Renderers: a [`Report`] as table, markdown, JSON or CSV; flame lines as SVG; gate verdicts
+//! and diffs as text. They format, they never compute shares themselves. Writing a profile
+//! back out (pprof, folded) is `export`'s.
 
 mod csv;
 pub mod diff;
