@@ -4,7 +4,7 @@
 use crate::aggregate::flame::ColorBy;
 use crate::aggregate::report::{GroupBy, View};
 use crate::input::InputFormat;
-use crate::input::pprof::DEFAULT_MAX_DECOMPRESSED;
+use crate::input::source::DEFAULT_MAX_DECOMPRESSED;
 use crate::model::Unit;
 use crate::render::OutputFormat;
 use crate::render::gate::VerdictFormat;

@@ -14,10 +14,11 @@ use crate::cli::{
 };
 use crate::error::{Error, Result};
 use crate::gate::{self, Mode, Requirement};
-use crate::input::{ReadOptions, SymbolOptions};
+use crate::input::ReadOptions;
 use crate::render::OutputFormat;
 use crate::render::flame_labels::Look;
 use crate::render::gate::VerdictFormat;
+use crate::symbolize::SymbolOptions;
 use regex::Regex;
 use std::path::{Path, PathBuf};
 
@@ -443,7 +444,7 @@ mod tests {
         assert_eq!(p.format, OutputFormat::Table);
         assert_eq!(
             p.load.read.max_decompressed,
-            Some(crate::input::pprof::DEFAULT_MAX_DECOMPRESSED)
+            Some(crate::input::source::DEFAULT_MAX_DECOMPRESSED)
         );
     }
 

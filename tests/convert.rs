@@ -6,7 +6,7 @@ use common::*;
 use prost::Message;
 use std::io::Read;
 use std::path::Path;
-use whose::input::pprof_proto as pb;
+use whose::pprof_wire as pb;
 
 fn go_rules() -> Vec<String> {
     vec![

@@ -312,7 +312,7 @@ fn go_preset_detects_the_main_package_as_user() {
 #[test]
 fn go_preset_detects_the_modules_other_packages_as_user() {
     use prost::Message;
-    use whose::input::pprof_proto as pb;
+    use whose::pprof_wire as pb;
     // a -trimpath build of module example.com/svc with its main package in cmd/api
     let strings = [
         "",
@@ -372,7 +372,7 @@ fn go_preset_detects_the_modules_other_packages_as_user() {
 /// location (innermost first). Returns the stacks whose read, root first, one per line.
 fn read_pruned(stacks: &[&[&[&str]]], drop: &str, keep: &str) -> String {
     use prost::Message;
-    use whose::input::pprof_proto as pb;
+    use whose::pprof_wire as pb;
     let mut strings: Vec<String> = vec!["".into(), "samples".into(), "count".into()];
     let mut string = |s: &str| -> i64 {
         if let Some(i) = strings.iter().position(|x| x == s) {
@@ -468,7 +468,7 @@ fn drop_frames_prunes_like_pprof() {
 #[test]
 fn locations_without_lines_are_unsymbolized_addresses() {
     use prost::Message;
-    use whose::input::pprof_proto as pb;
+    use whose::pprof_wire as pb;
     let strings = ["", "samples", "count", "/usr/lib/libfoo.so", "main.main"];
     let p = pb::Profile {
         sample_type: vec![pb::ValueType { r#type: 1, unit: 2 }],
@@ -524,7 +524,7 @@ fn every_go_function_name_is_kept_as_written() {
     use prost::Message;
     use std::collections::BTreeSet;
     use std::io::Read;
-    use whose::input::pprof_proto as pb;
+    use whose::pprof_wire as pb;
     for file in ["cpu.pb.gz", "allocs.pb.gz", "heap.pb.gz"] {
         let mut bytes = Vec::new();
         flate2::read::GzDecoder::new(std::fs::File::open(pprof(file)).unwrap())

@@ -8,7 +8,7 @@ use flate2::write::GzEncoder;
 use prost::Message;
 use std::io::Write;
 use std::path::PathBuf;
-use whose::input::pprof_proto as pb;
+use whose::pprof_wire as pb;
 
 /// A valid profile: types samples/count and cpu/nanoseconds, one function `main.work` in
 /// location 1 called from `main.main` in location 2, two samples.

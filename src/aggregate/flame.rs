@@ -17,8 +17,8 @@
 //! Lines are built once per distinct stack (threads merged) and each distinct frame text once.
 
 use super::FactCache;
-use crate::classify::{Classification, OwnerId, RuleSet};
-use crate::model::{FrameId, FrameKind, Profile, StackId};
+use crate::classify::{Classification, RuleSet};
+use crate::model::{FrameId, FrameKind, OwnerId, Profile, StackId};
 use rustc_hash::FxHashMap;
 use std::io::Write;
 

@@ -14,8 +14,8 @@
 pub mod flame;
 pub mod report;
 
-use crate::classify::{Category, Classification, OwnerId, RuleSet, UNCLASSIFIED};
-use crate::model::{FrameId, FrameKind, Profile, StackId};
+use crate::classify::{Classification, RuleSet};
+use crate::model::{Category, FrameId, FrameKind, OwnerId, Profile, StackId, UNCLASSIFIED};
 use rustc_hash::FxHashMap;
 
 /// What to aggregate. Built once from the command line.
@@ -150,7 +150,7 @@ impl<'a> FactCache<'a> {
                 .count()
         };
         let frames = &all[skip..];
-        let unsymbolized = OwnerId(1);
+        let unsymbolized = OwnerId::UNSYMBOLIZED;
         let owner_of = |f: FrameId| self.classes.owner_of(f);
         let self_owner = frames.first().map_or(unsymbolized, |&f| owner_of(f));
         let owner_pos = frames
@@ -163,7 +163,6 @@ impl<'a> FactCache<'a> {
         let start = self.owners_flat.len() as u32;
         let cat_start = self.categories_flat.len() as u32;
         let unc_start = self.frames_flat.len() as u32;
-        let unclassified = self.rules.owner_id(UNCLASSIFIED);
         if frames.is_empty() {
             self.owners_flat.push(unsymbolized);
             self.categories_flat.push(category_index(Category::Unknown));
@@ -177,7 +176,7 @@ impl<'a> FactCache<'a> {
             if !self.categories_flat[cat_start as usize..].contains(&c) {
                 self.categories_flat.push(c);
             }
-            if Some(o) == unclassified && !self.frames_flat[unc_start as usize..].contains(&f) {
+            if o == OwnerId::UNCLASSIFIED && !self.frames_flat[unc_start as usize..].contains(&f) {
                 self.frames_flat.push(f);
             }
         }

@@ -2,8 +2,7 @@
 //! Renderers only format what is here; the numbers are decided in this module.
 
 use super::{Aggregate, Attribution, FrameWeight, ViewWeights};
-use crate::classify::{Category, Owner, UNCLASSIFIED, UNSYMBOLIZED};
-use crate::model::SampleType;
+use crate::model::{Category, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
 
 /// The three views (DESIGN "Semantics of the three views").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

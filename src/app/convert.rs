@@ -6,9 +6,9 @@ use crate::classify::RuleSet;
 use crate::cli::ConvertTo;
 use crate::config::{ConvertPlan, LoadConfig};
 use crate::error::{Error, Position, Result};
+use crate::export::{self, pprof::OwnerLabels};
 use crate::input::{self, InputFormat, pprof::Decoded};
 use crate::model::{Profile, Unit};
-use crate::render::{self, pprof::OwnerLabels};
 use std::path::Path;
 
 pub fn run(plan: ConvertPlan) -> Result<Outcome> {
@@ -25,7 +25,7 @@ pub fn run(plan: ConvertPlan) -> Result<Outcome> {
                 lines = write_owner_rooted(&profile, config, metric, plan.output.as_deref())?;
             } else {
                 write_output(plan.output.as_deref(), |out, _| {
-                    lines = render::folded::write(&profile, metric, out)?;
+                    lines = export::folded::write(&profile, metric, out)?;
                     Ok(())
                 })?;
             }
@@ -55,13 +55,13 @@ pub fn run(plan: ConvertPlan) -> Result<Outcome> {
             };
             let proto = match decoded {
                 Some(mut d) => {
-                    render::pprof::add_owner_labels(&mut d.proto, &d.sample_stacks, &labels);
+                    export::pprof::add_owner_labels(&mut d.proto, &d.sample_stacks, &labels);
                     d.proto
                 }
-                None => render::pprof::from_profile(&profile, &labels),
+                None => export::pprof::from_profile(&profile, &labels),
             };
             write_output(plan.output.as_deref(), |out, _| {
-                render::pprof::write_gz(&proto, out)
+                export::pprof::write_gz(&proto, out)
             })?;
         }
     }

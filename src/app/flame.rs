@@ -9,9 +9,10 @@ use super::{
 };
 use crate::aggregate::flame::{FlameLines, FlameOptions, flame_lines};
 use crate::aggregate::report::InputReport;
-use crate::classify::{OwnerId, UNSYMBOLIZED, presets};
+use crate::classify::presets;
 use crate::config::{FlameOutput, FlamePlan};
 use crate::error::{Error, Position, Result};
+use crate::model::OwnerId;
 use crate::render::flame::{self as draw, INDEX_GENERATOR};
 use crate::render::flame_labels::{Labels, present_owners};
 use std::path::{Path, PathBuf};
@@ -25,7 +26,7 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
     let metrics = choose_metrics(&loaded, &plan.load)?;
     let reports = input_reports(&loaded, &plan.load, &metrics, Detail::default());
     for (report, path) in reports.iter().zip(&paths) {
-        check_drawable(report, path, &loaded)?;
+        check_drawable(report, path)?;
     }
     let options = FlameOptions {
         metric: metrics[0],
@@ -93,7 +94,7 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
 }
 
 /// An empty profile or one nobody could name draws nothing worth looking at: say why.
-fn check_drawable(report: &InputReport, path: &Path, loaded: &Loaded) -> Result<()> {
+fn check_drawable(report: &InputReport, path: &Path) -> Result<()> {
     let all = &report.aggregate.all;
     if all.total == 0 {
         return Err(Error::input(
@@ -112,10 +113,7 @@ fn check_drawable(report: &InputReport, path: &Path, loaded: &Loaded) -> Result<
             all.total
         )));
     }
-    let unsymbolized = loaded.rules.owner_id(UNSYMBOLIZED);
-    if let Some(u) = unsymbolized
-        && all.owners[u.0 as usize].owner == all.total
-    {
+    if all.owners[OwnerId::UNSYMBOLIZED.0 as usize].owner == all.total {
         return Err(Error::input(
             path,
             Position::Whole,

@@ -4,6 +4,7 @@ use super::Outcome;
 use crate::classify::{RuleSet, rules};
 use crate::config::RulesPlan;
 use crate::error::Result;
+use crate::model::OwnerId;
 
 pub fn run(plan: RulesPlan) -> Result<Outcome> {
     match plan {
@@ -56,7 +57,7 @@ pub fn run(plan: RulesPlan) -> Result<Outcome> {
 fn owner_list(set: &RuleSet) -> String {
     set.owners()
         .iter()
-        .skip(2)
+        .skip(OwnerId::BUILT_IN_COUNT)
         .map(|o| {
             format!(
                 "{} ({}{})",

@@ -14,9 +14,8 @@
 //! What no profile says (a module none of whose non-main packages was sampled, without
 //! `-trimpath`) stays `--user`'s job.
 
-use super::owner::Category;
 use super::rules::{Matchers, Origin, OwnerBlock};
-use crate::model::{Frame, Profile};
+use crate::model::{Category, Frame, Profile};
 
 /// The detected module path and how it was found, for `explain`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,20 +4,21 @@
 //! presets); a frame's owner is the first block that matches it. Each distinct frame is
 //! classified exactly once — the result is a side table indexed by `FrameId`, so the same
 //! profile can be classified against several rule sets and `explain` can show which rule
-//! decided.
+//! decided. Owners and categories themselves are the model's ([`crate::model::Owner`]); which
+//! presets a profile needs is read from each preset's own `[detect]` table ([`presets`]).
 
 mod glob;
 pub mod go_module;
 pub mod match_key;
-pub mod owner;
 pub mod presets;
 pub mod rules;
 
-pub use owner::{Category, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use rules::{Matchers, Origin, OwnerBlock};
 
 use crate::error::{Error, Result};
-use crate::model::{Frame, FrameId, FrameKind, Profile};
+use crate::model::{
+    Category, Frame, FrameId, FrameKind, Owner, OwnerId, Profile, UNCLASSIFIED, UNSYMBOLIZED,
+};
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
 
@@ -58,8 +59,12 @@ impl RuleSet {
     /// Builds the rule set for one profile (presets may be detected from its frames).
     pub fn build(options: &RuleOptions, profiles: &[Profile]) -> Result<RuleSet> {
         let mut builder = Builder::default();
-        builder.add_owner(UNCLASSIFIED, Category::Unknown, Some(false), None)?;
-        builder.add_owner(UNSYMBOLIZED, Category::Unknown, Some(true), None)?;
+        let unclassified = builder.add_owner(UNCLASSIFIED, Category::Unknown, Some(false), None)?;
+        let unsymbolized = builder.add_owner(UNSYMBOLIZED, Category::Unknown, Some(true), None)?;
+        debug_assert_eq!(
+            (unclassified, unsymbolized),
+            (OwnerId::UNCLASSIFIED, OwnerId::UNSYMBOLIZED)
+        );
         for prefix in &options.user_prefixes {
             let block = OwnerBlock {
                 name: "user".into(),
@@ -89,9 +94,7 @@ impl RuleSet {
         let (presets, detected) = if options.no_presets {
             (Vec::new(), false)
         } else if options.presets.is_empty() {
-            let mut found: Vec<&str> = profiles.iter().flat_map(presets::detect).collect();
-            found.sort_by_key(|n| presets::rank(n));
-            found.dedup();
+            let found = presets::detect(profiles)?;
             (found.iter().map(|s| s.to_string()).collect(), true)
         } else {
             (options.presets.clone(), false)
@@ -160,12 +163,7 @@ impl RuleSet {
     /// The owner of one frame and why. First matching block wins.
     pub fn classify_frame(&self, frame: &Frame) -> (OwnerId, Reason) {
         let key = match_key::match_key(&frame.name);
-        let probe = Probe {
-            frame,
-            key: &key,
-            module: frame.module_basename(),
-            krate: match_key::rust_crate(&key),
-        };
+        let probe = Probe::new(frame, &key);
         for (index, (owner, block)) in self.blocks.iter().enumerate() {
             if let Some(matcher) = probe.block_match(block) {
                 return (
@@ -178,9 +176,9 @@ impl RuleSet {
             }
         }
         if frame.kind == FrameKind::Unknown {
-            (OwnerId(1), Reason::Unresolved)
+            (OwnerId::UNSYMBOLIZED, Reason::Unresolved)
         } else {
-            (OwnerId(0), Reason::NoRuleMatched)
+            (OwnerId::UNCLASSIFIED, Reason::NoRuleMatched)
         }
     }
 
@@ -215,15 +213,28 @@ struct Probe<'a> {
     krate: Option<&'a str>,
 }
 
-impl Probe<'_> {
+impl<'a> Probe<'a> {
+    /// `key` is the frame's [`match_key::match_key`].
+    fn new(frame: &'a Frame, key: &'a str) -> Probe<'a> {
+        Probe {
+            frame,
+            key,
+            module: frame.module_basename(),
+            krate: match_key::rust_crate(key),
+        }
+    }
+
     /// Which matcher of the block matched, as text for `explain`.
     fn block_match(&self, block: &OwnerBlock) -> Option<String> {
-        if let Some(m) = self.any_match(&block.any) {
+        self.first_match(&block.any, &block.all)
+    }
+
+    /// Which of `any` matched, or that one entry of `all` did.
+    fn first_match(&self, any: &Matchers, all: &[Matchers]) -> Option<String> {
+        if let Some(m) = self.any_match(any) {
             return Some(m);
         }
-        block
-            .all
-            .iter()
+        all.iter()
             .find(|entry| self.all_match(entry))
             .map(|_| "all [...]".to_string())
     }

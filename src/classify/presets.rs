@@ -1,7 +1,10 @@
 //! The presets shipped in `rules/`, compiled into the binary so `whose` works from any
 //! directory, and the guess of which presets a profile needs when the user names none.
 
-use crate::model::{Frame, FrameKind, Profile};
+use super::rules::{self, Detect};
+use super::{Probe, match_key};
+use crate::error::Result;
+use crate::model::Profile;
 
 /// Every preset, in the order they apply when several are selected: the more specific
 /// ecosystems first, so e.g. Kotlin's `kotlin.reflect.` claims frames before the JVM's rules.
@@ -45,74 +48,111 @@ pub fn rank(name: &str) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// Which presets the frames of `profile` look like they need. Each test is a cheap look at
-/// a name or module; one hit is enough, since a wrong extra preset only claims frames that
-/// would otherwise be unclassified.
-pub fn detect(profile: &Profile) -> Vec<&'static str> {
-    let mut found: Vec<&'static str> = Vec::new();
-    for frame in profile.frames() {
-        for preset in detect_frame(frame) {
-            if !found.contains(&preset) {
-                found.push(preset);
-            }
+/// Which presets the frames of `profiles` look like they need, in [`PRESETS`] order: those
+/// whose `detect` table (in the preset's TOML) matches a frame. One hit is enough, since a
+/// wrong extra preset only claims frames that would otherwise be unclassified.
+pub fn detect(profiles: &[Profile]) -> Result<Vec<&'static str>> {
+    let mut signatures: Vec<(&'static str, Detect)> = Vec::new();
+    for &(name, text) in PRESETS {
+        if let Some(detect) = rules::parse_detect(text, &format!("rules/{name}.toml"))? {
+            signatures.push((name, detect));
         }
-        if found.len() == PRESETS.len() {
-            break;
+    }
+    let mut found: Vec<&'static str> = Vec::new();
+    for profile in profiles {
+        for frame in profile.frames() {
+            if found.len() == signatures.len() {
+                break;
+            }
+            let key = match_key::match_key(&frame.name);
+            let probe = Probe::new(frame, &key);
+            for (name, detect) in &signatures {
+                if !found.contains(name) && probe.first_match(&detect.any, &detect.all).is_some() {
+                    found.push(name);
+                }
+            }
         }
     }
     found.sort_by_key(|n| rank(n));
-    found
+    Ok(found)
 }
 
-fn detect_frame(frame: &Frame) -> Vec<&'static str> {
-    let name = &*frame.name;
-    let module = frame.module_basename().unwrap_or("");
-    let mut out = Vec::new();
-    if name.starts_with("kotlin.") || name.starts_with("kotlinx.") || name.starts_with("io.ktor.") {
-        out.push("kotlin");
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Frame, FrameKind, SampleType};
+
+    fn detected(frames: &[Frame]) -> Vec<&'static str> {
+        let mut profile = Profile::new(vec![SampleType::samples()]);
+        for frame in frames {
+            let id = profile.intern_frame(frame.clone());
+            let stack = profile.intern_stack(&[id]);
+            profile.add_sample(stack, None, &[1]);
+        }
+        detect(&[profile]).unwrap()
     }
-    if name.starts_with("Kotlin_") || name.starts_with("kotlin::") || name.starts_with("konan::") {
-        out.push("kotlin-native");
+
+    fn framed(name: &str, module: Option<&str>, file: Option<&str>, kind: FrameKind) -> Frame {
+        Frame {
+            name: name.into(),
+            module: module.map(Into::into),
+            file: file.map(Into::into),
+            line: None,
+            kind,
+        }
     }
-    if name.starts_with("java.")
-        || name.starts_with("jdk.")
-        || name.starts_with("sun.")
-        || module == "libjvm.so"
-        || (module.starts_with("perf-") && module.ends_with(".map"))
-    {
-        out.push("jvm");
+
+    #[test]
+    fn every_preset_but_allocators_declares_when_it_applies() {
+        for &(name, text) in PRESETS {
+            let detect = rules::parse_detect(text, name).unwrap();
+            assert_eq!(detect.is_some(), name != "allocators", "{name}");
+        }
     }
-    if name.starts_with("runtime.") || name == "runtime.goexit" || name.starts_with("runtime/") {
-        out.push("go");
+
+    #[test]
+    fn frames_select_presets_by_their_toml() {
+        let n = |name| framed(name, None, None, FrameKind::Native);
+        assert_eq!(detected(&[n("io.ktor.server.A.b")]), ["kotlin"]);
+        assert_eq!(detected(&[n("kotlinx.atomicfu.A.b")]), ["kotlin"]);
+        assert_eq!(detected(&[n("java.lang.Thread.run")]), ["jvm"]);
+        assert_eq!(
+            detected(&[framed("x", Some("/tmp/perf-7.map"), None, FrameKind::Jit)]),
+            ["jvm"]
+        );
+        assert_eq!(detected(&[n("runtime.mallocgc")]), ["go"]);
+        assert_eq!(
+            detected(&[n("<core::cell::RefCell<T> as Clone>::clone")]),
+            ["rust"]
+        );
+        // C++ has `std::` too: only Rust's runtime entry says Rust
+        assert!(detected(&[n("std::thread::_State_impl::_M_run")]).is_empty());
+        assert_eq!(
+            detected(&[framed(
+                "run",
+                None,
+                Some("/usr/lib/python3.12/json/decoder.py"),
+                FrameKind::Interpreted
+            )]),
+            ["python"]
+        );
+        assert!(detected(&[framed("run", None, Some("a.py"), FrameKind::Native)]).is_empty());
+        assert_eq!(
+            detected(&[framed(
+                "f",
+                Some("/usr/lib/libc.so.6"),
+                None,
+                FrameKind::Native
+            )]),
+            ["native"]
+        );
+        assert_eq!(
+            detected(&[framed("f", Some("[vdso]"), None, FrameKind::Native)]),
+            ["kernel"]
+        );
+        assert_eq!(
+            detected(&[n("io.ktor.A.b"), framed("k", None, None, FrameKind::Kernel)]),
+            ["kotlin", "kernel"]
+        );
     }
-    if name.starts_with("core::")
-        || name.starts_with("alloc::")
-        || name.starts_with("<core::")
-        || name.starts_with("<alloc::")
-        || name.starts_with("__rust_")
-        || name.starts_with("std::rt::")
-    {
-        out.push("rust");
-    }
-    if frame.kind == FrameKind::Interpreted
-        && frame
-            .file
-            .as_deref()
-            .is_some_and(|f| f.ends_with(".py") || f.starts_with("<frozen "))
-    {
-        out.push("python");
-    }
-    if module.starts_with("libc.so")
-        || module.starts_with("ld-linux")
-        || module.starts_with("libstdc++")
-        || name.starts_with("__libc_")
-        || name.starts_with("_int_malloc")
-        || name.starts_with("__GI_")
-    {
-        out.push("native");
-    }
-    if frame.kind == FrameKind::Kernel || module.starts_with("[kernel.") || module == "[vdso]" {
-        out.push("kernel");
-    }
-    out
 }

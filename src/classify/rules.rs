@@ -4,9 +4,8 @@
 //! `prefx` that silently matches nothing is the worst kind of wrong answer.
 
 use super::glob::Glob;
-use super::owner::Category;
 use crate::error::{Error, Position, Result};
-use crate::model::FrameKind;
+use crate::model::{Category, FrameKind};
 use regex::Regex;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -20,6 +19,34 @@ struct RuleFileToml {
     extend: Vec<Spanned<String>>,
     #[serde(default)]
     owner: Vec<Spanned<OwnerToml>>,
+    /// Only in the shipped presets; see [`Detect`].
+    detect: Option<Spanned<DetectToml>>,
+}
+
+/// A rule file's `detect` table alone: the rest of the file is not compiled (its regexes are
+/// costly), so preset detection reads just this.
+#[derive(Debug, Deserialize)]
+struct DetectOnlyToml {
+    detect: Option<Spanned<DetectToml>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DetectToml {
+    #[serde(default)]
+    prefix: Vec<String>,
+    #[serde(default)]
+    regex: Vec<Spanned<String>>,
+    #[serde(default)]
+    module: Vec<String>,
+    #[serde(default)]
+    file: Vec<String>,
+    #[serde(default, rename = "crate")]
+    crates: Vec<String>,
+    #[serde(default)]
+    kind: Vec<Spanned<String>>,
+    #[serde(default)]
+    all: Vec<Spanned<MatchersToml>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -110,23 +137,31 @@ pub struct OwnerBlock {
     pub origin: Origin,
 }
 
-/// A parsed rule file: its blocks in order and the presets it extends.
+/// A preset's `detect` table: the frames that say a profile needs the preset when the user
+/// names none. Its keys mean what they mean in an owner block (any one of `any` matching, or
+/// every kind present in one `all` entry); one such frame selects the preset. Declared in the
+/// preset's TOML beside its owners, so the file says both what it claims and when it applies.
+#[derive(Debug, Clone)]
+pub struct Detect {
+    pub any: Matchers,
+    pub all: Vec<Matchers>,
+    /// The line of the `detect` table, for messages.
+    pub line: u64,
+}
+
+/// A parsed rule file: its blocks in order, the presets it extends and, for a preset, when
+/// it is detected.
 #[derive(Debug, Clone)]
 pub struct RuleFile {
     pub blocks: Vec<OwnerBlock>,
     pub extend: Vec<String>,
+    pub detect: Option<Detect>,
 }
 
 /// Parses rule text. `display` names the file in messages (a path, or `preset jvm`).
 pub fn parse(text: &str, display: &str) -> Result<RuleFile> {
     let doc = Located { text, display };
-    let parsed: RuleFileToml = toml::from_str(text).map_err(|e| {
-        let position = e
-            .span()
-            .map(|s| doc.position(s.start))
-            .unwrap_or(Position::Whole);
-        doc.error(position, e.message().trim().to_string())
-    })?;
+    let parsed: RuleFileToml = doc.toml()?;
     let file: Arc<str> = display.into();
     let blocks = parsed
         .owner
@@ -136,7 +171,15 @@ pub fn parse(text: &str, display: &str) -> Result<RuleFile> {
     Ok(RuleFile {
         blocks,
         extend: parsed.extend.into_iter().map(Spanned::into_inner).collect(),
+        detect: parsed.detect.map(|d| doc.detect(d)).transpose()?,
     })
+}
+
+/// The `detect` table of rule text, without compiling its owner blocks.
+pub fn parse_detect(text: &str, display: &str) -> Result<Option<Detect>> {
+    let doc = Located { text, display };
+    let parsed: DetectOnlyToml = doc.toml()?;
+    parsed.detect.map(|d| doc.detect(d)).transpose()
 }
 
 /// Reads and parses a rule file from disk.
@@ -147,7 +190,17 @@ pub fn load(path: &Path) -> Result<RuleFile> {
         position: Position::Offset(e.utf8_error().valid_up_to() as u64),
         message: "rule file is not valid UTF-8".into(),
     })?;
-    parse(&text, &path.display().to_string())
+    let file = parse(&text, &path.display().to_string())?;
+    if let Some(detect) = &file.detect {
+        return Err(Error::Rules {
+            path: path.to_path_buf(),
+            position: Position::Line(detect.line),
+            message: "`detect` only has a meaning in the presets shipped with whose; \
+                      name the presets a profile needs with --preset"
+                .into(),
+        });
+    }
+    Ok(file)
 }
 
 /// Rule text with its name, to turn byte spans into line:column errors.
@@ -157,6 +210,51 @@ struct Located<'a> {
 }
 
 impl Located<'_> {
+    fn toml<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        toml::from_str(self.text).map_err(|e| {
+            let position = e
+                .span()
+                .map(|s| self.position(s.start))
+                .unwrap_or(Position::Whole);
+            self.error(position, e.message().trim().to_string())
+        })
+    }
+
+    fn detect(&self, detect: Spanned<DetectToml>) -> Result<Detect> {
+        let line = match self.position(detect.span().start) {
+            Position::LineColumn(l, _) => l,
+            _ => 0,
+        };
+        let detect = detect.into_inner();
+        let any = self.matchers(MatchersToml {
+            prefix: detect.prefix,
+            regex: detect.regex,
+            module: detect.module,
+            file: detect.file,
+            crates: detect.crates,
+            kind: detect.kind,
+        })?;
+        let all = self.all_entries(detect.all)?;
+        if any.is_empty() && all.is_empty() {
+            return Err(self.error(Position::Line(line), "`detect` has no matcher"));
+        }
+        Ok(Detect { any, all, line })
+    }
+
+    fn all_entries(&self, entries: Vec<Spanned<MatchersToml>>) -> Result<Vec<Matchers>> {
+        entries
+            .into_iter()
+            .map(|entry| {
+                let span = entry.span();
+                let m = self.matchers(entry.into_inner())?;
+                if m.is_empty() {
+                    return Err(self.error(self.position(span.start), "empty `all` entry"));
+                }
+                Ok(m)
+            })
+            .collect()
+    }
+
     fn position(&self, offset: usize) -> Position {
         let before = &self.text[..offset.min(self.text.len())];
         let line = before.matches('\n').count() as u64 + 1;
@@ -204,18 +302,7 @@ impl Located<'_> {
             crates: block.crates,
             kind: block.kind,
         })?;
-        let all = block
-            .all
-            .into_iter()
-            .map(|entry| {
-                let span = entry.span();
-                let m = self.matchers(entry.into_inner())?;
-                if m.is_empty() {
-                    return Err(self.error(self.position(span.start), "empty `all` entry"));
-                }
-                Ok(m)
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let all = self.all_entries(block.all)?;
         if any.is_empty() && all.is_empty() {
             return Err(self.at(
                 &block.name,
@@ -306,5 +393,25 @@ mod tests {
         assert!(e.starts_with("t.toml:3:12: unknown category `usr`"), "{e}");
         let e = err("[[owner]]\nname = \"a\"\ncategory = \"user\"\n");
         assert!(e.contains("has no matcher"), "{e}");
+        let e = err("[detect]\npefix = [\"a\"]\n");
+        assert!(e.contains("unknown field `pefix`"), "{e}");
+    }
+
+    #[test]
+    fn a_detect_table_is_read_alone_and_refused_in_user_files() {
+        let text = "[detect]\nprefix = [\"a.\"]\nall = [{ kind = [\"kernel\"], module = [\"m\"] }]\n\n[[owner]]\nname = \"a\"\ncategory = \"user\"\nregex = ['(']\n";
+        let detect = parse_detect(text, "t.toml").unwrap().unwrap();
+        assert_eq!(
+            (detect.any.prefix.len(), detect.all.len(), detect.line),
+            (1, 1, 1)
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.toml");
+        std::fs::write(&path, "[detect]\nprefix = [\"a.\"]\n").unwrap();
+        let e = load(&path).unwrap_err().to_string();
+        assert!(
+            e.contains(":1: `detect` only has a meaning in the presets"),
+            "{e}"
+        );
     }
 }

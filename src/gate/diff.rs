@@ -17,8 +17,7 @@
 //! honest answer is "record repeats", not a false positive.
 
 use crate::aggregate::report::{GroupBy, Report, Spread, View, share};
-use crate::classify::Category;
-use crate::model::SampleType;
+use crate::model::{Category, SampleType};
 
 /// How a delta compares with the combined spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,8 +15,7 @@ pub use threshold::{Op, Requirement, Subject, parse};
 
 use crate::aggregate::category_index;
 use crate::aggregate::report::{Report, Spread, share};
-use crate::classify::Category;
-use crate::model::SampleType;
+use crate::model::{Category, SampleType};
 
 /// `--any`: one requirement must hold; default: all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

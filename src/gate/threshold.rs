@@ -17,7 +17,7 @@
 //! explicitly. Whitespace around the operator is optional.
 
 use crate::aggregate::report::View;
-use crate::classify::Category;
+use crate::model::Category;
 use std::fmt;
 
 /// Who a requirement is about.

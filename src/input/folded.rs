@@ -6,11 +6,11 @@
 //! repeated line costs one hash lookup and one addition: the large inputs this tool is for
 //! are mostly repeats of a few thousand distinct stacks.
 
-use super::names;
 use super::source::Source;
 use super::{InputFormat, ReadOptions};
 use crate::error::{Error, Position, Result};
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit};
+use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf};
+use crate::names::{self, TypeSuffix};
 use rustc_hash::FxHashMap;
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -217,16 +217,27 @@ pub fn folded_frame(raw: &str) -> Frame {
         let (base, _) = names::split_type_suffix(raw);
         return Frame::named(base, FrameKind::AllocType);
     }
-    let (base, kind) = names::split_type_suffix(raw);
-    let kind = kind.unwrap_or(FrameKind::Native);
+    let (base, suffix) = names::split_type_suffix(raw);
+    let kind = suffix.map_or(FrameKind::Native, suffix_kind);
     if base == "[unknown]" {
         return Frame::named(base, FrameKind::Unknown);
     }
     let mut frame = Frame::named(names::normalize_symbol(base), kind);
     if kind == FrameKind::Kernel {
-        frame.module = Some("[kernel.kallsyms]".into());
+        frame.module = Some(perf::KERNEL_MODULE.into());
     }
     frame
+}
+
+/// The frame kind an async-profiler type suffix says (DESIGN "Frame names"): C1 and C2 code
+/// are both JIT-compiled.
+fn suffix_kind(suffix: TypeSuffix) -> FrameKind {
+    match suffix {
+        TypeSuffix::Jit | TypeSuffix::C1 => FrameKind::Jit,
+        TypeSuffix::Inlined => FrameKind::Inlined,
+        TypeSuffix::Kernel => FrameKind::Kernel,
+        TypeSuffix::Interpreted => FrameKind::Interpreted,
+    }
 }
 
 /// py-spy puts `process 123:"cmd"` and `thread (0x7f..)` frames at the root with

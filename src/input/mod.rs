@@ -4,21 +4,19 @@
 //! first lines), never from the file name; `--format-in` overrides detection.
 
 pub mod folded;
-pub mod names;
 pub mod perf_data;
 pub mod perf_script;
 pub mod pprof;
-/// Generated from `profile.proto` (see the file's header for the command).
-#[allow(clippy::all, clippy::pedantic)]
-pub mod pprof_proto;
 pub mod progress;
 pub mod read_ahead;
 pub mod source;
 
 use crate::error::{Error, Position, Result};
 use crate::model::{Profile, Unit};
+use crate::names;
+use crate::symbolize::SymbolOptions;
 use source::Source;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The input formats whose knows; also the values of `--format-in` (the variant docs stay
 /// out of `--help`, which lists the names only).
@@ -56,19 +54,9 @@ pub struct ReadOptions {
     pub unit: Option<Unit>,
     /// Symbolisation options for perf.data input.
     pub symbols: SymbolOptions,
-    /// Cap on the decompressed size of binary inputs (gzip bombs). Default 2 GiB.
+    /// Cap on the decompressed size of a gzip input that a reader holds in memory (gzip
+    /// bombs); see [`Source::read_capped`]. Default [`source::DEFAULT_MAX_DECOMPRESSED`].
     pub max_decompressed: Option<u64>,
-}
-
-/// Where to find binaries, debug files, kernel and JIT symbols (perf.data input).
-#[derive(Debug, Clone, Default)]
-pub struct SymbolOptions {
-    pub binary_path: Vec<PathBuf>,
-    pub symfs: Option<PathBuf>,
-    pub kallsyms: Option<PathBuf>,
-    pub jit_map_dir: Vec<PathBuf>,
-    /// Expand functions inlined at each address into frames of their own (DWARF).
-    pub inline: bool,
 }
 
 /// Reads one input into a validated profile.

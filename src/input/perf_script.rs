@@ -14,11 +14,11 @@
 //! frame line is one hash lookup.
 
 use super::ReadOptions;
-use super::names;
 use super::progress::Progress;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Unit};
+use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Unit, perf};
+use crate::names;
 use rustc_hash::FxHashMap;
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -231,18 +231,18 @@ pub fn event_unit(name: &str) -> Unit {
 /// perf.data reader so both inputs classify the same).
 pub fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
     let module = dso.filter(|d| !d.is_empty() && *d != "[unknown]" && *d != "inlined");
-    let basename = module.map(|m| m.rsplit('/').next().unwrap_or(m));
-    let kernel = module.is_some_and(|m| m.starts_with("[kernel.") || is_kernel_module_dso(m))
-        || addr.is_some_and(is_kernel_address);
-    let jit = basename.is_some_and(is_jit_module);
+    let kind = match module.map_or(FrameKind::Native, perf::module_kind) {
+        FrameKind::Native if addr.is_some_and(perf::is_kernel_address) => FrameKind::Kernel,
+        kind => kind,
+    };
     let (name, kind) = if sym == "[unknown]" || sym.is_empty() {
         ("[unknown]".to_string(), FrameKind::Unknown)
-    } else if jit {
-        (names::java_perf_map_name(sym), FrameKind::Jit)
-    } else if kernel {
-        (sym.to_string(), FrameKind::Kernel)
     } else {
-        (names::normalize_symbol(sym), FrameKind::Native)
+        match kind {
+            FrameKind::Jit => (names::java_perf_map_name(sym), kind),
+            FrameKind::Kernel => (sym.to_string(), kind),
+            _ => (names::normalize_symbol(sym), kind),
+        }
     };
     Frame {
         name: name.into(),
@@ -251,35 +251,6 @@ pub fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
         line: None,
         kind,
     }
-}
-
-/// x86-64 and arm64 kernels live in the upper half of the address space.
-pub fn is_kernel_address(addr: u64) -> bool {
-    addr >= 0xffff_8000_0000_0000
-}
-
-/// `perf-1234.map` and perf's jitdump images `jitted-1234-5.so`.
-pub fn is_jit_module(basename: &str) -> bool {
-    (basename.starts_with("perf-") && basename.ends_with(".map"))
-        || (basename.starts_with("jitted-") && basename.ends_with(".so"))
-}
-
-/// perf shows kernel modules as `[nf_tables]`; user pseudo-dsos are a known short list.
-fn is_kernel_module_dso(dso: &str) -> bool {
-    dso.starts_with('[')
-        && !matches!(
-            dso,
-            "[vdso]"
-                | "[vdso32]"
-                | "[vdsox32]"
-                | "[vsyscall]"
-                | "[heap]"
-                | "[stack]"
-                | "[unknown]"
-                | "[uprobes]"
-                | "[vectors]"
-        )
-        && !dso.starts_with("[anon")
 }
 
 /// A sample's frame as read, before `(inlined)` frames learn their module.
@@ -449,7 +420,7 @@ impl ScriptReader {
             (a << 4) | u64::from((b as char).to_digit(16).unwrap_or(0))
         });
         self.text_key.clear();
-        self.text_key.push(is_kernel_address(addr) as u8);
+        self.text_key.push(perf::is_kernel_address(addr) as u8);
         self.text_key.extend_from_slice(rest);
         let id = match self.text_frames.get(self.text_key.as_slice()) {
             Some(&id) => id,

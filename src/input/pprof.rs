@@ -1,4 +1,4 @@
-//! pprof: the protobuf `Profile` of `src/input/profile.proto` (Go's runtime, pprof-rs,
+//! pprof: the protobuf `Profile` of `src/pprof_wire/profile.proto` (Go's runtime, pprof-rs,
 //! @datadog/pprof, async-profiler's converter, Pyroscope, Parca), gzip-compressed or raw.
 //!
 //! Mapping to the model, as `go tool pprof` reads the same file:
@@ -20,17 +20,13 @@
 //! ids, value counts), so bad input is an error naming the file and the problem, never a panic.
 
 use super::ReadOptions;
-use super::pprof_proto as pb;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit};
+use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf};
+use crate::pprof_wire as pb;
 use prost::Message;
 use rustc_hash::FxHashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// The decompressed-size cap when the caller sets none (`--max-decompressed` default).
-pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
 
 /// String label keys whose value names the thread (or goroutine) a sample ran on.
 const THREAD_LABELS: &[&str] = &[
@@ -131,30 +127,10 @@ pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<(Profile, Decoded)> {
     ))
 }
 
-/// The whole (decompressed) input; a gzip stream that inflates past the cap is refused
-/// before it can exhaust memory.
+/// The whole (decompressed) input, capped as every in-memory reader is; pprof has nothing to
+/// say about an empty one.
 fn read_capped(source: &mut Source, options: &ReadOptions) -> Result<Vec<u8>> {
-    let cap = options.max_decompressed.unwrap_or(DEFAULT_MAX_DECOMPRESSED);
-    let limit = if source.gzipped {
-        cap.saturating_add(1)
-    } else {
-        u64::MAX
-    };
-    let mut bytes = Vec::new();
-    (&mut source.reader)
-        .take(limit)
-        .read_to_end(&mut bytes)
-        .map_err(|e| source.read_error(e))?;
-    if source.gzipped && bytes.len() as u64 > cap {
-        return Err(Error::input(
-            &source.path,
-            Position::Whole,
-            format!(
-                "gzip stream decompresses to more than {cap} bytes (a gzip bomb?); \
-                 if the profile is genuine, raise the cap with --max-decompressed BYTES"
-            ),
-        ));
-    }
+    let bytes = source.read_capped(options.max_decompressed)?;
     if bytes.is_empty() {
         return Err(Error::input(
             &source.path,
@@ -360,7 +336,10 @@ impl<'a> Builder<'a> {
             let file = self.string(m.filename, || format!("mapping id {}'s filename", m.id))?;
             self.string(m.build_id, || format!("mapping id {}'s build_id", m.id))?;
             let module = (!file.is_empty()).then(|| Box::from(file));
-            if out.insert(m.id, (module, mapping_kind(file))).is_some() {
+            if out
+                .insert(m.id, (module, perf::module_kind(file)))
+                .is_some()
+            {
                 return Err(self.error(format!("mapping id {} is defined twice", m.id)));
             }
         }
@@ -382,7 +361,7 @@ impl<'a> Builder<'a> {
             let name: Box<str> = if raw.is_empty() {
                 "[unknown]".into()
             } else {
-                super::names::normalize_symbol(raw).into()
+                crate::names::normalize_symbol(raw).into()
             };
             let file = (!file.is_empty()).then(|| Box::from(file));
             if out.insert(f.id, Func { raw, name, file }).is_some() {
@@ -703,18 +682,6 @@ fn prune_sample(locs: &[Loc]) -> &[Loc] {
         return &locs[i..];
     }
     locs
-}
-
-/// Frames of the kernel's and of JIT maps' mappings carry those kinds, as perf shows them.
-fn mapping_kind(file: &str) -> FrameKind {
-    let base = file.rsplit('/').next().unwrap_or(file);
-    if base.starts_with("[kernel") || base == "[vdso]" || base == "[vsyscall]" {
-        FrameKind::Kernel
-    } else if base.starts_with("perf-") && base.ends_with(".map") {
-        FrameKind::Jit
-    } else {
-        FrameKind::Native
-    }
 }
 
 fn truncate(s: &str) -> String {

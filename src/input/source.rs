@@ -1,7 +1,7 @@
 //! Opening an input: a file or `-` for standard input, gzip detected from the content and
 //! decompressed on the fly, behind one buffered reader so every text reader streams.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Position, Result};
 use flate2::bufread::MultiGzDecoder;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 /// 1 MiB: large enough that a read syscall moves a useful amount (inferno's collapsers use
 /// the same order of magnitude), small enough to be irrelevant to peak memory.
 pub const READ_BUFFER: usize = 1 << 20;
+
+/// The cap on a gzip stream's decompressed size when the caller sets none: the
+/// `--max-decompressed` default.
+pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
 
 /// An opened input, positioned at its first (decompressed) byte.
 pub struct Source {
@@ -28,7 +32,7 @@ impl Source {
             if file.metadata().is_ok_and(|m| m.is_dir()) {
                 return Err(Error::input(
                     path,
-                    crate::error::Position::Whole,
+                    Position::Whole,
                     "is a directory, expected a profile file",
                 ));
             }
@@ -65,6 +69,36 @@ impl Source {
         }
     }
 
+    /// The whole rest of the input, for readers that need it in memory (pprof decodes one
+    /// message, perf.data read from a stream needs to seek). A gzip stream that inflates past
+    /// `max_decompressed` ([`DEFAULT_MAX_DECOMPRESSED`] if `None`) is refused before it can
+    /// exhaust memory; uncompressed input is as large as it is. Every reader that holds an
+    /// input in memory goes through here, so the cap means the same for all of them.
+    pub fn read_capped(&mut self, max_decompressed: Option<u64>) -> Result<Vec<u8>> {
+        let cap = max_decompressed.unwrap_or(DEFAULT_MAX_DECOMPRESSED);
+        let limit = if self.gzipped {
+            cap.saturating_add(1)
+        } else {
+            u64::MAX
+        };
+        let mut bytes = Vec::new();
+        (&mut self.reader)
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.read_error(e))?;
+        if self.gzipped && bytes.len() as u64 > cap {
+            return Err(Error::input(
+                &self.path,
+                Position::Whole,
+                format!(
+                    "gzip stream decompresses to more than {cap} bytes (a gzip bomb?); \
+                     if the profile is genuine, raise the cap with --max-decompressed BYTES"
+                ),
+            ));
+        }
+        Ok(bytes)
+    }
+
     /// An I/O error while reading, with the file name; a broken gzip stream says so.
     pub fn read_error(&self, e: std::io::Error) -> Error {
         read_error(&self.path, self.gzipped, e)
@@ -75,7 +109,7 @@ fn read_error(path: &Path, gzipped: bool, e: std::io::Error) -> Error {
     if gzipped {
         Error::input(
             path,
-            crate::error::Position::Whole,
+            Position::Whole,
             format!("gzip stream is corrupt or truncated: {e}"),
         )
     } else {

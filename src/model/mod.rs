@@ -7,10 +7,13 @@
 mod dump;
 mod frame;
 mod intern;
+mod owner;
+pub mod perf;
 mod units;
 
 pub use frame::{Frame, FrameKind};
 pub use intern::Interner;
+pub use owner::{Category, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use units::{SampleType, Unit};
 
 use rustc_hash::FxHashMap;

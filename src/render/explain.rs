@@ -3,8 +3,9 @@
 
 use super::pct;
 use crate::aggregate::report::share;
-use crate::classify::{OwnerId, Reason, RuleSet, presets};
+use crate::classify::{Reason, RuleSet, presets};
 use crate::model::Frame;
+use crate::model::OwnerId;
 use std::io::{self, Write};
 
 /// One listed frame and how the rules classified it.

@@ -19,7 +19,7 @@
 //! unknown), and lighter tints of it per owner inside a category. A tint mixes the hue with
 //! white, which keeps the hue itself, so a frame's category stays readable from its colour.
 
-use crate::classify::{Category, Owner, OwnerId};
+use crate::model::{Category, Owner, OwnerId};
 use inferno::flamegraph::color::{BackgroundColor, PaletteMap};
 use inferno::flamegraph::{self, Direction, Options};
 use quick_xml::Reader;

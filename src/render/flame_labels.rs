@@ -6,8 +6,8 @@ use super::flame::{Color, IndexEntry, Legend, LegendEntry, Style, owner_colors, 
 use super::pct;
 use crate::aggregate::flame::{ColorBy, folded_name};
 use crate::aggregate::report::{InputReport, share};
-use crate::classify::{Owner, OwnerId};
 use crate::model::Unit;
+use crate::model::{Owner, OwnerId};
 
 /// The reader's choices about the drawing, from the command line.
 #[derive(Debug, Clone, PartialEq)]

@@ -117,7 +117,7 @@ fn frames<'a>(list: &'a [crate::aggregate::FrameWeight], total: u128) -> Vec<Fra
 fn input(report: &Report, i: usize) -> Input<'_> {
     let inp = &report.inputs[i];
     let agg = &inp.aggregate;
-    let categories = crate::classify::Category::ALL
+    let categories = crate::model::Category::ALL
         .iter()
         .zip(&agg.all.categories)
         .filter(|(_, w)| w.self_ + w.owner + w.anywhere > 0)

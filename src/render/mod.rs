@@ -1,15 +1,15 @@
-//! Renderers: a [`Report`] → text. They format, they never compute shares themselves.
+//! Renderers: a [`Report`] as table, markdown, JSON or CSV; flame lines as SVG; gate verdicts
+//! and diffs as text. They format, they never compute shares themselves. Writing a profile
+//! back out (pprof, folded) is `export`'s.
 
 mod csv;
 pub mod diff;
 pub mod explain;
 pub mod flame;
 pub mod flame_labels;
-pub mod folded;
 pub mod gate;
 mod json;
 mod markdown;
-pub mod pprof;
 mod table;
 
 use crate::aggregate::report::{Combine, Report, ShareRow, Spread, View, share};

@@ -2,7 +2,7 @@
 
 use super::{header_lines, pct, share_cells, share_titles, show_weights, weight};
 use crate::aggregate::report::{GroupBy, Report, ShareRow, share};
-use crate::classify::Category;
+use crate::model::Category;
 use anstyle::{AnsiColor, Style};
 use std::io::Write;
 

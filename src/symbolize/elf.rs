@@ -7,10 +7,11 @@
 //! non-weak, then global, then the one with fewer leading underscores, then the longest name;
 //! a zero-size symbol extends to the next one; an address in no symbol's range has none.
 
+use super::SymbolOptions;
 use super::locate::{self, Candidate, Located, map_file};
 use super::{ModuleResult, all_unknown, hex, unknown_frame};
-use crate::input::{SymbolOptions, names};
-use crate::model::{Frame, FrameKind};
+use crate::model::{Frame, FrameKind, perf};
+use crate::names;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
 
@@ -158,7 +159,7 @@ impl Symbolizer {
             .filter(|_| inline)
             .and_then(|c| addr2line::Loader::new(&c.path).ok());
         let basename = module.rsplit('/').next().unwrap_or(module);
-        let kind = if crate::input::perf_script::is_jit_module(basename) {
+        let kind = if perf::is_jit_module(basename) {
             FrameKind::Jit
         } else {
             FrameKind::Native

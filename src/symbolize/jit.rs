@@ -6,9 +6,10 @@
 //! `module = ["perf-*.map"]` rule also catches the VM's stubs (`Interpreter`, `StubRoutines`).
 //! When blobs overlap (code cache reuse) the innermost, then the later line wins.
 
+use super::SymbolOptions;
 use super::{ModuleResult, all_unknown, unknown_frame};
-use crate::input::{SymbolOptions, names};
 use crate::model::{Frame, FrameKind};
+use crate::names;
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,9 @@
 //! kernel is the recorded one (same build id). A kallsyms taken after a reboot is relocated
 //! by its `_text` against the `_text` address the recording holds (KASLR moves both).
 
+use super::SymbolOptions;
 use super::{ModuleResult, all_unknown, hex};
-use crate::input::SymbolOptions;
-use crate::model::{Frame, FrameKind};
+use crate::model::{Frame, FrameKind, perf};
 use std::path::{Path, PathBuf};
 
 pub struct KernelSource {
@@ -66,7 +66,7 @@ pub struct Loaded {
 impl Loaded {
     /// Resolves absolute kernel addresses; `text` is the recording's `_text` for relocation.
     pub fn resolve(self, text: Option<u64>, addrs: &[u64]) -> ModuleResult {
-        let module = "[kernel.kallsyms]";
+        let module = perf::KERNEL_MODULE;
         let warnings = self.warnings;
         let symbols = match self.symbols {
             Ok(s) => s,

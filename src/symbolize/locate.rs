@@ -13,8 +13,8 @@
 //! would point into different code) and is reported. Lookups only read ELF headers through a
 //! memory map, so probing a dozen candidates is cheap.
 
+use super::SymbolOptions;
 use super::hex;
-use crate::input::SymbolOptions;
 use memmap2::Mmap;
 use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 use std::fs::File;

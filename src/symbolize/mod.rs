@@ -15,9 +15,21 @@ pub mod jit;
 pub mod kernel;
 pub mod locate;
 
-use crate::input::SymbolOptions;
-use crate::model::{Frame, FrameKind};
+use crate::model::{Frame, FrameKind, perf};
 use rayon::prelude::*;
+use std::path::PathBuf;
+
+/// Where to find binaries, debug files, kernel and JIT symbols (perf.data input). Declared
+/// here, by the stage that uses it, so that `unwind` and the readers take it from below.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolOptions {
+    pub binary_path: Vec<PathBuf>,
+    pub symfs: Option<PathBuf>,
+    pub kallsyms: Option<PathBuf>,
+    pub jit_map_dir: Vec<PathBuf>,
+    /// Expand functions inlined at each address into frames of their own (DWARF).
+    pub inline: bool,
+}
 
 /// What a module is, as far as the recording says.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -48,7 +60,7 @@ impl ModuleKind {
     pub fn display_name(&self) -> String {
         match self {
             ModuleKind::Elf { path, .. } => path.clone(),
-            ModuleKind::Kernel { .. } => "[kernel.kallsyms]".to_string(),
+            ModuleKind::Kernel { .. } => perf::KERNEL_MODULE.to_string(),
             ModuleKind::Jit { pid } => format!("perf-{pid}.map"),
         }
     }

@@ -85,7 +85,7 @@ pub type Locator = Box<dyn Fn(&str, Option<&[u8]>) -> ModuleFiles + Send + Sync>
 
 /// The symbolize stage's search (build id, `--binary-path`, `--symfs`, perf's build-id
 /// cache, debuglink), so unwinding and symbols always use the same files.
-pub fn symbolize_locator(options: crate::input::SymbolOptions) -> Locator {
+pub fn symbolize_locator(options: crate::symbolize::SymbolOptions) -> Locator {
     Box::new(move |path, build_id| {
         let located = crate::symbolize::locate::locate(path, build_id, &options);
         let missing = (!located.found()).then(|| match located.mismatched.first() {
@@ -104,7 +104,7 @@ pub fn symbolize_locator(options: crate::input::SymbolOptions) -> Locator {
 /// and a user stack), else `None`: frame-pointer recordings are read exactly as before.
 pub fn for_recording(
     attrs: &[linux_perf_data::AttributeDescription],
-    options: &crate::input::SymbolOptions,
+    options: &crate::symbolize::SymbolOptions,
 ) -> Option<DwarfUnwinder> {
     use linux_perf_data::linux_perf_event_reader::SampleFormat;
     let dwarf = attrs.iter().find(|a| {

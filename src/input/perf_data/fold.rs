@@ -359,7 +359,9 @@ impl Reader<'_> {
     ) {
         let end = start.saturating_add(len);
         if matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel) || pid == -1 {
-            let text = path.starts_with("[kernel.kallsyms]").then_some(pgoff);
+            let text = path
+                .starts_with(crate::model::perf::KERNEL_MODULE)
+                .then_some(pgoff);
             let module = self.kernel_module(text);
             self.generation += 1;
             self.kernel.insert(Mapping {

@@ -27,11 +27,12 @@ use fold::Reader;
 use header::{Counting, check_header};
 
 use super::ReadOptions;
-use super::perf_script::{event_type_name, event_unit, is_kernel_address};
+use super::perf_script::{event_type_name, event_unit};
 use super::progress::Progress;
 use super::read_ahead::ReadAhead;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
+use crate::model::perf::is_kernel_address;
 use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId};
 use crate::symbolize::{self, ModuleKind, ModuleRequest};
 use linux_perf_data::linux_perf_event_reader::{
@@ -51,7 +52,7 @@ const PERF_CONTEXT_HV: u64 = -32i64 as u64;
 const PERF_RECORD_MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 
 /// Reads a perf.data file (or pipe-mode stream) into a symbolised profile.
-pub fn read(source: Source, options: &ReadOptions) -> Result<Profile> {
+pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let path = source.path.clone();
     let regular = !source.gzipped && path != Path::new("<stdin>") && path.is_file();
     if regular {
@@ -68,22 +69,8 @@ pub fn read(source: Source, options: &ReadOptions) -> Result<Profile> {
             read_records(PerfFileReader::parse_file(counting), &path, options)
         };
     }
-    // stdin or gzip: file mode needs to seek, so hold the (bounded) bytes in memory
-    let cap = options.max_decompressed.unwrap_or(2 << 30);
-    let mut bytes = Vec::new();
-    let mut reader = source.reader;
-    reader
-        .by_ref()
-        .take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::input(&path, Position::Whole, format!("cannot read: {e}")))?;
-    if bytes.len() as u64 > cap {
-        return Err(Error::input(
-            &path,
-            Position::Whole,
-            format!("larger than {cap} bytes after decompression (--max-decompressed)"),
-        ));
-    }
+    // stdin or gzip: file mode needs to seek, so hold the bytes in memory
+    let bytes = source.read_capped(options.max_decompressed)?;
     let len = bytes.len() as u64;
     let mut cursor = Cursor::new(bytes);
     let (pipe, records_at) = check_header(&mut cursor, len, &path)?;

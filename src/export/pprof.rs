@@ -7,8 +7,8 @@
 //! written from the model ([`from_profile`]), one location per distinct frame.
 
 use crate::classify::RuleSet;
-use crate::input::pprof_proto as pb;
 use crate::model::{FrameId, FrameKind, Profile, StackId};
+use crate::pprof_wire as pb;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use prost::Message;

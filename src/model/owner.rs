@@ -1,4 +1,6 @@
-//! Owners (named groups of frames) and their categories.
+//! Owners (named groups of frames) and their categories: what classification produces and
+//! every later stage (aggregation, rendering, gates) speaks, so they live in the model at
+//! the bottom of the layering rather than in `classify`.
 
 use std::fmt;
 
@@ -64,9 +66,20 @@ impl fmt::Display for Category {
     }
 }
 
-/// Index of an owner in a [`crate::classify::RuleSet`]'s owner table.
+/// Index of an owner in a rule set's owner table. Every table opens with the built-in owners
+/// [`UNCLASSIFIED`] and [`UNSYMBOLIZED`], at fixed ids, so stages can name them without a
+/// lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OwnerId(pub u32);
+
+impl OwnerId {
+    /// The built-in owner [`UNCLASSIFIED`].
+    pub const UNCLASSIFIED: OwnerId = OwnerId(0);
+    /// The built-in owner [`UNSYMBOLIZED`].
+    pub const UNSYMBOLIZED: OwnerId = OwnerId(1);
+    /// How many built-in owners open every owner table; the owners of rules follow them.
+    pub const BUILT_IN_COUNT: usize = 2;
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {

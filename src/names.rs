@@ -5,27 +5,43 @@
 //! `json.decoder.JSONDecoder.raw_decode`.
 //!
 //! Each function here is pure and runs once per distinct raw name (readers cache), so clarity
-//! wins over micro-optimisation.
+//! wins over micro-optimisation. The module works on text alone and uses no other module of
+//! the crate: it sits at the bottom of the layering with the model, and the readers and the
+//! symboliser above both call it.
 
-use crate::model::FrameKind;
+/// async-profiler's frame-type suffixes, also written by inferno's collapsers for kernel and
+/// JIT frames. What each says about the frame is the reader's to decide (`input::folded` maps
+/// them to frame kinds); in allocation profiles `_[i]` and `_[k]` mark the allocated class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeSuffix {
+    /// `_[j]`: JIT-compiled (C2).
+    Jit,
+    /// `_[1]`: C1-compiled.
+    C1,
+    /// `_[i]`: inlined; on an allocated class, allocated in a new TLAB.
+    Inlined,
+    /// `_[k]`: kernel; on an allocated class, allocated outside a TLAB.
+    Kernel,
+    /// `_[0]`: interpreted.
+    Interpreted,
+}
 
-/// async-profiler's frame-type suffixes (`_[j]` JIT, `_[i]` inlined, `_[k]` kernel,
-/// `_[0]` interpreted, `_[1]` C1-compiled), also written by inferno's collapsers for kernel and
-/// JIT frames. Returns the name without the suffix and the kind it says.
-pub fn split_type_suffix(name: &str) -> (&str, Option<FrameKind>) {
+/// Returns the name without its async-profiler type suffix and the suffix it had.
+pub fn split_type_suffix(name: &str) -> (&str, Option<TypeSuffix>) {
     let bytes = name.as_bytes();
     if bytes.len() >= 4 && bytes[bytes.len() - 4] == b'_' && bytes[bytes.len() - 3] == b'[' {
         if bytes[bytes.len() - 1] != b']' {
             return (name, None);
         }
-        let kind = match bytes[bytes.len() - 2] {
-            b'j' | b'1' => FrameKind::Jit,
-            b'i' => FrameKind::Inlined,
-            b'k' => FrameKind::Kernel,
-            b'0' => FrameKind::Interpreted,
+        let suffix = match bytes[bytes.len() - 2] {
+            b'j' => TypeSuffix::Jit,
+            b'1' => TypeSuffix::C1,
+            b'i' => TypeSuffix::Inlined,
+            b'k' => TypeSuffix::Kernel,
+            b'0' => TypeSuffix::Interpreted,
             _ => return (name, None),
         };
-        return (&name[..name.len() - 4], Some(kind));
+        return (&name[..name.len() - 4], Some(suffix));
     }
     (name, None)
 }
@@ -35,8 +51,8 @@ pub fn split_type_suffix(name: &str) -> (&str, Option<FrameKind>) {
 /// `java.lang.String_[k]`. Method frames use slashes, and kernel frames such as
 /// `finish_task_switch.isra.0_[k]` are not class names.
 pub fn is_alloc_type(raw: &str) -> bool {
-    let (base, kind) = split_type_suffix(raw);
-    if !matches!(kind, Some(FrameKind::Inlined | FrameKind::Kernel)) {
+    let (base, suffix) = split_type_suffix(raw);
+    if !matches!(suffix, Some(TypeSuffix::Inlined | TypeSuffix::Kernel)) {
         return false;
     }
     if base.contains('/') || base.contains(' ') {
@@ -331,13 +347,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn async_profiler_suffixes_set_kinds() {
+    fn async_profiler_suffixes_are_split_off() {
         assert_eq!(
             split_type_suffix("io/ktor/Foo.bar_[j]"),
-            ("io/ktor/Foo.bar", Some(FrameKind::Jit))
+            ("io/ktor/Foo.bar", Some(TypeSuffix::Jit))
         );
-        assert_eq!(split_type_suffix("x_[0]").1, Some(FrameKind::Interpreted));
-        assert_eq!(split_type_suffix("x_[1]").1, Some(FrameKind::Jit));
+        assert_eq!(split_type_suffix("x_[0]").1, Some(TypeSuffix::Interpreted));
+        assert_eq!(split_type_suffix("x_[1]").1, Some(TypeSuffix::C1));
         assert_eq!(split_type_suffix("plain"), ("plain", None));
         assert_eq!(split_type_suffix("odd_[z]"), ("odd_[z]", None));
     }
