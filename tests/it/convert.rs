@@ -1,8 +1,7 @@
 //! `whose convert`: pprof with owner labels and folded output round-trip to the same shares,
 //! and the labels are really in the written file.
 
-mod common;
-use common::*;
+use super::common::*;
 use prost::Message;
 use std::io::Read;
 use std::path::Path;
@@ -270,9 +269,9 @@ fn model_written_as_pprof_reads_back_identically() {
 /// owner's owner-view weight in the report, and equal stack texts are summed.
 #[test]
 fn folded_owner_root_splits_the_total_like_the_owner_view() {
-    let profile = common::fixture("folded/py-app.folded");
+    let profile = fixture("folded/py-app.folded");
     let profile = profile.to_str().unwrap();
-    let folded = common::whose_ok(&["convert", profile, "--to", "folded", "--owner-root"]);
+    let folded = whose_ok(&["convert", profile, "--to", "folded", "--owner-root"]);
     let mut roots: std::collections::BTreeMap<String, u128> = Default::default();
     let mut texts = std::collections::BTreeSet::new();
     for line in folded.lines() {
@@ -286,7 +285,7 @@ fn folded_owner_root_splits_the_total_like_the_owner_view() {
             .unwrap();
         *roots.entry(owner.to_string()).or_default() += w.parse::<u128>().unwrap();
     }
-    let (shares, total) = common::report_shares(&[profile]);
+    let (shares, total) = report_shares(&[profile]);
     let sum: u128 = roots.values().sum();
     assert_eq!(sum, total);
     for (owner, w) in &roots {

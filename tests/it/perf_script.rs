@@ -1,8 +1,7 @@
 //! `perf script` text against the corpus oracle (which reads the same text), and the reader's
 //! handling of `-F` variants and unexpected lines.
 
-mod common;
-use common::*;
+use super::common::*;
 use std::io::Write;
 
 fn script_shares(fixture_name: &str, rules: &str) -> (Shares, u128) {

@@ -2,8 +2,7 @@
 //! against the corpus oracle, per-function flat and cum values against the committed
 //! `go tool pprof -top` text, and how frames come out of the reader.
 
-mod common;
-use common::*;
+use super::common::*;
 use std::collections::HashMap;
 use whose::input::{ReadOptions, read_profile};
 use whose::model::{FrameKind, Profile};

@@ -3,8 +3,7 @@
 //! (`fixtures/repeats/`, made by `fixtures/repeats/make.py`, which also wrote the expected
 //! weights in `fixtures/repeats/expected.json` with its own implementation of the rules).
 
-mod common;
-use common::*;
+use super::common::*;
 use serde_json::Value;
 use std::process::Output;
 

@@ -1,8 +1,7 @@
 //! Bad input: each case its own test, each an error naming the file and the place, exit 2,
 //! never a panic.
 
-mod common;
-use common::*;
+use super::common::*;
 use std::io::Write;
 
 fn temp_with(bytes: &[u8]) -> tempfile::NamedTempFile {

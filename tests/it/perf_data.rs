@@ -10,8 +10,7 @@
 //! come from a stripped copy of its debug file under `bin/.build-id/`, placed by the
 //! executable segment alone (there is no libc binary in the fixtures).
 
-mod common;
-use common::*;
+use super::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -594,7 +593,7 @@ fn as_if_dwarf(bytes: &mut [u8]) {
     bytes[at..at + 8].copy_from_slice(&st.to_le_bytes());
 }
 
-/// DWARF recordings are unwound now (tests/perf_dwarf.rs); a file whose attributes promise
+/// DWARF recordings are unwound now (tests/it/perf_dwarf.rs); a file whose attributes promise
 /// user registers and stacks that its SAMPLE records do not hold is corrupt input.
 #[test]
 fn samples_lacking_the_dwarf_fields_their_attributes_promise_are_an_input_error() {

@@ -2,14 +2,13 @@
 //! from the copied stack bytes, against the corpus oracle (perf 6.1's own unwinding, read
 //! from its `perf script` text) and against perf's stacks sample by sample.
 //!
-//! Hermetic like tests/perf_data.rs: `--symfs` and `HOME` point at an empty directory, so
+//! Hermetic like tests/it/perf_data.rs: `--symfs` and `HOME` point at an empty directory, so
 //! nothing of the test machine's own libraries is used. The recordings unwind through
 //! Debian's glibc 2.36 (build id 93ac61ec…), whose `.eh_frame` the fixtures carry
 //! (`fixtures/perf/libc/libc.so.6.gz`, unpacked into the run's directory); without it the
 //! walk stops in libc, which one test shows is reported rather than hidden.
 
-mod common;
-use common::*;
+use super::common::*;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};

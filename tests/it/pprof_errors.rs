@@ -1,8 +1,7 @@
 //! Bad pprof input, one test per case: exit 2, the message names the file and what is wrong,
 //! no panic. Each input is a small valid profile with one thing broken.
 
-mod common;
-use common::*;
+use super::common::*;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use prost::Message;

@@ -3,8 +3,7 @@
 //! Each property is a helper taking the profile arguments, so a new fixture (jvm-shop's
 //! perf.data, go-svc's pprof once their readers land) is one more one-line test.
 
-mod common;
-use common::*;
+use super::common::*;
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use serde_json::Value;
@@ -39,7 +38,7 @@ fn go_args() -> Vec<String> {
 }
 
 /// jvm-shop perf.data with its JIT map and the corpus rules; `symfs` is an empty folder, so
-/// the test machine's own libraries are never used (as in tests/perf_data.rs).
+/// the test machine's own libraries are never used (as in tests/it/perf_data.rs).
 fn jvm_args(symfs: &std::path::Path) -> Vec<String> {
     let mut a = args(&[
         "perf/jvm-shop.perf.data",

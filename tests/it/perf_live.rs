@@ -3,8 +3,7 @@
 //! kernel's permissions (perf_event_paranoid) do not allow it, each test prints
 //! `SKIPPED <test>: <reason>` on stderr and returns: a skip is not a pass, read the log.
 
-mod common;
-use common::*;
+use super::common::*;
 use std::path::Path;
 use std::process::Command;
 
@@ -106,7 +105,7 @@ fn live_perf_record_dwarf_is_unwound_or_prints_why_skipped() {
         rules.to_str().unwrap(),
         "--no-presets",
     ];
-    // the user stacks come from unwinding the 1 KiB stack copies (tests/perf_dwarf.rs has
+    // the user stacks come from unwinding the 1 KiB stack copies (tests/it/perf_dwarf.rs has
     // the details), and the header says how that went
     let table = whose_ok(&args);
     assert!(table.contains("DWARF unwinding: "), "{table}");
