@@ -4,6 +4,7 @@
 
 mod it {
     mod common;
+    mod hermetic;
 
     mod bad_input;
     mod convert;

@@ -1,12 +1,12 @@
 //! Helpers shared by the integration tests: run the built binary, read its JSON, compare
-//! shares with the corpus oracle's expected files (`fixtures/expected/*.json`).
-
-#![allow(dead_code)]
+//! shares with the corpus oracle's expected files (`fixtures/expected/*.json`), make
+//! temporary and gzipped inputs. perf.data runs go through `hermetic.rs` instead.
 
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Output;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 pub fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -14,17 +14,19 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-pub fn whose(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_whose"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run whose")
+/// The built `whose`, without colour (so output compares as plain text).
+pub fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_whose"));
+    c.env("NO_COLOR", "1");
+    c
 }
 
-/// Runs `whose` and expects exit 0, returning stdout.
-pub fn whose_ok(args: &[&str]) -> String {
-    let out = whose(args);
+pub fn whose(args: &[&str]) -> Output {
+    command().args(args).output().expect("run whose")
+}
+
+/// Asserts `whose ARGS` exited 0 and returns its stdout.
+pub fn ok_stdout(args: &[&str], out: Output) -> String {
     assert!(
         out.status.success(),
         "whose {args:?} failed ({:?}):\n{}",
@@ -34,9 +36,18 @@ pub fn whose_ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
+/// Runs `whose` and expects exit 0, returning stdout.
+pub fn whose_ok(args: &[&str]) -> String {
+    ok_stdout(args, whose(args))
+}
+
 /// Runs `whose` expecting exit 2 and returns stderr.
 pub fn whose_err(args: &[&str]) -> String {
-    let out = whose(args);
+    err_stderr(args, whose(args))
+}
+
+/// Asserts `whose ARGS` exited 2 (an input or usage error), not in a panic; returns stderr.
+pub fn err_stderr(args: &[&str], out: Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(
         out.status.code(),
@@ -50,6 +61,12 @@ pub fn whose_err(args: &[&str]) -> String {
 
 /// Shares (percent) per owner and view from `whose report --format json` of input 0.
 pub type Shares = BTreeMap<String, [f64; 3]>;
+
+/// Index of each view in a [`Shares`] entry.
+pub const SELF: usize = 0;
+pub const OWNER: usize = 1;
+pub const ANYWHERE: usize = 2;
+const VIEWS: [&str; 3] = ["self", "owner", "anywhere"];
 
 pub fn report_shares(args: &[&str]) -> (Shares, u128) {
     let mut full = vec!["report", "--format", "json"];
@@ -77,6 +94,28 @@ pub fn shares_of(json: &Value) -> (Shares, u128) {
     (shares, total)
 }
 
+/// The notes of input 0 of a `whose/1` document.
+pub fn notes(json: &Value) -> Vec<String> {
+    json["inputs"][0]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// (truncated, all) user stacks from the note
+/// `DWARF unwinding: N of M user stacks truncated (X%)...`.
+pub fn truncated(json: &Value) -> (u64, u64) {
+    let notes = notes(json);
+    let note = notes
+        .iter()
+        .find(|n| n.starts_with("DWARF unwinding: "))
+        .unwrap_or_else(|| panic!("no DWARF unwinding note in {notes:?}"));
+    let words: Vec<&str> = note.split_whitespace().collect();
+    (words[2].parse().unwrap(), words[4].parse().unwrap())
+}
+
 /// The oracle's shares from an expected JSON file, with its label `other` (frames no rule
 /// matched) renamed to whose's `unclassified`.
 pub fn expected_shares(name: &str) -> (Shares, f64) {
@@ -101,26 +140,92 @@ pub fn expected_shares(name: &str) -> (Shares, f64) {
     (shares, json["total"].as_f64().unwrap())
 }
 
-/// Asserts that every owner's three shares agree within `tolerance` percentage points,
-/// in both directions (an owner missing on one side counts as 0 there).
-pub fn assert_shares_agree(got: &Shares, want: &Shares, tolerance: f64) {
-    let mut problems = Vec::new();
-    let names: std::collections::BTreeSet<&String> = got.keys().chain(want.keys()).collect();
+/// One share that differs by more than the tolerance.
+pub struct Difference {
+    pub line: String,
+    pub owner: String,
+    pub view: usize,
+    /// `got - want`, in percentage points.
+    pub delta: f64,
+}
+
+/// Every owner's share in every view that differs by more than `tolerance` percentage
+/// points, in both directions (an owner missing on one side counts as 0 there).
+pub fn differences(got: &Shares, want: &Shares, tolerance: f64) -> Vec<Difference> {
+    let names: BTreeSet<&String> = got.keys().chain(want.keys()).collect();
+    let mut out = Vec::new();
     for name in names {
         let g = got.get(name).copied().unwrap_or([0.0; 3]);
         let w = want.get(name).copied().unwrap_or([0.0; 3]);
-        for (i, view) in ["self", "owner", "anywhere"].iter().enumerate() {
-            if (g[i] - w[i]).abs() > tolerance {
-                problems.push(format!(
-                    "{name}.{view}: whose {:.4}% vs oracle {:.4}%",
-                    g[i], w[i]
-                ));
+        for (view, label) in VIEWS.iter().enumerate() {
+            let delta = g[view] - w[view];
+            if delta.abs() > tolerance {
+                out.push(Difference {
+                    line: format!(
+                        "{name}.{label}: whose {:.4}% vs expected {:.4}% ({delta:+.4} pp)",
+                        g[view], w[view]
+                    ),
+                    owner: name.clone(),
+                    view,
+                    delta,
+                });
             }
         }
     }
+    out
+}
+
+/// Asserts that every owner's three shares agree within `tolerance` percentage points.
+pub fn assert_shares_agree(got: &Shares, want: &Shares, tolerance: f64) {
+    let problems: Vec<String> = differences(got, want, tolerance)
+        .into_iter()
+        .map(|d| d.line)
+        .collect();
     assert!(
         problems.is_empty(),
         "shares disagree:\n{}",
         problems.join("\n")
     );
+}
+
+/// A share table, one owner a line, for failure messages.
+pub fn table(s: &Shares) -> String {
+    s.iter()
+        .map(|(k, v)| {
+            format!(
+                "  {k:14} self {:7.3}  owner {:7.3}  anywhere {:7.3}",
+                v[SELF], v[OWNER], v[ANYWHERE]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A temporary file holding `bytes`, deleted when dropped.
+pub fn temp_file(bytes: impl AsRef<[u8]>) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(bytes.as_ref()).unwrap();
+    f
+}
+
+/// Writes `bytes` to `dir/name`, for inputs whose file name matters.
+pub fn write_temp(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// A gzipped file's bytes.
+pub fn gunzip_file(path: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_end(&mut out)
+        .unwrap();
+    out
 }

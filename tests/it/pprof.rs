@@ -522,14 +522,10 @@ fn locations_without_lines_are_unsymbolized_addresses() {
 fn every_go_function_name_is_kept_as_written() {
     use prost::Message;
     use std::collections::BTreeSet;
-    use std::io::Read;
     use whose::input::pprof_proto as pb;
     for file in ["cpu.pb.gz", "allocs.pb.gz", "heap.pb.gz"] {
-        let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(pprof(file)).unwrap())
-            .read_to_end(&mut bytes)
+        let raw = pb::Profile::decode(gunzip_file(std::path::Path::new(&pprof(file))).as_slice())
             .unwrap();
-        let raw = pb::Profile::decode(bytes.as_slice()).unwrap();
         let written: BTreeSet<&str> = raw
             .function
             .iter()

@@ -2,10 +2,7 @@
 //! no panic. Each input is a small valid profile with one thing broken.
 
 use super::common::*;
-use flate2::Compression;
-use flate2::write::GzEncoder;
 use prost::Message;
-use std::io::Write;
 use std::path::PathBuf;
 use whose::input::pprof_proto as pb;
 
@@ -83,17 +80,10 @@ fn valid() -> pb::Profile {
     }
 }
 
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut enc = GzEncoder::new(Vec::new(), Compression::default());
-    enc.write_all(bytes).unwrap();
-    enc.finish().unwrap()
-}
-
 /// Writes `bytes` to a temporary file; returns the directory (kept alive) and the path.
 fn write(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
-    std::fs::write(&path, bytes).unwrap();
+    let path = write_temp(dir.path(), name, bytes);
     (dir, path)
 }
 

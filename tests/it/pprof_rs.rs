@@ -8,10 +8,7 @@
 //! profiles the workload and writes the file that the parent then checks.
 
 use super::common::*;
-use flate2::Compression;
-use flate2::write::GzEncoder;
 use std::hint::black_box;
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -58,9 +55,7 @@ fn profile_workload(path: &Path) {
     let report = guard.report().build().expect("pprof-rs report");
     let profile = report.pprof().expect("pprof-rs protobuf");
     let bytes = ::pprof::protos::Message::encode_to_vec(&profile);
-    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-    gz.write_all(&bytes).unwrap();
-    std::fs::write(path, gz.finish().unwrap()).unwrap();
+    std::fs::write(path, gzip(&bytes)).unwrap();
 }
 
 #[test]
