@@ -14,6 +14,11 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// A fixture's path as a command-line argument.
+pub fn fixture_arg(rel: &str) -> String {
+    fixture(rel).to_str().unwrap().to_string()
+}
+
 /// The built `whose`, without colour (so output compares as plain text).
 pub fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_whose"));
@@ -74,6 +79,19 @@ pub fn report_shares(args: &[&str]) -> (Shares, u128) {
     let json: Value = serde_json::from_str(&whose_ok(&full)).expect("json");
     assert_eq!(json["schema"], "whose/1");
     shares_of(&json)
+}
+
+/// Shares of the `perf script` dump `fixtures/perf/{recording}.perf-script.txt.gz` with the
+/// corpus rules `fixtures/rules/{rules}.toml`, counting samples as the corpus oracle does.
+pub fn script_shares(recording: &str, rules: &str) -> (Shares, u128) {
+    report_shares(&[
+        &fixture_arg(&format!("perf/{recording}.perf-script.txt.gz")),
+        "--rules",
+        &fixture_arg(&format!("rules/{rules}.toml")),
+        "--no-presets",
+        "--metric",
+        "samples",
+    ])
 }
 
 /// Shares (percent) per owner and view, and the total, of input 0 of a `whose/1` document.

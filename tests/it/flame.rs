@@ -65,7 +65,7 @@ fn args(list: &[&str]) -> Vec<String> {
     list.iter()
         .map(|a| {
             if a.contains('/') && !a.starts_with('-') {
-                fixture(a).to_str().unwrap().to_string()
+                fixture_arg(a)
             } else {
                 a.to_string()
             }

@@ -10,10 +10,7 @@ use serde_json::Value;
 use std::path::Path;
 
 fn rules(item: &str) -> String {
-    fixture(&format!("rules/{item}.toml"))
-        .to_str()
-        .unwrap()
-        .to_string()
+    fixture_arg(&format!("rules/{item}.toml"))
 }
 
 /// perf.data shares with the corpus rules, counting samples as the oracle does.
@@ -24,18 +21,6 @@ fn data_shares(run: &Hermetic, data: &str, item: &str, extra: &[&str]) -> (Share
     let (json, stderr) = run.report(&fixture(&format!("perf/{data}")), &args);
     let (shares, total) = shares_of(&json);
     (shares, total, stderr)
-}
-
-fn script_shares(script: &str, item: &str) -> Shares {
-    report_shares(&[
-        fixture(&format!("perf/{script}")).to_str().unwrap(),
-        "--rules",
-        &rules(item),
-        "--no-presets",
-        "--metric",
-        "samples",
-    ])
-    .0
 }
 
 #[test]
@@ -50,7 +35,7 @@ fn jvm_shop_perf_data_with_its_jit_map_agrees_with_the_oracle() {
     // libjvm and libc are not in the fixtures: unsymbolised, said so, still classified by module
     assert!(stderr.contains("libjvm.so (binary not found;"), "{stderr}");
     // and the same recording read as `perf script` text agrees too
-    let text = script_shares("jvm-shop.perf.perf-script.txt.gz", "jvm-shop");
+    let text = script_shares("jvm-shop.perf", "jvm-shop").0;
     assert_shares_agree(&got, &text, 0.1);
 }
 
@@ -71,7 +56,7 @@ fn c_malloc_perf_data_agrees_with_the_oracle_and_its_perf_script_dump() {
     // glibc's allocator symbols come from the debug file found by build id
     assert!(got["allocator"][0] > 32.0, "{got:?}");
     assert!(!stderr.contains("libc.so.6 (binary not found"), "{stderr}");
-    let text = script_shares("c-malloc.perf.perf-script.txt.gz", "c-malloc");
+    let text = script_shares("c-malloc.perf", "c-malloc").0;
     assert_shares_agree(&got, &text, 0.1);
 }
 
@@ -82,7 +67,7 @@ fn rust_native_perf_data_agrees_with_the_oracle_and_its_perf_script_dump() {
     let (want, want_total) = expected_shares("rust-native.perf-fp.json");
     assert_eq!(total, want_total as u128);
     assert_shares_agree(&got, &want, 0.1);
-    let text = script_shares("rust-native.perf-fp.perf-script.txt.gz", "rust-native");
+    let text = script_shares("rust-native.perf-fp", "rust-native").0;
     assert_shares_agree(&got, &text, 0.1);
 }
 

@@ -3,19 +3,6 @@
 
 use super::common::*;
 
-fn script_shares(fixture_name: &str, rules: &str) -> (Shares, u128) {
-    report_shares(&[
-        fixture(&format!("perf/{fixture_name}.perf-script.txt.gz"))
-            .to_str()
-            .unwrap(),
-        "--rules",
-        fixture(&format!("rules/{rules}.toml")).to_str().unwrap(),
-        "--no-presets",
-        "--metric",
-        "samples",
-    ])
-}
-
 /// The oracle reads exactly this text, so whose must agree to rounding.
 fn agrees(fixture_name: &str, rules: &str) {
     let (got, total) = script_shares(fixture_name, rules);

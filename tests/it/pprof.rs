@@ -8,10 +8,7 @@ use whose::input::{ReadOptions, read_profile};
 use whose::model::{FrameKind, Profile};
 
 fn pprof(name: &str) -> String {
-    fixture(&format!("pprof/{name}"))
-        .to_str()
-        .unwrap()
-        .to_string()
+    fixture_arg(&format!("pprof/{name}"))
 }
 
 fn go_svc_shares(file: &str, metric: &str, expected: &str) {
