@@ -3,14 +3,9 @@
 //! (`fixtures/repeats/`, made by `fixtures/repeats/make.py`, which also wrote the expected
 //! weights in `fixtures/repeats/expected.json` with its own implementation of the rules).
 
-mod common;
-use common::*;
+use super::common::*;
 use serde_json::Value;
 use std::process::Output;
-
-fn f(rel: &str) -> String {
-    fixture(rel).to_str().unwrap().to_string()
-}
 
 fn run(args: &[String]) -> Output {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -27,9 +22,9 @@ fn stderr(o: &Output) -> String {
 
 fn seed_args() -> Vec<String> {
     vec![
-        f("folded/seed-ktor-alloc.txt"),
+        fixture_arg("folded/seed-ktor-alloc.txt"),
         "--rules".into(),
-        f("rules/seed-ktor-alloc.toml"),
+        fixture_arg("rules/seed-ktor-alloc.toml"),
         "--no-presets".into(),
         "--unit".into(),
         "bytes".into(),
@@ -38,21 +33,21 @@ fn seed_args() -> Vec<String> {
 
 fn py_args() -> Vec<String> {
     vec![
-        f("folded/py-app.folded"),
+        fixture_arg("folded/py-app.folded"),
         "--rules".into(),
-        f("rules/py-app.toml"),
+        fixture_arg("rules/py-app.toml"),
         "--no-presets".into(),
     ]
 }
 
 fn churn(i: usize) -> String {
-    f(&format!("repeats/churn-{i}.folded"))
+    fixture_arg(&format!("repeats/churn-{i}.folded"))
 }
 
 fn churn_rules() -> Vec<String> {
     vec![
         "--rules".into(),
-        f("rules/c-malloc-sym.toml"),
+        fixture_arg("rules/c-malloc-sym.toml"),
         "--no-presets".into(),
     ]
 }
@@ -178,7 +173,12 @@ fn an_unknown_owner_category_or_metric_exits_2_listing_what_exists() {
             && e.contains("py-app.folded: samples (count)"),
         "{e}"
     );
-    let e = whose_err(&["gate", &f("folded/py-app.folded"), "--require", "user >= 1"]);
+    let e = whose_err(&[
+        "gate",
+        &fixture_arg("folded/py-app.folded"),
+        "--require",
+        "user >= 1",
+    ]);
     assert!(e.contains("SUBJECT.VIEW[METRIC] OP PERCENT"), "{e}");
 }
 
@@ -522,10 +522,10 @@ fn diff_markdown_reads_as_a_pr_comment() {
 #[test]
 fn a_cpu_and_an_alloc_profile_gate_together_by_metric() {
     let inputs = vec![
-        f("pprof/cpu.pb.gz"),
-        f("pprof/allocs.pb.gz"),
+        fixture_arg("pprof/cpu.pb.gz"),
+        fixture_arg("pprof/allocs.pb.gz"),
         "--rules".into(),
-        f("rules/go-svc.toml"),
+        fixture_arg("rules/go-svc.toml"),
         "--no-presets".into(),
     ];
     let (code, v) = gate_json(

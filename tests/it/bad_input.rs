@@ -1,18 +1,10 @@
 //! Bad input: each case its own test, each an error naming the file and the place, exit 2,
 //! never a panic.
 
-mod common;
-use common::*;
-use std::io::Write;
-
-fn temp_with(bytes: &[u8]) -> tempfile::NamedTempFile {
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    f.write_all(bytes).unwrap();
-    f
-}
+use super::common::*;
 
 fn report_err(bytes: &[u8]) -> (String, String) {
-    let f = temp_with(bytes);
+    let f = temp_file(bytes);
     let path = f.path().to_str().unwrap().to_string();
     let err = whose_err(&["report", &path, "--no-presets"]);
     (err, path)
@@ -72,7 +64,7 @@ fn count_overflowing_u64() {
 
 #[test]
 fn counts_up_to_u64_max_sum_without_overflow() {
-    let f = temp_with(b"a;b 18446744073709551615\na;b 18446744073709551615\nc 1\n");
+    let f = temp_file(b"a;b 18446744073709551615\na;b 18446744073709551615\nc 1\n");
     let out = whose_ok(&[
         "report",
         f.path().to_str().unwrap(),
@@ -93,7 +85,7 @@ fn binary_garbage() {
 
 #[test]
 fn invalid_utf8_is_read_lossily_and_counted() {
-    let f = temp_with(b"ok;fine 2\nbad\xff\xfename;x 3\n");
+    let f = temp_file(b"ok;fine 2\nbad\xff\xfename;x 3\n");
     let out = whose(&["report", f.path().to_str().unwrap(), "--no-presets"]);
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -107,20 +99,17 @@ fn invalid_utf8_is_read_lossily_and_counted() {
 
 #[test]
 fn truncated_gzip() {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    for i in 0..2000 {
-        writeln!(enc, "main;work;leaf{i} {i}").unwrap();
-    }
-    let gz = enc.finish().unwrap();
+    let text: String = (0..2000)
+        .map(|i| format!("main;work;leaf{i} {i}\n"))
+        .collect();
+    let gz = gzip(text.as_bytes());
     let (err, path) = report_err(&gz[..gz.len() / 2]);
     assert!(err.contains(&path) && err.contains("gzip"), "{err}");
 }
 
 #[test]
 fn gzip_input_is_read() {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    enc.write_all(b"main;a.b 3\nmain;c 1\n").unwrap();
-    let f = temp_with(&enc.finish().unwrap());
+    let f = temp_file(gzip(b"main;a.b 3\nmain;c 1\n"));
     let out = whose_ok(&["report", f.path().to_str().unwrap(), "--no-presets"]);
     assert!(out.contains("total 4"), "{out}");
 }
@@ -133,7 +122,7 @@ fn missing_file() {
 
 fn rules_err(text: &str) -> String {
     let profile = fixture("folded/py-app.folded");
-    let f = temp_with(text.as_bytes());
+    let f = temp_file(text.as_bytes());
     let rules = f.path().to_str().unwrap().to_string();
     let err = whose_err(&["report", profile.to_str().unwrap(), "--rules", &rules]);
     assert!(err.contains(&rules), "{err}");

@@ -1,8 +1,7 @@
 //! `whose report` on small hand-made profiles whose answers are derived by hand in the
 //! comments, across output formats and options.
 
-mod common;
-use common::*;
+use super::common::*;
 use serde_json::Value;
 use std::io::Write;
 

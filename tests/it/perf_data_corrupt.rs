@@ -2,15 +2,9 @@
 //! random byte damage to a real recording, read in-process. Each input either reads (the
 //! damage hit something harmless, e.g. an address) or is an input error.
 
+use super::common::fixture;
 use proptest::prelude::*;
-use std::path::PathBuf;
 use whose::input::{ReadOptions, read_profile};
-
-fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
 
 fn options(root: &std::path::Path) -> ReadOptions {
     let mut o = ReadOptions::default();

@@ -1,22 +1,7 @@
 //! `perf script` text against the corpus oracle (which reads the same text), and the reader's
 //! handling of `-F` variants and unexpected lines.
 
-mod common;
-use common::*;
-use std::io::Write;
-
-fn script_shares(fixture_name: &str, rules: &str) -> (Shares, u128) {
-    report_shares(&[
-        fixture(&format!("perf/{fixture_name}.perf-script.txt.gz"))
-            .to_str()
-            .unwrap(),
-        "--rules",
-        fixture(&format!("rules/{rules}.toml")).to_str().unwrap(),
-        "--no-presets",
-        "--metric",
-        "samples",
-    ])
-}
+use super::common::*;
 
 /// The oracle reads exactly this text, so whose must agree to rounding.
 fn agrees(fixture_name: &str, rules: &str) {
@@ -74,12 +59,6 @@ fn period_is_the_default_metric_and_samples_is_offered() {
     assert_eq!(input["total"].as_f64().unwrap() as u128, 4461 * 1_001_001);
 }
 
-fn temp_script(text: &str) -> tempfile::NamedTempFile {
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    f.write_all(text.as_bytes()).unwrap();
-    f
-}
-
 #[test]
 fn field_list_variants_are_read() {
     // -F comm,pid,tid,time,event,ip,sym,dso (no period), -F +pid, no symoff, kernel frames
@@ -93,7 +72,7 @@ app 100/102 10.000002: cycles:u:\n\
 \t1250 work+0x1c (/srv/app)\n\
 \t1300 main+0x10 (/srv/app)\n\
 \n";
-    let f = temp_script(text);
+    let f = temp_file(text);
     let out = whose_ok(&[
         "report",
         "--format",
@@ -131,7 +110,7 @@ fn a_few_unexpected_lines_are_skipped_with_a_warning() {
         ));
     }
     text.push_str("\tstray frame line outside a sample\n");
-    let f = temp_script(&text);
+    let f = temp_file(&text);
     let out = whose(&["report", "--no-presets", f.path().to_str().unwrap()]);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -145,7 +124,7 @@ fn a_few_unexpected_lines_are_skipped_with_a_warning() {
 fn text_that_is_mostly_not_perf_script_is_an_error_with_its_line() {
     let text = "app 100 1.0: 1000 cpu-clock:\n\t1234 work+0x1 (/srv/app)\n\n\
                 \tstray one\n\tstray two\nanother header without pid\n";
-    let f = temp_script(text);
+    let f = temp_file(text);
     let stderr = whose_err(&[
         "report",
         "--format-in",
@@ -169,7 +148,7 @@ fn output_without_call_chains_is_one_header_per_sample_with_its_frame() {
         "            spin 15196  4081.192145:    1001001 task-clock:  ffffffff81000010 ",
         "do_syscall_64+0x10 ([kernel.kallsyms])\n",
     );
-    let f = temp_script(text);
+    let f = temp_file(text);
     let out = whose_ok(&[
         "report",
         "--format",
@@ -203,7 +182,7 @@ fn srcline_lines_are_skipped_not_taken_for_frames() {
         "  libc-start.c:74\n",
         "\n",
     );
-    let f = temp_script(text);
+    let f = temp_file(text);
     let out = whose(&[
         "report",
         "--format",

@@ -2,8 +2,7 @@
 //! golden file. A missing or different golden fails; set `WHOSE_BLESS=1` to rewrite them
 //! after checking the difference is intended.
 
-mod common;
-use common::fixture;
+use super::common::fixture;
 use whose::input::{ReadOptions, read_profile};
 use whose::model::Unit;
 

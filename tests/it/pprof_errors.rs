@@ -1,12 +1,8 @@
 //! Bad pprof input, one test per case: exit 2, the message names the file and what is wrong,
 //! no panic. Each input is a small valid profile with one thing broken.
 
-mod common;
-use common::*;
-use flate2::Compression;
-use flate2::write::GzEncoder;
+use super::common::*;
 use prost::Message;
-use std::io::Write;
 use std::path::PathBuf;
 use whose::pprof_wire as pb;
 
@@ -84,17 +80,10 @@ fn valid() -> pb::Profile {
     }
 }
 
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut enc = GzEncoder::new(Vec::new(), Compression::default());
-    enc.write_all(bytes).unwrap();
-    enc.finish().unwrap()
-}
-
 /// Writes `bytes` to a temporary file; returns the directory (kept alive) and the path.
 fn write(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
-    std::fs::write(&path, bytes).unwrap();
+    let path = write_temp(dir.path(), name, bytes);
     (dir, path)
 }
 

@@ -2,74 +2,19 @@
 //! `perf script` text of the same recordings), against whose's own reading of that text, and
 //! with bad input.
 //!
-//! Hermetic: the recordings name `/tmp/whose-corpus/...` and system libraries of the
-//! recording machine. Every run here gets `--symfs` pointing at an empty directory (so neither
-//! the recorded paths nor `/usr/lib/debug` of the test machine are used) and `HOME` pointing
-//! there too (no perf build-id cache); binaries come only from `--binary-path
-//! fixtures/perf/bin` and JIT maps only from `--jit-map-dir fixtures/perf`. glibc's symbols
-//! come from a stripped copy of its debug file under `bin/.build-id/`, placed by the
-//! executable segment alone (there is no libc binary in the fixtures).
+//! Hermetic: every run goes through `hermetic.rs`.
 
-mod common;
-use common::*;
+use super::common::*;
+use super::hermetic::Hermetic;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
-struct Run {
-    root: tempfile::TempDir,
-}
-
-impl Run {
-    fn new() -> Run {
-        Run {
-            root: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn whose(&self, args: &[&str]) -> Output {
-        std::process::Command::new(env!("CARGO_BIN_EXE_whose"))
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env("HOME", self.root.path())
-            .output()
-            .expect("run whose")
-    }
-
-    /// `whose report --format json` with the hermetic symbol options; (json, stderr).
-    fn report(&self, profile: &Path, extra: &[&str]) -> (Value, String) {
-        let root = self.root.path().to_str().unwrap().to_string();
-        let bin = fixture("perf/bin");
-        let maps = fixture("perf");
-        let mut args = vec![
-            "report",
-            "--format",
-            "json",
-            profile.to_str().unwrap(),
-            "--symfs",
-            &root,
-            "--binary-path",
-            bin.to_str().unwrap(),
-            "--jit-map-dir",
-            maps.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let out = self.whose(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert!(out.status.success(), "whose {args:?} failed:\n{stderr}");
-        (serde_json::from_slice(&out.stdout).unwrap(), stderr)
-    }
-}
+use std::path::Path;
 
 fn rules(item: &str) -> String {
-    fixture(&format!("rules/{item}.toml"))
-        .to_str()
-        .unwrap()
-        .to_string()
+    fixture_arg(&format!("rules/{item}.toml"))
 }
 
 /// perf.data shares with the corpus rules, counting samples as the oracle does.
-fn data_shares(run: &Run, data: &str, item: &str, extra: &[&str]) -> (Shares, u128, String) {
+fn data_shares(run: &Hermetic, data: &str, item: &str, extra: &[&str]) -> (Shares, u128, String) {
     let r = rules(item);
     let mut args = vec!["--rules", r.as_str(), "--no-presets", "--metric", "samples"];
     args.extend_from_slice(extra);
@@ -78,21 +23,9 @@ fn data_shares(run: &Run, data: &str, item: &str, extra: &[&str]) -> (Shares, u1
     (shares, total, stderr)
 }
 
-fn script_shares(script: &str, item: &str) -> Shares {
-    report_shares(&[
-        fixture(&format!("perf/{script}")).to_str().unwrap(),
-        "--rules",
-        &rules(item),
-        "--no-presets",
-        "--metric",
-        "samples",
-    ])
-    .0
-}
-
 #[test]
 fn jvm_shop_perf_data_with_its_jit_map_agrees_with_the_oracle() {
-    let run = Run::new();
+    let run = Hermetic::new();
     let (got, total, stderr) = data_shares(&run, "jvm-shop.perf.data", "jvm-shop", &[]);
     let (want, want_total) = expected_shares("jvm-shop.perf.json");
     assert_eq!(total, want_total as u128);
@@ -102,13 +35,13 @@ fn jvm_shop_perf_data_with_its_jit_map_agrees_with_the_oracle() {
     // libjvm and libc are not in the fixtures: unsymbolised, said so, still classified by module
     assert!(stderr.contains("libjvm.so (binary not found;"), "{stderr}");
     // and the same recording read as `perf script` text agrees too
-    let text = script_shares("jvm-shop.perf.perf-script.txt.gz", "jvm-shop");
+    let text = script_shares("jvm-shop.perf", "jvm-shop").0;
     assert_shares_agree(&got, &text, 0.1);
 }
 
 #[test]
 fn c_malloc_perf_data_agrees_with_the_oracle_and_its_perf_script_dump() {
-    let run = Run::new();
+    let run = Hermetic::new();
     let (got, total, stderr) = data_shares(&run, "c-malloc.perf.data", "c-malloc", &[]);
     let (want, want_total) = expected_shares("c-malloc.perf.json");
     assert_eq!(total, want_total as u128);
@@ -123,18 +56,18 @@ fn c_malloc_perf_data_agrees_with_the_oracle_and_its_perf_script_dump() {
     // glibc's allocator symbols come from the debug file found by build id
     assert!(got["allocator"][0] > 32.0, "{got:?}");
     assert!(!stderr.contains("libc.so.6 (binary not found"), "{stderr}");
-    let text = script_shares("c-malloc.perf.perf-script.txt.gz", "c-malloc");
+    let text = script_shares("c-malloc.perf", "c-malloc").0;
     assert_shares_agree(&got, &text, 0.1);
 }
 
 #[test]
 fn rust_native_perf_data_agrees_with_the_oracle_and_its_perf_script_dump() {
-    let run = Run::new();
+    let run = Hermetic::new();
     let (got, total, _) = data_shares(&run, "rust-native.perf-fp.data", "rust-native", &[]);
     let (want, want_total) = expected_shares("rust-native.perf-fp.json");
     assert_eq!(total, want_total as u128);
     assert_shares_agree(&got, &want, 0.1);
-    let text = script_shares("rust-native.perf-fp.perf-script.txt.gz", "rust-native");
+    let text = script_shares("rust-native.perf-fp", "rust-native").0;
     assert_shares_agree(&got, &text, 0.1);
 }
 
@@ -157,7 +90,7 @@ fn rust_native_as_perf_data_perf_script_and_folded_text_gives_the_same_shares() 
         "--metric",
         "samples",
     ];
-    let run = Run::new();
+    let run = Hermetic::new();
     let (json, _) = run.report(&fixture("perf/rust-native.perf-fp.data"), &rule_args);
     let (data, total) = shares_of(&json);
     let mut args = vec![
@@ -195,7 +128,7 @@ fn rust_native_inline_frames_come_from_dwarf_and_move_self_time_to_the_inlined_c
     // there (logcrunch's DWARF, zlib-compressed). Self time moves to the inlined callees
     // (core/alloc iterators and hashbrown, i.e. rust-std) and serde's derived visitor, which
     // is logcrunch's own code inlined into serde_json, becomes user's.
-    let run = Run::new();
+    let run = Hermetic::new();
     let (plain, _, _) = data_shares(&run, "rust-native.perf-fp.data", "rust-native", &[]);
     let (inl, total, _) = data_shares(
         &run,
@@ -224,7 +157,7 @@ fn rust_native_inline_frames_come_from_dwarf_and_move_self_time_to_the_inlined_c
 fn pipe_mode_gzipped_with_build_id_records_agrees_too() {
     // `perf inject -b -i perf.data -o -`: pipe mode (no seeking, no feature sections), build
     // ids as records after the mappings that need them, and gzipped on top
-    let run = Run::new();
+    let run = Hermetic::new();
     let (got, total, _) = data_shares(&run, "c-malloc.perf.pipe.data.gz", "c-malloc", &[]);
     let (want, want_total) = expected_shares("c-malloc.perf.json");
     assert_eq!(total, want_total as u128);
@@ -237,9 +170,7 @@ fn pipe_mode_gzipped_with_build_id_records_agrees_too() {
 
 #[test]
 fn thread_names_come_from_comm_records_like_perf_script_shows_them() {
-    let run = Run::new();
-    let root = run.root.path().to_str().unwrap().to_string();
-    let maps = fixture("perf");
+    let run = Hermetic::new();
     let r = rules("jvm-shop");
     let common = [
         "--rules",
@@ -249,29 +180,18 @@ fn thread_names_come_from_comm_records_like_perf_script_shows_them() {
         "--metric",
         "samples",
     ];
-    let thread_lines = |out: &[u8]| -> Vec<String> {
-        String::from_utf8_lossy(out)
-            .lines()
+    let thread_lines = |out: &str| -> Vec<String> {
+        out.lines()
             .filter(|l| l.starts_with("thread "))
             .map(|l| l.split(" of ").next().unwrap().to_string() + l.rsplit_once(" (").unwrap().1)
             .collect()
     };
-    let data_path = fixture("perf/jvm-shop.perf.data");
-    let mut args = vec![
-        "report",
-        data_path.to_str().unwrap(),
-        "--symfs",
-        root.as_str(),
-        "--jit-map-dir",
-        maps.to_str().unwrap(),
-    ];
-    args.extend_from_slice(&common);
-    let data = run.whose(&args);
+    let (data, _) = run.run_ok(&["report"], &fixture("perf/jvm-shop.perf.data"), &common);
     let script = fixture("perf/jvm-shop.perf.perf-script.txt.gz");
     let mut args = vec!["report", script.to_str().unwrap()];
     args.extend_from_slice(&common);
-    let text = run.whose(&args);
-    let (data, text) = (thread_lines(&data.stdout), thread_lines(&text.stdout));
+    let text = whose_ok(&args);
+    let (data, text) = (thread_lines(&data), thread_lines(&text));
     assert_eq!(data, text);
     // pool-1-thread-1/2 (handlers) folded into one row, 4722 of 6694 samples
     assert!(
@@ -282,7 +202,7 @@ fn thread_names_come_from_comm_records_like_perf_script_shows_them() {
 
 #[test]
 fn cpu_clock_is_the_default_metric_in_nanoseconds() {
-    let run = Run::new();
+    let run = Hermetic::new();
     let (json, _) = run.report(&fixture("perf/c-malloc.perf.data"), &["--no-presets"]);
     let input = &json["inputs"][0];
     assert_eq!(input["metric"]["name"], "cpu-clock");
@@ -292,8 +212,8 @@ fn cpu_clock_is_the_default_metric_in_nanoseconds() {
 
 #[test]
 fn missing_binaries_are_unknown_frames_of_their_module_and_a_warning_with_the_cost() {
-    let run = Run::new();
-    let root = run.root.path().to_str().unwrap().to_string();
+    let run = Hermetic::new();
+    let root = run.root().to_str().unwrap().to_string();
     let r = rules("c-malloc");
     let data = fixture("perf/c-malloc.perf.data");
     // no --binary-path: churn is gone, but `module = ["churn*"]` still finds user code
@@ -322,12 +242,12 @@ fn missing_binaries_are_unknown_frames_of_their_module_and_a_warning_with_the_co
 
 #[test]
 fn a_binary_with_another_build_id_is_not_used() {
-    let run = Run::new();
+    let run = Hermetic::new();
     // logcrunch under churn's name: found by file name, rejected by build id
-    let dir = run.root.path().join("wrong");
+    let dir = run.root().join("wrong");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(fixture("perf/bin/logcrunch"), dir.join("churn")).unwrap();
-    let root = run.root.path().join("empty");
+    let root = run.root().join("empty");
     std::fs::create_dir_all(&root).unwrap();
     let out = run.whose(&[
         "report",
@@ -352,8 +272,8 @@ fn a_binary_with_another_build_id_is_not_used() {
 
 #[test]
 fn an_unreadable_jit_map_line_is_skipped_with_a_warning() {
-    let run = Run::new();
-    let maps = run.root.path().join("maps");
+    let run = Hermetic::new();
+    let maps = run.root().join("maps");
     std::fs::create_dir_all(&maps).unwrap();
     let mut text = std::fs::read_to_string(fixture("perf/perf-22048.map")).unwrap();
     text.insert_str(0, "this is not a map line\n");
@@ -362,7 +282,7 @@ fn an_unreadable_jit_map_line_is_skipped_with_a_warning() {
         "report",
         fixture("perf/jvm-shop.perf.data").to_str().unwrap(),
         "--symfs",
-        run.root.path().to_str().unwrap(),
+        run.root().to_str().unwrap(),
         "--jit-map-dir",
         maps.to_str().unwrap(),
         "--rules",
@@ -381,8 +301,8 @@ fn an_unreadable_jit_map_line_is_skipped_with_a_warning() {
 
 #[test]
 fn without_its_jit_map_java_frames_are_unknown_and_user_code_vanishes() {
-    let run = Run::new();
-    let empty = run.root.path().join("nomaps");
+    let run = Hermetic::new();
+    let empty = run.root().join("nomaps");
     std::fs::create_dir_all(&empty).unwrap();
     let out = run.whose(&[
         "report",
@@ -390,7 +310,7 @@ fn without_its_jit_map_java_frames_are_unknown_and_user_code_vanishes() {
         "json",
         fixture("perf/jvm-shop.perf.data").to_str().unwrap(),
         "--symfs",
-        run.root.path().to_str().unwrap(),
+        run.root().to_str().unwrap(),
         "--jit-map-dir",
         empty.to_str().unwrap(),
         "--rules",
@@ -431,7 +351,7 @@ fn kernel_frames_are_named_from_kallsyms_exactly_as_perf_named_them() {
     // script dump shows (address - offset of every kernel frame): every kernel self frame must
     // get perf's name and perf's count. The only difference: perf read [vdso] from its
     // build-id cache (`__vdso_clock_gettime`, 4 samples), which the fixtures do not have.
-    let run = Run::new();
+    let run = Hermetic::new();
     let kallsyms = fixture("perf/jvm-shop.kallsyms");
     let r = rules("jvm-shop");
     let extra = [
@@ -481,7 +401,7 @@ fn kernel_frames_are_named_from_kallsyms_exactly_as_perf_named_them() {
         })
         .collect::<String>()
         + "ffffffff81200000 T _text\n";
-    let moved = run.root.path().join("kallsyms.moved");
+    let moved = run.root().join("kallsyms.moved");
     std::fs::write(&moved, shifted).unwrap();
     let extra = [
         "--kallsyms",
@@ -500,14 +420,9 @@ fn kernel_frames_are_named_from_kallsyms_exactly_as_perf_named_them() {
     assert_eq!(relocated, want);
 }
 
-fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
-}
-
+/// `whose report` on a damaged copy of a recording, which must be an input error; stderr.
 fn err_of(path: &Path) -> String {
-    whose_err(&["report", path.to_str().unwrap(), "--no-presets"])
+    Hermetic::new().run_err(&["report"], path, &["--no-presets"])
 }
 
 #[test]
@@ -594,20 +509,18 @@ fn as_if_dwarf(bytes: &mut [u8]) {
     bytes[at..at + 8].copy_from_slice(&st.to_le_bytes());
 }
 
-/// DWARF recordings are unwound now (tests/perf_dwarf.rs); a file whose attributes promise
+/// DWARF recordings are unwound now (tests/it/perf_dwarf.rs); a file whose attributes promise
 /// user registers and stacks that its SAMPLE records do not hold is corrupt input.
 #[test]
 fn samples_lacking_the_dwarf_fields_their_attributes_promise_are_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = std::fs::read(fixture("perf/c-malloc.perf.data")).unwrap();
     as_if_dwarf(&mut bytes);
-    let out = whose(&[
-        "report",
-        write_temp(dir.path(), "dwarf.data", &bytes)
-            .to_str()
-            .unwrap(),
-        "--no-presets",
-    ]);
+    let out = Hermetic::new().run(
+        &["report"],
+        &write_temp(dir.path(), "dwarf.data", &bytes),
+        &["--no-presets"],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty(), "no shares may be printed");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -644,35 +557,26 @@ fn lost_events_are_counted_and_reported() {
     bytes[48..56].copy_from_slice(&((size + record.len()) as u64).to_le_bytes());
     bytes.splice(end..end, record);
     let dir = tempfile::tempdir().unwrap();
-    let out = whose(&[
-        "report",
-        write_temp(dir.path(), "lost.data", &bytes)
-            .to_str()
-            .unwrap(),
-        "--no-presets",
-        "--metric",
-        "samples",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let (stdout, stderr) = Hermetic::new().run_ok(
+        &["report"],
+        &write_temp(dir.path(), "lost.data", &bytes),
+        &["--no-presets", "--metric", "samples"],
+    );
     assert!(
         stderr.contains("perf lost 1234 events (LOST records)"),
         "{stderr}"
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("total 4461"));
+    assert!(stdout.contains("total 4461"));
 }
 
 #[test]
 fn a_file_that_is_not_perf_data_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
-    let e = whose_err(&[
-        "report",
-        "--format-in",
-        "perf-data",
-        write_temp(dir.path(), "x", b"definitely not perf data, just text\n")
-            .to_str()
-            .unwrap(),
-    ]);
+    let e = Hermetic::new().run_err(
+        &["report", "--format-in", "perf-data"],
+        &write_temp(dir.path(), "x", b"definitely not perf data, just text\n"),
+        &[],
+    );
     assert!(
         e.contains("not a perf.data file (expected the magic `PERFILE2`)"),
         "{e}"

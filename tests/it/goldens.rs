@@ -3,13 +3,12 @@
 //! verdicts). A change that moves one byte of any output fails here; an intended change is
 //! blessed with `WHOSE_BLESS=1 cargo test goldens`, and the diff of `tests/golden/` shows it.
 //!
-//! Files are named `FIXTURE.OPTIONS.FORMAT` (`c-malloc-perf-data.rules.json`). perf.data runs
-//! are hermetic as in the perf.data tests: an empty `--symfs` and `HOME`, binaries only from
-//! `fixtures/perf/bin`, JIT maps only from `fixtures/perf`; the temporary directory's path is
-//! replaced by `<tmp>` in what is compared.
+//! Files are named `FIXTURE.OPTIONS.FORMAT` (`c-malloc-perf-data.rules.json`). Every run goes
+//! through `hermetic.rs`, perf.data runs with its symbol options; its temporary directory's path
+//! is replaced by `<tmp>` in what is compared.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use super::hermetic::Hermetic;
+use std::path::PathBuf;
 
 /// One golden: a file name under `tests/golden/` and the arguments that make it.
 struct Case {
@@ -23,7 +22,7 @@ struct Input {
     path: &'static str,
     /// Options for reading and classifying (rules, metric, hermetic symbol options).
     options: Vec<&'static str>,
-    /// Whether the input is perf.data (needs the hermetic symbol options).
+    /// Whether the input is perf.data (takes the hermetic symbol options).
     perf_data: bool,
 }
 
@@ -132,19 +131,10 @@ fn inputs() -> Vec<Input> {
 }
 
 /// Every command and output format for one input.
-fn cases(input: &Input, tmp: &str) -> Vec<Case> {
+fn cases(input: &Input, run: &Hermetic) -> Vec<Case> {
     let mut options: Vec<String> = input.options.iter().map(|s| s.to_string()).collect();
     if input.perf_data {
-        for o in [
-            "--symfs",
-            tmp,
-            "--binary-path",
-            "fixtures/perf/bin",
-            "--jit-map-dir",
-            "fixtures/perf",
-        ] {
-            options.push(o.to_string());
-        }
+        options.extend(run.symbol_args());
     }
     let case = |suffix: &str, head: &[&str], tail: &[&str]| {
         let mut args: Vec<String> = head.iter().map(|s| s.to_string()).collect();
@@ -303,16 +293,15 @@ fn golden_dir() -> PathBuf {
 
 /// What one run printed: stdout, then stderr and the exit code, with the temporary path
 /// replaced so the file is the same on every machine.
-fn run(case: &Case, tmp: &Path) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_whose"))
+fn run(case: &Case, hermetic: &Hermetic) -> Vec<u8> {
+    let out = hermetic
+        .command()
         .args(&case.args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env("HOME", tmp)
         .env("COLUMNS", "120")
         .output()
         .expect("run whose");
-    let tmp = tmp.to_str().unwrap();
+    let tmp = hermetic.root().to_str().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).replace(tmp, "<tmp>");
     let mut bytes = out.stdout;
     let trailer = format!(
@@ -327,19 +316,19 @@ fn run(case: &Case, tmp: &Path) -> Vec<u8> {
     bytes
 }
 
-fn check_all(make: impl FnOnce(&str) -> Vec<Case>) {
-    let tmp = tempfile::tempdir().unwrap();
-    let cases = make(tmp.path().to_str().unwrap());
+fn check_all(make: impl FnOnce(&Hermetic) -> Vec<Case>) {
+    let hermetic = Hermetic::new();
+    let cases = make(&hermetic);
     let bless = std::env::var_os("WHOSE_BLESS").is_some_and(|v| v == "1");
     let results: Vec<(String, Vec<u8>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = cases
             .chunks(cases.len().div_ceil(4).max(1))
             .map(|chunk| {
-                let tmp = tmp.path();
+                let hermetic = &hermetic;
                 scope.spawn(move || {
                     chunk
                         .iter()
-                        .map(|c| (c.name.clone(), run(c, tmp)))
+                        .map(|c| (c.name.clone(), run(c, hermetic)))
                         .collect::<Vec<_>>()
                 })
             })
@@ -380,22 +369,22 @@ fn check_all(make: impl FnOnce(&str) -> Vec<Case>) {
 
 #[test]
 fn goldens_of_text_readers() {
-    check_all(|tmp| {
+    check_all(|run| {
         inputs()
             .iter()
             .filter(|i| !i.perf_data)
-            .flat_map(|i| cases(i, tmp))
+            .flat_map(|i| cases(i, run))
             .collect()
     });
 }
 
 #[test]
 fn goldens_of_perf_data() {
-    check_all(|tmp| {
+    check_all(|run| {
         inputs()
             .iter()
             .filter(|i| i.perf_data)
-            .flat_map(|i| cases(i, tmp))
+            .flat_map(|i| cases(i, run))
             .collect()
     });
 }

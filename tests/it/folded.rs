@@ -1,7 +1,6 @@
 //! Folded input against the corpus oracle, and the folded reader's error handling.
 
-mod common;
-use common::*;
+use super::common::*;
 
 #[test]
 fn seed_ktor_alloc_strips_allocated_types_by_default() {

@@ -1,17 +1,22 @@
 //! A real Rust producer of pprof: pprof-rs (dev-dependency) profiles a CPU-bound workload in
-//! this test binary, and whose reads the written file back. The workload's frames — this
-//! crate, `pprof_rs::` — must come out as the user owner, which needs pprof-rs's names
+//! the test binary, and whose reads the written file back. The workload's frames — this
+//! module's functions — must come out as the user owner, which needs pprof-rs's names
 //! normalised (hash suffix dropped) and its `thread` label read as the thread.
 //!
-//! One test in its own binary: the profiler samples the whole process.
+//! The profiler samples the whole process, and the other tests of this binary run in it in
+//! parallel; so the test runs itself again, alone, in a child process of the same binary, which
+//! profiles the workload and writes the file that the parent then checks.
 
-mod common;
-use common::*;
-use flate2::Compression;
-use flate2::write::GzEncoder;
+use super::common::*;
 use std::hint::black_box;
-use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// The prefix of this module's frames (`main::it::pprof_rs::`), the user code of the profile.
+const USER: &str = concat!(module_path!(), "::");
+
+/// Set in the child process: where to write the profile.
+const PROFILE_TO: &str = "WHOSE_TEST_PPROF_RS_PROFILE_TO";
 
 #[inline(never)]
 fn churn_hashes(seed: u64) -> u64 {
@@ -36,9 +41,9 @@ fn workload(for_how_long: Duration) -> u64 {
     acc
 }
 
-#[test]
-fn pprof_rs_profile_attributes_the_workload_to_user() {
-    let guard = pprof::ProfilerGuardBuilder::default()
+/// Profiles the workload with pprof-rs in this process and writes the gzipped profile.
+fn profile_workload(path: &Path) {
+    let guard = ::pprof::ProfilerGuardBuilder::default()
         .frequency(997)
         .build()
         .expect("start pprof-rs");
@@ -49,15 +54,38 @@ fn pprof_rs_profile_attributes_the_workload_to_user() {
     black_box(handle.join().unwrap());
     let report = guard.report().build().expect("pprof-rs report");
     let profile = report.pprof().expect("pprof-rs protobuf");
-    let bytes = pprof::protos::Message::encode_to_vec(&profile);
+    let bytes = ::pprof::protos::Message::encode_to_vec(&profile);
+    std::fs::write(path, gzip(&bytes)).unwrap();
+}
+
+#[test]
+fn pprof_rs_profile_attributes_the_workload_to_user() {
+    if let Some(path) = std::env::var_os(PROFILE_TO) {
+        // the child: profile, and leave the checks to the parent
+        profile_workload(Path::new(&path));
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rust.pb.gz");
-    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-    gz.write_all(&bytes).unwrap();
-    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    // this test's name as libtest knows it: the module path without the crate's name
+    let name = format!(
+        "{}::pprof_rs_profile_attributes_the_workload_to_user",
+        module_path!().split_once("::").unwrap().1
+    );
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name.as_str(), "--exact", "--test-threads", "1"])
+        .env(PROFILE_TO, &path)
+        .output()
+        .unwrap();
+    let child_out = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success() && child_out.contains("1 passed"),
+        "the profiling child failed:\n{child_out}\n{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
     let path = path.to_str().unwrap();
 
-    let (shares, total) = report_shares(&[path, "--user", "pprof_rs::"]);
+    let (shares, total) = report_shares(&[path, "--user", USER]);
     // pprof-rs writes samples/count and cpu/nanoseconds-like types; at ~1 kHz for 1.5 s
     assert!(total > 0, "no samples");
     let user = shares.get("user").expect("a user owner");
@@ -70,7 +98,7 @@ fn pprof_rs_profile_attributes_the_workload_to_user() {
     assert!(user[2] >= user[1]);
 
     // the workload's functions appear under their Rust paths, hash dropped
-    let explain = whose_ok(&["explain", path, "--user", "pprof_rs::", "--top", "200"]);
+    let explain = whose_ok(&["explain", path, "--user", USER, "--top", "200"]);
     assert!(
         explain.contains("pprof_rs::churn_hashes") || explain.contains("pprof_rs::workload"),
         "{explain}"
@@ -82,7 +110,7 @@ fn pprof_rs_profile_attributes_the_workload_to_user() {
         "report",
         path,
         "--user",
-        "pprof_rs::",
+        USER,
         "--threads",
         "--format",
         "json",

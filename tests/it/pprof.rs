@@ -2,17 +2,13 @@
 //! against the corpus oracle, per-function flat and cum values against the committed
 //! `go tool pprof -top` text, and how frames come out of the reader.
 
-mod common;
-use common::*;
+use super::common::*;
 use std::collections::HashMap;
 use whose::input::{ReadOptions, read_profile};
 use whose::model::{FrameKind, Profile};
 
 fn pprof(name: &str) -> String {
-    fixture(&format!("pprof/{name}"))
-        .to_str()
-        .unwrap()
-        .to_string()
+    fixture_arg(&format!("pprof/{name}"))
 }
 
 fn go_svc_shares(file: &str, metric: &str, expected: &str) {
@@ -523,14 +519,10 @@ fn locations_without_lines_are_unsymbolized_addresses() {
 fn every_go_function_name_is_kept_as_written() {
     use prost::Message;
     use std::collections::BTreeSet;
-    use std::io::Read;
     use whose::pprof_wire as pb;
     for file in ["cpu.pb.gz", "allocs.pb.gz", "heap.pb.gz"] {
-        let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(pprof(file)).unwrap())
-            .read_to_end(&mut bytes)
+        let raw = pb::Profile::decode(gunzip_file(std::path::Path::new(&pprof(file))).as_slice())
             .unwrap();
-        let raw = pb::Profile::decode(bytes.as_slice()).unwrap();
         let written: BTreeSet<&str> = raw
             .function
             .iter()

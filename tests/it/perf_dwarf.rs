@@ -2,145 +2,20 @@
 //! from the copied stack bytes, against the corpus oracle (perf 6.1's own unwinding, read
 //! from its `perf script` text) and against perf's stacks sample by sample.
 //!
-//! Hermetic like tests/perf_data.rs: `--symfs` and `HOME` point at an empty directory, so
-//! nothing of the test machine's own libraries is used. The recordings unwind through
-//! Debian's glibc 2.36 (build id 93ac61ec…), whose `.eh_frame` the fixtures carry
-//! (`fixtures/perf/libc/libc.so.6.gz`, unpacked into the run's directory); without it the
-//! walk stops in libc, which one test shows is reported rather than hidden.
+//! Hermetic: every run goes through `hermetic.rs`. The recordings unwind through Debian's
+//! glibc 2.36, which the fixtures carry; without it the walk stops in libc, which one test
+//! shows is reported rather than hidden.
 
-mod common;
-use common::*;
+use super::common::*;
+use super::hermetic::Hermetic;
 use serde_json::Value;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
-/// A gzipped fixture's bytes.
-fn gunzip(rel: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(fixture(rel)).unwrap())
-        .read_to_end(&mut out)
-        .unwrap();
-    out
-}
-
-struct Run {
-    root: tempfile::TempDir,
-    /// Holds the unpacked libc (a directory of its own, for --binary-path).
-    libs: tempfile::TempDir,
-}
-
-impl Run {
-    fn new() -> Run {
-        let libs = tempfile::tempdir().unwrap();
-        std::fs::write(
-            libs.path().join("libc.so.6"),
-            gunzip("perf/libc/libc.so.6.gz"),
-        )
-        .unwrap();
-        Run {
-            root: tempfile::tempdir().unwrap(),
-            libs,
-        }
-    }
-
-    fn whose(&self, args: &[&str]) -> Output {
-        std::process::Command::new(env!("CARGO_BIN_EXE_whose"))
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env("HOME", self.root.path())
-            .output()
-            .expect("run whose")
-    }
-
-    /// `whose report --format json` with hermetic symbol options; (json, stderr).
-    fn report(&self, profile: &Path, with_libc: bool, extra: &[&str]) -> (Value, String) {
-        let root = self.root.path().to_str().unwrap().to_string();
-        let bin = fixture("perf/bin").to_str().unwrap().to_string();
-        let libs = self.libs.path().to_str().unwrap().to_string();
-        let mut args = vec![
-            "report",
-            "--format",
-            "json",
-            profile.to_str().unwrap(),
-            "--symfs",
-            &root,
-            "--binary-path",
-            &bin,
-        ];
-        if with_libc {
-            args.extend(["--binary-path", &libs]);
-        }
-        args.extend_from_slice(extra);
-        let out = self.whose(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert!(out.status.success(), "whose {args:?} failed:\n{stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        (serde_json::from_slice(&out.stdout).unwrap(), stderr)
-    }
-}
-
-fn notes(json: &Value) -> Vec<String> {
-    json["inputs"][0]["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap().to_string())
-        .collect()
-}
-
-/// The share of truncated stacks from the report's note
-/// `DWARF unwinding: N of M user stacks truncated (X%)...`.
-fn truncated(json: &Value) -> (u64, u64) {
-    let notes = notes(json);
-    let note = notes
-        .iter()
-        .find(|n| n.starts_with("DWARF unwinding: "))
-        .unwrap_or_else(|| panic!("no DWARF unwinding note in {notes:?}"));
-    let words: Vec<&str> = note.split_whitespace().collect();
-    (words[2].parse().unwrap(), words[4].parse().unwrap())
-}
-
-/// Per owner and view, the differences larger than `tol` between two share tables.
-fn differences(got: &Shares, want: &Shares, tol: f64) -> Vec<String> {
-    let names: std::collections::BTreeSet<&String> = got.keys().chain(want.keys()).collect();
-    let mut out = Vec::new();
-    for name in names {
-        let g = got.get(name).copied().unwrap_or([0.0; 3]);
-        let w = want.get(name).copied().unwrap_or([0.0; 3]);
-        for (i, view) in ["self", "owner", "anywhere"].iter().enumerate() {
-            if (g[i] - w[i]).abs() > tol {
-                out.push(format!(
-                    "{name}.{view}: whose {:.3}% vs perf {:.3}% ({:+.3} pp)",
-                    g[i],
-                    w[i],
-                    g[i] - w[i]
-                ));
-            }
-        }
-    }
-    out
-}
-
-fn table(s: &Shares) -> String {
-    s.iter()
-        .map(|(k, v)| {
-            format!(
-                "  {k:14} self {:7.3}  owner {:7.3}  anywhere {:7.3}",
-                v[0], v[1], v[2]
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// Shares of a DWARF recording (samples, as the oracle counts) with the corpus rules;
 /// `--inline` because perf prints inline frames for DWARF call chains.
-fn dwarf_shares(run: &Run, item: &str, with_libc: bool) -> (Shares, u128, Value, String) {
+fn dwarf_shares(run: &Hermetic, item: &str) -> (Shares, u128, Value, String) {
     let rules = fixture(&format!("rules/{item}.toml"));
     let (json, stderr) = run.report(
         &fixture(&format!("perf/{item}.perf-dwarf.data.gz")),
-        with_libc,
         &[
             "--rules",
             rules.to_str().unwrap(),
@@ -158,39 +33,33 @@ fn dwarf_shares(run: &Run, item: &str, with_libc: bool) -> (Shares, u128, Value,
 /// explained (and bounded) below; the failure message lists every difference.
 fn assert_agrees(item: &str, got: &Shares, allowed: &[(&str, usize, f64)]) {
     let (want, _) = expected_shares(&format!("{item}.perf-dwarf.json"));
-    let mut bad = Vec::new();
-    for line in differences(got, &want, 0.5) {
-        let (key, _) = line.split_once(':').unwrap();
-        let (name, view) = key.rsplit_once('.').unwrap();
-        let v = ["self", "owner", "anywhere"]
-            .iter()
-            .position(|x| *x == view)
-            .unwrap();
-        let delta = got.get(name).map_or(0.0, |g| g[v]) - want.get(name).map_or(0.0, |w| w[v]);
-        let excused = allowed
-            .iter()
-            .any(|(n, i, max)| *n == name && *i == v && delta.abs() <= *max);
-        if !excused {
-            bad.push(line);
-        }
-    }
+    let bad: Vec<String> = differences(got, &want, 0.5)
+        .into_iter()
+        .filter(|d| {
+            !allowed
+                .iter()
+                .any(|(n, i, max)| *n == d.owner && *i == d.view && d.delta.abs() <= *max)
+        })
+        .map(|d| d.line)
+        .collect();
     assert!(
         bad.is_empty(),
         "{item}: shares disagree with the oracle beyond 0.5 pp:\n{}\nall differences > 0.05 pp:\n{}\nwhose:\n{}\noracle:\n{}",
         bad.join("\n"),
-        differences(got, &want, 0.05).join("\n"),
+        differences(got, &want, 0.05)
+            .into_iter()
+            .map(|d| d.line)
+            .collect::<Vec<_>>()
+            .join("\n"),
         table(got),
         table(&want)
     );
 }
 
-const OWNER: usize = 1;
-const ANYWHERE: usize = 2;
-
 #[test]
 fn c_malloc_dwarf_recording_agrees_with_perf_through_glibc() {
-    let run = Run::new();
-    let (got, total, json, stderr) = dwarf_shares(&run, "c-malloc", true);
+    let run = Hermetic::with_recorded_glibc();
+    let (got, total, json, stderr) = dwarf_shares(&run, "c-malloc");
     assert_eq!(total, 1423);
     // every stack unwound to _start: nothing truncated, and user code owns everything
     // (frame pointers gave it 36.8 %)
@@ -222,43 +91,26 @@ fn glibc_strdup_is_named_as_perf_names_it_for_frame_pointer_stacks() {
             .map(|(_, rest)| rest.split("+0x").next().unwrap().to_string())
             .collect()
     };
-    let text = |rel: &str| String::from_utf8(gunzip(rel)).unwrap();
+    let text = |rel: &str| String::from_utf8(gunzip_file(&fixture(rel))).unwrap();
     let fp = names_at_strdup(&text("perf/c-malloc.perf.perf-script.txt.gz"));
     let dwarf = names_at_strdup(&text("perf/c-malloc.perf-dwarf.perf-script.txt.gz"));
     assert_eq!(fp.into_iter().collect::<Vec<_>>(), ["__strdup"]);
     assert_eq!(dwarf.into_iter().collect::<Vec<_>>(), ["__GI___strdup"]);
 
-    let run = Run::new();
-    let root = run.root.path().to_str().unwrap().to_string();
-    let bin = fixture("perf/bin").to_str().unwrap().to_string();
-    let libs = run.libs.path().to_str().unwrap().to_string();
-    let data = fixture("perf/c-malloc.perf-dwarf.data.gz");
-    let out = run.whose(&[
-        "convert",
-        "--to",
-        "folded",
-        data.to_str().unwrap(),
-        "--symfs",
-        &root,
-        "--binary-path",
-        &bin,
-        "--binary-path",
-        &libs,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let run = Hermetic::with_recorded_glibc();
+    let (folded, _) = run.run_ok(
+        &["convert", "--to", "folded"],
+        &fixture("perf/c-malloc.perf-dwarf.data.gz"),
+        &[],
     );
-    let folded = String::from_utf8(out.stdout).unwrap();
     assert!(folded.contains(";__strdup;"), "no __strdup frame");
     assert!(!folded.contains("__GI___strdup"));
 }
 
 #[test]
 fn rust_native_dwarf_recording_agrees_with_perf_and_reports_truncated_stacks() {
-    let run = Run::new();
-    let (got, total, json, stderr) = dwarf_shares(&run, "rust-native", true);
+    let run = Hermetic::with_recorded_glibc();
+    let (got, total, json, stderr) = dwarf_shares(&run, "rust-native");
     assert_eq!(total, 1451);
     // 35 stacks are deeper than the 4 KiB copy (regex compilation at startup): kept with
     // the frames found, ending in [unknown] like perf's, and counted
@@ -283,8 +135,8 @@ fn rust_native_dwarf_recording_agrees_with_perf_and_reports_truncated_stacks() {
 
 #[test]
 fn without_the_recorded_glibc_the_walk_stops_in_libc_and_says_so() {
-    let run = Run::new();
-    let (got, _, json, stderr) = dwarf_shares(&run, "c-malloc", false);
+    let run = Hermetic::new();
+    let (got, _, json, stderr) = dwarf_shares(&run, "c-malloc");
     // every stack passes through __libc_start_call_main, so every one is cut there, and the
     // samples inside malloc & co. lose their callers: the report must not look complete
     assert_eq!(truncated(&json), (1423, 1423), "{:?}", notes(&json));
@@ -300,8 +152,8 @@ fn without_the_recorded_glibc_the_walk_stops_in_libc_and_says_so() {
 /// sample is read as before.
 #[test]
 fn a_sample_whose_stack_size_lies_is_kept_counted_and_reported() {
-    let run = Run::new();
-    let mut bytes = gunzip("perf/c-malloc.perf-dwarf.data.gz");
+    let run = Hermetic::with_recorded_glibc();
+    let mut bytes = gunzip_file(&fixture("perf/c-malloc.perf-dwarf.data.gz"));
     let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
     // the first SAMPLE (type 9) in the data section; its stack copy is the u64 4096, the 4096
     // copied bytes and dyn_size, followed by at most one more u64 field
@@ -324,13 +176,12 @@ fn a_sample_whose_stack_size_lies_is_kept_counted_and_reported() {
         .find(|&at| u64_at(&bytes, at) == 4096)
         .expect("stack copy not where expected");
     bytes[size_field..size_field + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
-    let lying = run.root.path().join("lying.perf.data");
+    let lying = run.root().join("lying.perf.data");
     std::fs::write(&lying, &bytes).unwrap();
 
     let rules = fixture("rules/c-malloc.toml");
     let (json, stderr) = run.report(
         &lying,
-        true,
         &[
             "--rules",
             rules.to_str().unwrap(),
@@ -357,11 +208,10 @@ fn a_sample_whose_stack_size_lies_is_kept_counted_and_reported() {
 
 #[test]
 fn frame_pointer_recordings_are_not_unwound() {
-    let run = Run::new();
+    let run = Hermetic::with_recorded_glibc();
     let rules = fixture("rules/c-malloc.toml");
     let (json, _) = run.report(
         &fixture("perf/c-malloc.perf.data"),
-        true,
         &["--rules", rules.to_str().unwrap(), "--no-presets"],
     );
     assert!(
@@ -381,11 +231,12 @@ mod sample_by_sample {
     use super::*;
     use linux_perf_data::linux_perf_event_reader::{CpuMode, EventRecord, Mmap2FileId};
     use linux_perf_data::{PerfFileReader, PerfFileRecord};
+    use std::path::Path;
     use whose::unwind::{DwarfUnwinder, Mapping, ModuleFiles, StackCopy, UserRegs};
 
     /// Per sample, the user addresses as `perf script` prints them (hex file offsets).
     fn whose_stacks(item: &str, libs: &Path) -> Vec<Vec<String>> {
-        let data = gunzip(&format!("perf/{item}.perf-dwarf.data.gz"));
+        let data = gunzip_file(&fixture(&format!("perf/{item}.perf-dwarf.data.gz")));
         let PerfFileReader {
             mut perf_file,
             mut record_iter,
@@ -450,9 +301,9 @@ mod sample_by_sample {
 
     /// The committed `perf script` output of the recording.
     fn perf_script(item: &str) -> String {
-        String::from_utf8(gunzip(&format!(
+        String::from_utf8(gunzip_file(&fixture(&format!(
             "perf/{item}.perf-dwarf.perf-script.txt.gz"
-        )))
+        ))))
         .unwrap()
     }
 
@@ -501,8 +352,8 @@ mod sample_by_sample {
     }
 
     fn compare(item: &str, same_at_least: usize, perf_short_at_most: usize) {
-        let run = Run::new();
-        let mut ours = whose_stacks(item, run.libs.path());
+        let run = Hermetic::with_recorded_glibc();
+        let mut ours = whose_stacks(item, run.glibc_dir());
         for s in &mut ours {
             s.dedup();
         }
@@ -569,200 +420,5 @@ mod sample_by_sample {
     #[test]
     fn rust_native_stacks_equal_perfs_except_where_perf_stopped_early() {
         compare("rust-native", 1413, 38);
-    }
-}
-
-mod live {
-    //! Recorded here, where `perf record` is permitted: `fixtures/src/deep.c` (a ~60-frame
-    //! recursion, several KiB of stack) with a deliberately tiny stack copy and a large one.
-    //! Skipped, with the reason printed, where there is no C compiler or perf may not record.
-
-    use super::*;
-    use std::process::Command;
-
-    /// Builds the program and records it; `None` (after printing why) when this machine
-    /// cannot.
-    fn record(dir: &Path, copy: u32) -> Option<PathBuf> {
-        let call_graph = format!("--call-graph=dwarf,{copy}");
-        record_with(
-            dir,
-            "deep",
-            &["-e", "cpu-clock", &call_graph],
-            &format!("deep-{copy}"),
-        )
-    }
-
-    /// Builds `fixtures/src/deep.c` as `name` (`deepfp`: with frame pointers) and records it
-    /// with the given event options into `out`.data.
-    fn record_with(dir: &Path, name: &str, events: &[&str], out: &str) -> Option<PathBuf> {
-        let prog = dir.join(name);
-        if !prog.exists() {
-            let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/src/deep.c");
-            let fp = if name == "deepfp" {
-                "-fno-omit-frame-pointer"
-            } else {
-                "-fomit-frame-pointer"
-            };
-            let cc = Command::new("cc")
-                .args(["-O1", "-g", fp, "-o"])
-                .arg(&prog)
-                .arg(&src)
-                .output();
-            match cc {
-                Ok(o) if o.status.success() => {}
-                Ok(o) => {
-                    eprintln!("SKIPPED: cc failed: {}", String::from_utf8_lossy(&o.stderr));
-                    return None;
-                }
-                Err(e) => {
-                    eprintln!("SKIPPED: no C compiler (cc: {e})");
-                    return None;
-                }
-            }
-        }
-        let data = dir.join(format!("{out}.data"));
-        let paranoid =
-            std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
-        let out = Command::new("perf")
-            .args(["record", "-q", "-F", "999"])
-            .args(events)
-            .arg("-o")
-            .arg(&data)
-            .arg("--")
-            .arg(&prog)
-            .arg("20000")
-            .output();
-        match out {
-            Ok(o) if o.status.success() && data.is_file() => Some(data),
-            Ok(o) => {
-                eprintln!(
-                    "SKIPPED: perf record is not permitted here (perf_event_paranoid = {}): {}",
-                    paranoid.trim(),
-                    String::from_utf8_lossy(&o.stderr)
-                );
-                None
-            }
-            Err(e) => {
-                eprintln!("SKIPPED: no perf ({e})");
-                None
-            }
-        }
-    }
-
-    /// `entry` is only on a stack that reaches main; `work` is the recursion and its leaf.
-    const RULES: &str = r#"
-[[owner]]
-name = "entry"
-category = "user"
-prefix = ["main"]
-
-[[owner]]
-name = "work"
-category = "user"
-prefix = ["descend", "leaf_work"]
-"#;
-
-    fn report(dir: &Path, data: &Path) -> (Shares, Value, String) {
-        report_metric(dir, data, "samples")
-    }
-
-    fn report_metric(dir: &Path, data: &Path, metric: &str) -> (Shares, Value, String) {
-        let rules = dir.join("rules.toml");
-        std::fs::write(&rules, RULES).unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_whose"))
-            .args([
-                "report",
-                "--format",
-                "json",
-                "--no-presets",
-                "--metric",
-                metric,
-            ])
-            .arg(data)
-            .arg("--rules")
-            .arg(&rules)
-            .arg("--binary-path")
-            .arg(dir)
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert!(out.status.success(), "{stderr}");
-        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-        (shares_of(&json).0, json, stderr)
-    }
-
-    #[test]
-    fn a_tiny_stack_copy_reports_a_large_truncated_share_and_the_suggestion() {
-        let dir = tempfile::tempdir().unwrap();
-        let Some(tiny) = record(dir.path(), 512) else {
-            return;
-        };
-        let (got, json, stderr) = report(dir.path(), &tiny);
-        let (cut, all) = truncated(&json);
-        assert!(all >= 100, "only {all} samples");
-        assert!(
-            cut * 100 >= all * 90,
-            "{cut} of {all} truncated: {:?}",
-            notes(&json)
-        );
-        assert!(
-            stderr.contains("longer than the 512-byte stack copy")
-                && stderr.contains("--call-graph dwarf,2048"),
-            "{stderr}"
-        );
-        // the frames found are kept: the recursion is there, main is out of reach
-        assert!(got["work"][ANYWHERE] > 99.0, "{}", table(&got));
-        assert!(
-            got.get("entry").is_none_or(|e| e[ANYWHERE] < 10.0),
-            "{}",
-            table(&got)
-        );
-
-        // the same program with a copy large enough: whole stacks, nothing to suggest
-        let Some(large) = record(dir.path(), 16384) else {
-            return;
-        };
-        let (got, json, stderr) = report(dir.path(), &large);
-        let (cut, all) = truncated(&json);
-        assert!(
-            cut * 100 <= all * 5,
-            "{cut} of {all} truncated: {:?}",
-            notes(&json)
-        );
-        assert!(!stderr.contains("stack copy"), "{stderr}");
-        assert!(got["entry"][ANYWHERE] > 95.0, "{}", table(&got));
-    }
-
-    /// One recording, two events: `cpu-clock` with DWARF call graphs, `task-clock` with frame
-    /// pointers. Only the DWARF event's samples are unwound; both reach main.
-    #[test]
-    fn a_mixed_recording_unwinds_only_its_dwarf_samples() {
-        let dir = tempfile::tempdir().unwrap();
-        let events = [
-            "-e",
-            "cpu-clock/call-graph=dwarf/",
-            "-e",
-            "task-clock/call-graph=fp/",
-        ];
-        let Some(mixed) = record_with(dir.path(), "deepfp", &events, "mixed") else {
-            return;
-        };
-        // sample types: the two events in recording order, then `samples`
-        let (dwarf, json, _) = report_metric(dir.path(), &mixed, "0");
-        let (cut, stacks) = truncated(&json);
-        let samples: u64 = notes(&json)
-            .iter()
-            .find_map(|n| n.split_once(" samples, ")?.0.parse().ok())
-            .unwrap();
-        assert_eq!(cut, 0, "{:?}", notes(&json));
-        // about half the samples are the DWARF event's (both sample at 999 Hz)
-        assert!(
-            stacks * 10 >= samples * 4 && stacks * 10 <= samples * 6,
-            "{stacks} unwound of {samples}"
-        );
-        assert!(dwarf["entry"][ANYWHERE] > 95.0, "{}", table(&dwarf));
-        let (fp, _, _) = report_metric(dir.path(), &mixed, "1");
-        assert!(fp["entry"][ANYWHERE] > 95.0, "{}", table(&fp));
     }
 }

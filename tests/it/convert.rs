@@ -1,10 +1,8 @@
 //! `whose convert`: pprof with owner labels and folded output round-trip to the same shares,
 //! and the labels are really in the written file.
 
-mod common;
-use common::*;
+use super::common::*;
 use prost::Message;
-use std::io::Read;
 use std::path::Path;
 use whose::pprof_wire as pb;
 
@@ -24,12 +22,7 @@ fn args<'a>(head: &[&'a str], tail: &'a [String]) -> Vec<&'a str> {
 }
 
 fn decode(path: &Path) -> pb::Profile {
-    let file = std::fs::File::open(path).unwrap();
-    let mut bytes = Vec::new();
-    flate2::read::GzDecoder::new(file)
-        .read_to_end(&mut bytes)
-        .unwrap();
-    pb::Profile::decode(bytes.as_slice()).unwrap()
+    pb::Profile::decode(gunzip_file(path).as_slice()).unwrap()
 }
 
 fn label<'a>(p: &'a pb::Profile, s: &pb::Sample, key: &str) -> Vec<&'a str> {
@@ -189,13 +182,10 @@ fn pprof_to_folded_keeps_shares() {
     assert_eq!(total, 1516);
 }
 
-/// `go tool pprof -tags` reads the labels, where Go is installed (CI installs it).
+/// `go tool pprof -tags` reads the labels.
 #[test]
+#[ignore = "needs Go (go tool pprof): .ci/run installs golang-go and runs it"]
 fn go_tool_pprof_reads_the_owner_labels() {
-    let Ok(go) = which_go() else {
-        eprintln!("go not installed: skipping the go tool pprof check");
-        return;
-    };
     let rules = go_rules();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("owned.pb.gz");
@@ -211,12 +201,12 @@ fn go_tool_pprof_reads_the_owner_labels() {
         ],
         &rules,
     ));
-    let run = std::process::Command::new(go)
+    let run = std::process::Command::new("go")
         .args(["tool", "pprof", "-tags"])
         .arg(&out)
         .env("HOME", dir.path())
         .output()
-        .unwrap();
+        .expect("run go");
     let text = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -229,14 +219,6 @@ fn go_tool_pprof_reads_the_owner_labels() {
     assert!(text.contains("(10.69%): framework"), "{text}");
     assert!(text.contains("self_owner: Total"), "{text}");
     assert!(text.contains("category: Total"), "{text}");
-}
-
-fn which_go() -> Result<std::path::PathBuf, ()> {
-    let path = std::env::var_os("PATH").ok_or(())?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("go"))
-        .find(|p| p.is_file())
-        .ok_or(())
 }
 
 /// The model written as pprof (standard input is never kept as it came, so this is the
@@ -270,9 +252,9 @@ fn model_written_as_pprof_reads_back_identically() {
 /// owner's owner-view weight in the report, and equal stack texts are summed.
 #[test]
 fn folded_owner_root_splits_the_total_like_the_owner_view() {
-    let profile = common::fixture("folded/py-app.folded");
+    let profile = fixture("folded/py-app.folded");
     let profile = profile.to_str().unwrap();
-    let folded = common::whose_ok(&["convert", profile, "--to", "folded", "--owner-root"]);
+    let folded = whose_ok(&["convert", profile, "--to", "folded", "--owner-root"]);
     let mut roots: std::collections::BTreeMap<String, u128> = Default::default();
     let mut texts = std::collections::BTreeSet::new();
     for line in folded.lines() {
@@ -286,7 +268,7 @@ fn folded_owner_root_splits_the_total_like_the_owner_view() {
             .unwrap();
         *roots.entry(owner.to_string()).or_default() += w.parse::<u128>().unwrap();
     }
-    let (shares, total) = common::report_shares(&[profile]);
+    let (shares, total) = report_shares(&[profile]);
     let sum: u128 = roots.values().sum();
     assert_eq!(sum, total);
     for (owner, w) in &roots {

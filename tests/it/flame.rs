@@ -3,8 +3,8 @@
 //! Each property is a helper taking the profile arguments, so a new fixture (jvm-shop's
 //! perf.data, go-svc's pprof once their readers land) is one more one-line test.
 
-mod common;
-use common::*;
+use super::common::*;
+use super::hermetic::Hermetic;
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use serde_json::Value;
@@ -38,20 +38,16 @@ fn go_args() -> Vec<String> {
     args(&["pprof/cpu.pb.gz", "--preset", "go"])
 }
 
-/// jvm-shop perf.data with its JIT map and the corpus rules; `symfs` is an empty folder, so
-/// the test machine's own libraries are never used (as in tests/perf_data.rs).
-fn jvm_args(symfs: &std::path::Path) -> Vec<String> {
+/// jvm-shop perf.data with its JIT map and the corpus rules, with the hermetic symbol
+/// options (`hermetic.rs`).
+fn jvm_args(run: &Hermetic) -> Vec<String> {
     let mut a = args(&[
         "perf/jvm-shop.perf.data",
-        "--binary-path",
-        "perf/bin",
-        "--jit-map-dir",
-        "perf/",
         "--rules",
         "rules/jvm-shop.toml",
         "--no-presets",
     ]);
-    a.extend(["--symfs".to_string(), symfs.to_str().unwrap().to_string()]);
+    a.extend(run.symbol_args());
     a
 }
 
@@ -69,7 +65,7 @@ fn args(list: &[&str]) -> Vec<String> {
     list.iter()
         .map(|a| {
             if a.contains('/') && !a.starts_with('-') {
-                fixture(a).to_str().unwrap().to_string()
+                fixture_arg(a)
             } else {
                 a.to_string()
             }
@@ -788,18 +784,13 @@ fn assert_no_leftovers(dir: &Path) {
     }
 }
 
-fn write_temp(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
-}
-
 #[test]
 fn empty_profile_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let empty = write_temp(dir.path(), "empty.folded", "# nothing was sampled\n");
+    let empty = empty.to_str().unwrap();
     let out = dir.path().join("out.svg");
-    let err = whose_err(&["flame", &empty, "-o", out.to_str().unwrap()]);
+    let err = whose_err(&["flame", empty, "-o", out.to_str().unwrap()]);
     assert!(
         err.contains("empty.folded") && err.contains("no samples"),
         "{err}"
@@ -812,14 +803,15 @@ fn empty_profile_is_a_clear_error() {
         "main;work 0
 ",
     );
-    let err = whose_err(&["flame", &zero, "-o", out.to_str().unwrap()]);
+    let zero = zero.to_str().unwrap();
+    let err = whose_err(&["flame", zero, "-o", out.to_str().unwrap()]);
     assert!(
         err.contains("zero.folded") && err.contains("nothing to draw"),
         "{err}"
     );
     assert!(!out.exists());
     let split = dir.path().join("split");
-    whose_err(&["flame", &empty, "--split", split.to_str().unwrap()]);
+    whose_err(&["flame", empty, "--split", split.to_str().unwrap()]);
     assert!(!split.exists());
     assert_no_leftovers(dir.path());
 }
@@ -832,8 +824,9 @@ fn all_unsymbolized_profile_is_a_clear_error() {
         "unknown.folded",
         "[unknown];[unknown];[unknown] 7\n[unknown] 3\n",
     );
+    let unknown = unknown.to_str().unwrap();
     let split = dir.path().join("split");
-    let err = whose_err(&["flame", &unknown, "--split", split.to_str().unwrap()]);
+    let err = whose_err(&["flame", unknown, "--split", split.to_str().unwrap()]);
     assert!(err.contains("every sample is unsymbolized"), "{err}");
     assert!(!split.exists());
     assert_no_leftovers(dir.path());
@@ -844,6 +837,7 @@ fn unwritable_output_is_a_clear_error_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     // a regular file where a folder should be: cannot be written even by root
     let blocker = write_temp(dir.path(), "blocker", "not a folder");
+    let blocker = blocker.to_str().unwrap();
     let out = format!("{blocker}/out.svg");
     let mut full: Vec<String> = vec!["flame".into()];
     full.extend(mini_args());
@@ -882,13 +876,10 @@ fn diff_and_split_do_not_combine() {
 fn weights_beyond_u64_are_refused_not_wrapped() {
     let dir = tempfile::tempdir().unwrap();
     let max = u64::MAX;
-    let huge = write_temp(
-        dir.path(),
-        "huge.folded",
-        &format!("a;b {max}\na;c {max}\n"),
-    );
+    let huge = write_temp(dir.path(), "huge.folded", format!("a;b {max}\na;c {max}\n"));
+    let huge = huge.to_str().unwrap();
     let out = dir.path().join("out.svg");
-    let err = whose_err(&["flame", &huge, "-o", out.to_str().unwrap()]);
+    let err = whose_err(&["flame", huge, "-o", out.to_str().unwrap()]);
     assert!(err.contains("exceeds 2^64"), "{err}");
     assert!(!out.exists());
 }
@@ -912,20 +903,20 @@ fn split_totals_add_up_go_svc() {
 
 #[test]
 fn jvm_shop_frames_take_their_owners_colours() {
-    let symfs = tempfile::tempdir().unwrap();
-    let (_, want) = check_coloured_graph(&jvm_args(symfs.path()), &[]);
+    let run = Hermetic::new();
+    let (_, want) = check_coloured_graph(&jvm_args(&run), &[]);
     assert!(want.owners.contains_key("user"));
 }
 
 #[test]
 fn owner_root_children_are_owner_view_weights_jvm_shop() {
-    let symfs = tempfile::tempdir().unwrap();
-    check_owner_root(&jvm_args(symfs.path()));
+    let run = Hermetic::new();
+    check_owner_root(&jvm_args(&run));
 }
 
 #[test]
 fn split_totals_add_up_jvm_shop() {
-    let symfs = tempfile::tempdir().unwrap();
-    let graphs = check_split(&jvm_args(symfs.path()));
+    let run = Hermetic::new();
+    let graphs = check_split(&jvm_args(&run));
     assert!(graphs.len() > 3);
 }

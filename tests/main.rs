@@ -1,0 +1,29 @@
+//! Every integration test of whose, in one test binary: each `tests/it/*.rs` is a module, so
+//! the test crate is compiled and linked once instead of once per file, and the tests of all
+//! files run in parallel with each other.
+
+mod it {
+    mod common;
+    mod hermetic;
+
+    mod architecture;
+    mod bad_input;
+    mod convert;
+    mod flame;
+    mod folded;
+    mod gate;
+    mod goldens;
+    mod output;
+    mod perf_data;
+    mod perf_data_corrupt;
+    mod perf_dwarf;
+    mod perf_live;
+    mod perf_script;
+    mod pprof;
+    mod pprof_errors;
+    mod pprof_rs;
+    mod presets;
+    mod properties;
+    mod readers;
+    mod report;
+}
