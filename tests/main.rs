@@ -13,6 +13,7 @@ mod it {
     mod folded;
     mod gate;
     mod goldens;
+    mod hardening;
     mod output;
     mod perf_data;
     mod perf_data_corrupt;

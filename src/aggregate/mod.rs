@@ -12,10 +12,12 @@
 //! self and owner columns add up to the total exactly.
 
 pub mod flame;
+mod marks;
 pub mod report;
 
 use crate::classify::{Classification, RuleSet};
 use crate::model::{Category, FrameId, FrameKind, OwnerId, Profile, StackId, UNCLASSIFIED};
+use marks::Marks;
 use rustc_hash::FxHashMap;
 
 /// What to aggregate. Built once from the command line.
@@ -105,6 +107,10 @@ struct FactCache<'a> {
     owners_flat: Vec<OwnerId>,
     categories_flat: Vec<u8>,
     frames_flat: Vec<FrameId>,
+    /// Which owners, categories and unclassified frames the stack being computed has shown.
+    owners_seen: Marks,
+    categories_seen: Marks,
+    frames_seen: Marks,
 }
 
 impl<'a> FactCache<'a> {
@@ -123,6 +129,9 @@ impl<'a> FactCache<'a> {
             owners_flat: Vec::new(),
             categories_flat: Vec::new(),
             frames_flat: Vec::new(),
+            owners_seen: Marks::new(rules.owners().len()),
+            categories_seen: Marks::new(Category::ALL.len()),
+            frames_seen: Marks::new(profile.frame_count()),
         }
     }
 
@@ -167,16 +176,19 @@ impl<'a> FactCache<'a> {
             self.owners_flat.push(unsymbolized);
             self.categories_flat.push(category_index(Category::Unknown));
         }
+        self.owners_seen.clear();
+        self.categories_seen.clear();
+        self.frames_seen.clear();
         for &f in frames {
             let o = owner_of(f);
-            if !self.owners_flat[start as usize..].contains(&o) {
+            if self.owners_seen.insert(o.0 as usize) {
                 self.owners_flat.push(o);
+                let c = category_index(self.rules.owner(o).category);
+                if self.categories_seen.insert(c as usize) {
+                    self.categories_flat.push(c);
+                }
             }
-            let c = category_index(self.rules.owner(o).category);
-            if !self.categories_flat[cat_start as usize..].contains(&c) {
-                self.categories_flat.push(c);
-            }
-            if o == OwnerId::UNCLASSIFIED && !self.frames_flat[unc_start as usize..].contains(&f) {
+            if o == OwnerId::UNCLASSIFIED && self.frames_seen.insert(f.0 as usize) {
                 self.frames_flat.push(f);
             }
         }
@@ -357,13 +369,12 @@ pub fn stack_owners(
 /// by `FrameId`; what `explain` ranks frames by.
 pub fn frame_inclusive_weights(profile: &Profile, metric: usize) -> Vec<u128> {
     let mut weights = vec![0u128; profile.frame_count()];
-    let mut seen: Vec<FrameId> = Vec::new();
+    let mut seen = Marks::new(profile.frame_count());
     for row in profile.rows() {
         let w = row.values[metric];
         seen.clear();
         for &f in profile.stack(row.stack) {
-            if !seen.contains(&f) {
-                seen.push(f);
+            if seen.insert(f.0 as usize) {
                 weights[f.0 as usize] += w;
             }
         }

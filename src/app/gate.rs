@@ -70,6 +70,14 @@ fn metric_report(
     if inputs.is_empty() {
         return Err(missing_metric(loaded, requirement, metric.unwrap_or("")));
     }
+    if let Some(empty) = inputs.iter().find(|i| i.aggregate.all.total == 0) {
+        // a share of nothing is no measurement: neither a pass nor a fail
+        return Err(Error::Usage(format!(
+            "--require `{}`: {} has no weight (total 0 in metric {}): there is nothing to \
+             measure a share of, so no verdict",
+            requirement.text, empty.path, empty.metric.name
+        )));
+    }
     if let Some((first, other)) = metric_mismatch(&inputs) {
         return Err(Error::Usage(format!(
             "--require `{}`: the inputs are measured in different metrics ({}: {} ({}), {}: \

@@ -138,13 +138,21 @@ pub fn aggregate_input(
         threads: detail.threads,
         top: detail.top,
     };
+    let aggregate = aggregate::aggregate(profile, &loaded.rules, &loaded.classes[i], &options);
+    let mut notes = profile.meta.notes.clone();
+    if aggregate.all.total == 0 {
+        notes.push(format!(
+            "no weight: the total of {} is 0, so there are no shares to show",
+            profile.sample_types()[metric].name
+        ));
+    }
     InputReport {
         path: loaded.paths[i].display().to_string(),
         metric: profile.sample_types()[metric].clone(),
         metric_source: metric_source.to_string(),
-        notes: profile.meta.notes.clone(),
+        notes,
         warnings: profile.meta.warnings.clone(),
-        aggregate: aggregate::aggregate(profile, &loaded.rules, &loaded.classes[i], &options),
+        aggregate,
     }
 }
 

@@ -1,0 +1,72 @@
+//! Inputs that must neither hang nor fool the gate (issue 17): stacks a million frames deep
+//! are read in time linear in their depth, and a profile with no weight gets a note in the
+//! report and a refusal from the gate instead of a verdict on nothing.
+
+use super::common::*;
+use std::time::{Duration, Instant};
+
+/// One stack of `depth` distinct frames, none of which any preset knows (all unclassified:
+/// the case that walked the stack once per frame).
+fn deep_stack(dir: &std::path::Path, depth: usize) -> std::path::PathBuf {
+    let frames: Vec<String> = (0..depth).map(|i| format!("fn_{i}")).collect();
+    let path = dir.join(format!("deep-{depth}.folded"));
+    std::fs::write(&path, format!("{} 3\nfn_0 1\n", frames.join(";"))).unwrap();
+    path
+}
+
+#[test]
+fn a_stack_100k_frames_deep_is_read_by_every_command_in_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = deep_stack(dir.path(), 100_000);
+    let path = path.to_str().unwrap();
+    // the quadratic walks took about two minutes for `report` at this depth in a debug build
+    // (20 k frames: 4.5 s); the linear ones take a few seconds
+    let bound = Duration::from_secs(60);
+    for args in [
+        vec!["report", path],
+        vec!["explain", path],
+        vec!["flame", path],
+        vec!["convert", path, "--to", "pprof"],
+    ] {
+        let started = Instant::now();
+        let out = whose(&args);
+        assert!(out.status.success(), "{args:?}");
+        assert!(
+            started.elapsed() < bound,
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+    }
+    let json = whose_ok(&["report", path, "--format", "json", "--top", "1"]);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let unclassified = json["inputs"][0]["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "unclassified")
+        .unwrap();
+    // both stacks are all unclassified: 4 samples in every view, anywhere counted once
+    assert_eq!(json["inputs"][0]["total"], 4);
+    assert_eq!(unclassified["self"], 4);
+    assert_eq!(unclassified["owner"], 4);
+    assert_eq!(unclassified["anywhere"], 4);
+}
+
+#[test]
+fn a_profile_without_weight_is_noted_in_the_report_and_refused_by_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("zero.folded");
+    std::fs::write(&path, "main;work 0\nmain;idle 0\n").unwrap();
+    let path = path.to_str().unwrap();
+    let report = whose_ok(&["report", path]);
+    assert!(
+        report.contains("no weight: the total of samples is 0"),
+        "{report}"
+    );
+    let stderr = whose_err(&["gate", path, "--require", "user.self >= 1%"]);
+    assert!(
+        stderr.contains("has no weight (total 0 in metric samples)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no verdict"), "{stderr}");
+}
