@@ -14,6 +14,7 @@ mod it {
     mod gate;
     mod goldens;
     mod hardening;
+    mod mutations;
     mod output;
     mod perf_data;
     mod perf_data_corrupt;
