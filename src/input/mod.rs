@@ -107,6 +107,20 @@ fn detect(source: &mut Source) -> Result<InputFormat> {
     if head.starts_with(b"PERFILE2") {
         return Ok(InputFormat::PerfData);
     }
+    // a few bytes of a binary format are no text: say what they are the start of
+    for (magic, format) in [(&b"PERFILE2"[..], "perf.data"), (&[0x1f, 0x8b][..], "gzip")] {
+        if head.len() < magic.len() && magic.starts_with(head) {
+            return Err(Error::input(
+                path,
+                Position::Offset(head.len() as u64),
+                format!(
+                    "the input ends after {} byte(s) of a {format} file's magic number: \
+                     truncated",
+                    head.len()
+                ),
+            ));
+        }
+    }
     if looks_like_protobuf(head) {
         return Ok(InputFormat::Pprof);
     }

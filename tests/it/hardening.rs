@@ -70,3 +70,25 @@ fn a_profile_without_weight_is_noted_in_the_report_and_refused_by_the_gate() {
     );
     assert!(stderr.contains("no verdict"), "{stderr}");
 }
+
+#[test]
+fn a_few_bytes_of_perf_data_or_gzip_are_called_truncated_not_bad_folded_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = (1..8)
+        .map(|n| (&b"PERFILE2"[..n], "perf.data"))
+        .chain([(&b"\x1f"[..], "gzip")]);
+    for (bytes, format) in cases {
+        let path = dir.path().join("cut");
+        std::fs::write(&path, bytes).unwrap();
+        let stderr = whose_err(&["report", path.to_str().unwrap()]);
+        assert!(
+            stderr.contains(&format!(
+                "at byte offset {}: the input ends after {} byte(s) of a {format} file's \
+                 magic number: truncated",
+                bytes.len(),
+                bytes.len()
+            )),
+            "{stderr}"
+        );
+    }
+}
