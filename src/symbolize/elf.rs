@@ -130,6 +130,10 @@ pub struct Symbolizer {
     normalized: Vec<Option<Box<str>>>,
     placement: Placement,
     dwarf: Option<addr2line::Loader>,
+    /// DWARF that could not be read (a corrupt or absurd compressed section): how many
+    /// addresses lost their inlined frames to it, and the first error, for the warning.
+    dwarf_failures: u64,
+    dwarf_error: Option<String>,
     /// Jit for the ELF images `perf inject --jit` writes (`jitted-PID-N.so`), else native.
     kind: FrameKind,
 }
@@ -155,9 +159,17 @@ impl Symbolizer {
             .into_iter()
             .flatten()
             .find(|c| c.has_dwarf);
-        let dwarf = dwarf_file
-            .filter(|_| inline)
-            .and_then(|c| addr2line::Loader::new(&c.path).ok());
+        let mut dwarf_error = None;
+        let dwarf =
+            dwarf_file
+                .filter(|_| inline)
+                .and_then(|c| match addr2line::Loader::new(&c.path) {
+                    Ok(loader) => Some(loader),
+                    Err(e) => {
+                        dwarf_error = Some(format!("{}: {e}", c.path.display()));
+                        None
+                    }
+                });
         let basename = module.rsplit('/').next().unwrap_or(module);
         let kind = if perf::is_jit_module(basename) {
             FrameKind::Jit
@@ -172,6 +184,9 @@ impl Symbolizer {
             names,
             placement,
             dwarf,
+            // a loader that failed as a whole costs every address its inlined frames
+            dwarf_failures: u64::from(dwarf_error.is_some()),
+            dwarf_error,
         })
     }
 
@@ -186,6 +201,18 @@ impl Symbolizer {
             } else {
                 result.frames.push(frames);
             }
+        }
+        if let Some(error) = &self.dwarf_error {
+            let lost = if self.dwarf.is_none() {
+                "every address".to_string()
+            } else {
+                format!("{} of {} addresses", self.dwarf_failures, offsets.len())
+            };
+            result.warnings.push(format!(
+                "{}: its DWARF could not be read ({error}); {lost} shown without inlined \
+                 frames",
+                self.module
+            ));
         }
         result
     }
@@ -202,16 +229,23 @@ impl Symbolizer {
         };
         let symbol = self.symbol_at(svma);
         let mut dwarf_frames: Vec<(Option<String>, Option<String>)> = Vec::new();
-        if let Some(loader) = &self.dwarf
-            && let Ok(mut iter) = loader.find_frames(svma)
-        {
-            while let Ok(Some(f)) = iter.next() {
-                let name = f
-                    .function
-                    .as_ref()
-                    .and_then(|n| n.raw_name().ok().map(|s| s.into_owned()));
-                let file = f.location.as_ref().and_then(|l| l.file.map(str::to_string));
-                dwarf_frames.push((name, file));
+        if let Some(loader) = &self.dwarf {
+            let read = loader.find_frames(svma).and_then(|mut iter| {
+                while let Some(f) = iter.next()? {
+                    let name = f
+                        .function
+                        .as_ref()
+                        .and_then(|n| n.raw_name().ok().map(|s| s.into_owned()));
+                    let file = f.location.as_ref().and_then(|l| l.file.map(str::to_string));
+                    dwarf_frames.push((name, file));
+                }
+                Ok(())
+            });
+            if let Err(e) = read {
+                // counted and warned about: the address keeps its symbol-table function
+                dwarf_frames.clear();
+                self.dwarf_failures += 1;
+                self.dwarf_error.get_or_insert_with(|| e.to_string());
             }
         }
         let mut frames = Vec::with_capacity(dwarf_frames.len().max(1));

@@ -92,3 +92,56 @@ fn a_few_bytes_of_perf_data_or_gzip_are_called_truncated_not_bad_folded_text() {
         );
     }
 }
+
+/// The offset of the `Elf64_Chdr` of a compressed section of a little-endian ELF64 file.
+fn compressed_section_header(elf: &[u8], name: &str) -> usize {
+    let u16_at = |at: usize| u16::from_le_bytes(elf[at..at + 2].try_into().unwrap()) as usize;
+    let u64_at = |at: usize| u64::from_le_bytes(elf[at..at + 8].try_into().unwrap()) as usize;
+    let (shoff, shentsize, shnum, shstrndx) =
+        (u64_at(0x28), u16_at(0x3a), u16_at(0x3c), u16_at(0x3e));
+    let section = |i: usize| shoff + i * shentsize;
+    let names_at = u64_at(section(shstrndx) + 0x18);
+    (0..shnum)
+        .find(|&i| {
+            let at = names_at
+                + u32::from_le_bytes(elf[section(i)..section(i) + 4].try_into().unwrap()) as usize;
+            elf[at..].starts_with(name.as_bytes()) && elf[at + name.len()] == 0
+        })
+        .map(|i| {
+            const SHF_COMPRESSED: usize = 0x800;
+            assert!(
+                u64_at(section(i) + 8) & SHF_COMPRESSED != 0,
+                "{name} is not compressed"
+            );
+            u64_at(section(i) + 0x18)
+        })
+        .unwrap_or_else(|| panic!("no section {name}"))
+}
+
+#[test]
+fn dwarf_claiming_2_to_the_62_bytes_is_a_warning_not_silently_lost_inline_frames() {
+    let run = super::hermetic::Hermetic::new();
+    let bin = tempfile::tempdir().unwrap();
+    let mut elf = std::fs::read(fixture("perf/bin/logcrunch")).unwrap();
+    // ch_size of the compressed .debug_info: what inflating it would allocate
+    let chdr = compressed_section_header(&elf, ".debug_info");
+    elf[chdr + 8..chdr + 16].copy_from_slice(&(1u64 << 62).to_le_bytes());
+    std::fs::write(bin.path().join("logcrunch"), elf).unwrap();
+    let profile = fixture("perf/rust-native.perf-dwarf.data.gz");
+    let out = run.whose(&[
+        "report",
+        profile.to_str().unwrap(),
+        "--inline",
+        "--symfs",
+        run.root().to_str().unwrap(),
+        "--binary-path",
+        bin.path().to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("logcrunch: its DWARF could not be read (")
+            && stderr.contains("every address shown without inlined frames"),
+        "{stderr}"
+    );
+}
