@@ -1,13 +1,9 @@
 //! The folding thread's state: memory maps per process over time, the caches that make a
-//! repeated sample cost one lookup, the rows, and the profile built from them once the
-//! addresses are symbolised.
+//! repeated sample cost one lookup, and the samples folded into rows of address stacks, which
+//! are handed to symbolisation once the whole file is read.
 
 use super::*;
-
-/// A module as the reader knows it; index into `Reader::modules`.
-type ModuleId = u32;
-/// Frames with no mapping at all: `[unknown]` without a module.
-const NO_MODULE: ModuleId = u32::MAX;
+use crate::symbolize::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 
 #[derive(Debug, Clone, Copy)]
 struct Mapping {
@@ -98,9 +94,9 @@ struct Caches {
 /// their summed values.
 struct Folding {
     /// (module, lookup address) → raw frame id.
-    raw_frames: FxHashMap<(ModuleId, u64), u32>,
-    raw_frame_list: Vec<(ModuleId, u64)>,
-    raw_stacks: StackStore,
+    raw_frames: FxHashMap<RawFrame, u32>,
+    raw_frame_list: Vec<RawFrame>,
+    raw_stacks: RawStacks,
     /// (raw stack, thread) → row; values are `n_types` per row.
     rows: FxHashMap<(u32, Option<ThreadId>), u32>,
     row_keys: Vec<(u32, Option<ThreadId>)>,
@@ -169,52 +165,6 @@ impl ChainCache {
         self.index.clear();
         self.entries.clear();
         self.keys.clear();
-    }
-}
-
-/// Distinct raw stacks (raw frame ids, leaf first), stored in one arena.
-#[derive(Default)]
-struct StackStore {
-    index: FxHashMap<u64, u32>,
-    /// (offset in `frames`, length, next stack with the same hash)
-    entries: Vec<(u32, u32, u32)>,
-    frames: Vec<u32>,
-}
-
-impl StackStore {
-    fn intern(&mut self, stack: &[u32]) -> u32 {
-        use std::hash::Hasher;
-        let mut h = rustc_hash::FxHasher::default();
-        for &f in stack {
-            h.write_u32(f);
-        }
-        let hash = h.finish();
-        let first = self.index.get(&hash).copied();
-        let mut i = first.unwrap_or(u32::MAX);
-        while i != u32::MAX {
-            if self.get(i) == stack {
-                return i;
-            }
-            i = self.entries[i as usize].2;
-        }
-        let id = self.entries.len() as u32;
-        self.entries.push((
-            self.frames.len() as u32,
-            stack.len() as u32,
-            first.unwrap_or(u32::MAX),
-        ));
-        self.frames.extend_from_slice(stack);
-        self.index.insert(hash, id);
-        id
-    }
-
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn get(&self, id: u32) -> &[u32] {
-        let (at, len, _) = self.entries[id as usize];
-        &self.frames[at as usize..(at + len) as usize]
     }
 }
 
@@ -318,11 +268,12 @@ impl Maps {
 }
 
 impl Folding {
-    fn raw_frame(&mut self, module: ModuleId, key: u64) -> u32 {
+    fn raw_frame(&mut self, module: ModuleId, address: u64) -> u32 {
+        let frame = RawFrame { module, address };
         let next = self.raw_frame_list.len() as u32;
-        let id = *self.raw_frames.entry((module, key)).or_insert(next);
+        let id = *self.raw_frames.entry(frame).or_insert(next);
         if id == next {
-            self.raw_frame_list.push((module, key));
+            self.raw_frame_list.push(frame);
         }
         id
     }
@@ -336,6 +287,24 @@ impl Folding {
             self.values.extend(std::iter::repeat_n(0, self.n_types));
         }
         row
+    }
+
+    fn into_addresses(
+        self,
+        sample_types: Vec<SampleType>,
+        modules: Vec<ModuleKind>,
+    ) -> AddressProfile {
+        AddressProfile {
+            sample_types,
+            modules,
+            frames: self.raw_frame_list,
+            stacks: self.raw_stacks,
+            rows: self.row_keys,
+            values: self.values,
+            threads: self.threads,
+            samples: self.samples,
+            cost_type: self.samples_type,
+        }
     }
 
     /// Adds one sample's weight (its period, in its event's sample type) and count to a row.
@@ -379,7 +348,7 @@ impl<'p> Reader<'p> {
             folding: Folding {
                 raw_frames: FxHashMap::default(),
                 raw_frame_list: Vec::new(),
-                raw_stacks: StackStore::default(),
+                raw_stacks: RawStacks::default(),
                 rows: FxHashMap::default(),
                 row_keys: Vec::new(),
                 values: Vec::new(),
@@ -745,7 +714,7 @@ impl Reader<'_> {
         raw
     }
 
-    /// Symbolises every distinct (module, address) and builds the profile; `ready` holds
+    /// Hands the folded samples to symbolisation and builds the profile; `ready` holds
     /// modules loaded while the records were read.
     pub(super) fn finish(
         mut self,
@@ -761,169 +730,33 @@ impl Reader<'_> {
                 "no samples in this perf.data",
             ));
         }
-        // per module: its distinct addresses, ascending
-        let mut per_module: Vec<Vec<u64>> = vec![Vec::new(); self.maps.modules.len()];
-        for &(m, a) in &self.folding.raw_frame_list {
-            if m != NO_MODULE {
-                per_module[m as usize].push(a);
-            }
-        }
-        let requests: Vec<ModuleRequest> = self
-            .maps
-            .modules
-            .iter()
-            .zip(per_module)
-            .map(|(kind, mut addresses)| {
-                addresses.sort_unstable();
-                addresses.dedup();
-                ModuleRequest {
-                    kind: kind.clone(),
-                    addresses,
-                }
-            })
-            .collect();
+        let lost = self.folding.lost;
+        let addresses = self.folding.into_addresses(sample_types, self.maps.modules);
         let symbolize_started = std::time::Instant::now();
-        let mut results = symbolize::symbolize(&requests, &options.symbols, ready);
+        let mut profile = symbolize::to_profile(addresses, self.path, &options.symbols, ready);
         if std::env::var_os("WHOSE_TIMINGS").is_some() {
             crate::unwind::print_timings(
                 self.unwind.as_ref().map(|u| &u.unwinder),
                 symbolize_started.elapsed(),
             );
         }
-
-        let mut profile = Profile::new(sample_types);
-        // every module's frames, interned once, in one arena; each raw frame is a span of it
-        let mut flat: Vec<FrameId> = Vec::new();
-        let mut spans: Vec<Vec<(u32, u32)>> = Vec::with_capacity(results.len());
-        for result in results.iter_mut() {
-            let frames = std::mem::take(&mut result.frames);
-            let mut module_spans = Vec::with_capacity(frames.len());
-            for address_frames in frames {
-                let start = flat.len() as u32;
-                flat.extend(address_frames.into_iter().map(|f| profile.intern_frame(f)));
-                module_spans.push((start, flat.len() as u32 - start));
-            }
-            spans.push(module_spans);
+        if lost > 0 {
+            // the recording's own loss, before what symbolisation has to say
+            profile.meta.warnings.insert(
+                0,
+                format!(
+                    "{}: perf lost {lost} events (LOST records): the kernel's buffer \
+                     overflowed; shares are of the samples that were kept",
+                    self.path.display()
+                ),
+            );
         }
-        let unknown_span = (flat.len() as u32, 1);
-        flat.push(
-            profile.intern_frame(Frame::named("[unknown]", crate::model::FrameKind::Unknown)),
-        );
-        let raw_span: Vec<(u32, u32)> = self
-            .folding
-            .raw_frame_list
-            .iter()
-            .map(|&(m, a)| {
-                if m == NO_MODULE {
-                    return unknown_span;
-                }
-                let i = requests[m as usize]
-                    .addresses
-                    .binary_search(&a)
-                    .unwrap_or(0);
-                spans[m as usize].get(i).copied().unwrap_or(unknown_span)
-            })
-            .collect();
-        let mut thread_map: FxHashMap<ThreadId, ThreadId> = FxHashMap::default();
-        let mut missing_cost: Vec<u64> = vec![0; self.maps.modules.len()];
-        let mut buf = Vec::new();
-        let mut seen = Vec::new();
-        // rows share raw stacks (one per thread): each raw stack becomes a stack once
-        let mut stack_ids: Vec<Option<crate::model::StackId>> =
-            vec![None; self.folding.raw_stacks.len()];
-        for (row, &(stack, thread)) in self.folding.row_keys.iter().enumerate() {
-            seen.clear();
-            for &raw in self.folding.raw_stacks.get(stack) {
-                let m = self.folding.raw_frame_list[raw as usize].0;
-                if m != NO_MODULE && results[m as usize].missing.is_some() && !seen.contains(&m) {
-                    seen.push(m);
-                }
-            }
-            let values =
-                &self.folding.values[row * self.folding.n_types..(row + 1) * self.folding.n_types];
-            for &m in &seen {
-                missing_cost[m as usize] += values[self.folding.samples_type] as u64;
-            }
-            let stack_id = match stack_ids[stack as usize] {
-                Some(id) => id,
-                None => {
-                    buf.clear();
-                    for &raw in self.folding.raw_stacks.get(stack) {
-                        let (start, len) = raw_span[raw as usize];
-                        buf.extend_from_slice(&flat[start as usize..(start + len) as usize]);
-                    }
-                    let id = profile.intern_stack(&buf);
-                    stack_ids[stack as usize] = Some(id);
-                    id
-                }
-            };
-            let thread_id = thread.map(|t| {
-                *thread_map
-                    .entry(t)
-                    .or_insert_with(|| profile.intern_thread(self.folding.threads.get(t.0)))
-            });
-            profile.add_sample(stack_id, thread_id, values);
-        }
-        self.report(&mut profile, &requests, &results, &missing_cost);
         if let Some(unwind) = &self.unwind {
             let (notes, warnings) = unwind.unwinder.stats.report();
             profile.meta.notes.extend(notes);
             profile.meta.warnings.extend(warnings);
         }
         Ok(profile)
-    }
-
-    fn report(
-        &self,
-        profile: &mut Profile,
-        requests: &[ModuleRequest],
-        results: &[symbolize::ModuleResult],
-        missing_cost: &[u64],
-    ) {
-        let shown = self.path.display();
-        profile.meta.notes.push(format!(
-            "{} samples, {} distinct addresses in {} modules",
-            self.folding.samples,
-            self.folding.raw_frame_list.len(),
-            requests.iter().filter(|r| !r.addresses.is_empty()).count()
-        ));
-        if self.folding.lost > 0 {
-            profile.meta.warnings.push(format!(
-                "{shown}: perf lost {} events (LOST records): the kernel's buffer overflowed; \
-                 shares are of the samples that were kept",
-                self.folding.lost
-            ));
-        }
-        let mut missing: Vec<(u64, String)> = requests
-            .iter()
-            .zip(results)
-            .zip(missing_cost)
-            .filter_map(|((req, res), &cost)| {
-                let reason = res.missing.as_ref()?;
-                (!req.addresses.is_empty()).then(|| {
-                    (
-                        cost,
-                        format!("{} ({reason}; {cost} samples)", req.kind.display_name()),
-                    )
-                })
-            })
-            .collect();
-        missing.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        if !missing.is_empty() {
-            let list: Vec<&str> = missing.iter().map(|(_, s)| s.as_str()).collect();
-            profile.meta.warnings.push(format!(
-                "{shown}: no symbols for {} module(s), their frames are [unknown]: {}. Point \
-                 whose at the files with --binary-path DIR, --symfs DIR, --kallsyms FILE or \
-                 --jit-map-dir DIR",
-                missing.len(),
-                list.join(", ")
-            ));
-        }
-        for res in results {
-            for w in &res.warnings {
-                profile.meta.warnings.push(w.clone());
-            }
-        }
     }
 }
 
