@@ -1,19 +1,27 @@
 //! Symbolisation: addresses recorded by perf.data to frames.
 //!
-//! The reader hands over, per module (an ELF file, the kernel, a JIT perf map), the distinct
-//! addresses its samples hit; this stage finds the module's files ([`locate`]), resolves each
-//! address once — ascending, so symbol tables and DWARF line programs are walked in order —
-//! and returns the frames, leaf first (inlined functions before the function they were
-//! inlined into). Modules are independent, so they are resolved in parallel.
+//! The reader hands over an [`AddressProfile`]: the modules (an ELF file, the kernel, a JIT
+//! perf map) and the distinct addresses its samples hit in each, and the samples folded into
+//! stacks of those addresses. [`to_profile`] finds each module's files ([`locate`]), resolves
+//! each address once — ascending, so symbol tables and DWARF line programs are walked in order —
+//! and builds the profile's stacks from their frames, leaf first (inlined functions before the
+//! function they were inlined into). Modules are independent, so they are resolved in
+//! parallel.
 //!
 //! Nothing is dropped: an address without a symbol becomes an `[unknown]` frame of kind
 //! unknown that keeps its module, so module rules still classify it, and the module is
-//! reported as missing with the reason.
+//! reported as missing with the reason. The diagnostics are this stage's: which modules have
+//! no symbols and how many samples that costs, how many distinct addresses there were.
 
+pub mod addresses;
 pub mod elf;
 pub mod jit;
 pub mod kernel;
 pub mod locate;
+mod profile;
+
+pub use addresses::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
+pub use profile::to_profile;
 
 use crate::model::{Frame, FrameKind, perf};
 use rayon::prelude::*;

@@ -1,13 +1,9 @@
 //! The folding thread's state: memory maps per process over time, the caches that make a
-//! repeated sample cost one lookup, the rows, and the profile built from them once the
-//! addresses are symbolised.
+//! repeated sample cost one lookup, and the samples folded into rows of address stacks, which
+//! are handed to symbolisation once the whole file is read.
 
 use super::*;
-
-/// A module as the reader knows it; index into `Reader::modules`.
-type ModuleId = u32;
-/// Frames with no mapping at all: `[unknown]` without a module.
-const NO_MODULE: ModuleId = u32::MAX;
+use crate::symbolize::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 
 #[derive(Debug, Clone, Copy)]
 struct Mapping {
@@ -64,20 +60,43 @@ pub(super) struct Reader<'p> {
     /// The user addresses of the sample being unwound: the callchain's, then the unwinder's.
     chain_user: Vec<u64>,
     user_addrs: Vec<u64>,
-    modules: Vec<ModuleKind>,
-    module_index: FxHashMap<ModuleKind, ModuleId>,
-    /// Build ids from the file's BUILD_ID section.
-    build_ids: FxHashMap<DsoKey, Vec<u8>>,
+    maps: Maps,
+    caches: Caches,
+    folding: Folding,
+}
+
+/// What an address means at this moment of the recording: each process's memory map, the
+/// kernel's, and the modules they map.
+struct Maps {
     processes: FxHashMap<i32, Process>,
     kernel: Process,
     kernel_module: Option<ModuleId>,
-    /// tid → thread name.
-    comms: FxHashMap<i32, ThreadId>,
-    threads: crate::model::Interner<Box<str>>,
+    modules: Vec<ModuleKind>,
+    module_index: FxHashMap<ModuleKind, ModuleId>,
+    /// Build ids from the file's BUILD_ID section (and pipe mode's records).
+    build_ids: FxHashMap<DsoKey, Vec<u8>>,
+    /// Bumped by every change to any memory map, and to any thread name (cached rows know
+    /// their thread); cache entries of older generations are stale.
+    generation: u32,
+}
+
+/// What makes a repeated sample cost one lookup; only valid for one generation of [`Maps`].
+struct Caches {
+    /// (pid, address, kernel) → raw frame, direct-mapped.
+    frames: Vec<CacheEntry>,
+    /// (pid, tid, mode, callchain bytes) → row.
+    chains: ChainCache,
+    /// The generation of the maps `chains` was filled under.
+    chain_generation: u32,
+}
+
+/// The samples folded so far: distinct raw frames, raw stacks and (stack, thread) rows with
+/// their summed values.
+struct Folding {
     /// (module, lookup address) → raw frame id.
-    raw_frames: FxHashMap<(ModuleId, u64), u32>,
-    raw_frame_list: Vec<(ModuleId, u64)>,
-    raw_stacks: StackStore,
+    raw_frames: FxHashMap<RawFrame, u32>,
+    raw_frame_list: Vec<RawFrame>,
+    raw_stacks: RawStacks,
     /// (raw stack, thread) → row; values are `n_types` per row.
     rows: FxHashMap<(u32, Option<ThreadId>), u32>,
     row_keys: Vec<(u32, Option<ThreadId>)>,
@@ -88,14 +107,11 @@ pub(super) struct Reader<'p> {
     samples_type: usize,
     samples: u64,
     lost: u64,
+    /// tid → thread name.
+    comms: FxHashMap<i32, ThreadId>,
+    threads: crate::model::Interner<Box<str>>,
+    /// The raw stack of the sample being folded.
     stack_buf: Vec<u32>,
-    frame_cache: Vec<CacheEntry>,
-    /// Bumped by every change to any memory map; cache entries of older generations are stale.
-    generation: u32,
-    /// (pid, tid, mode, callchain bytes) → row, for the current generation of maps and
-    /// thread names.
-    chain_cache: ChainCache,
-    chain_generation: u32,
 }
 
 /// The sample fields the folding thread uses.
@@ -152,52 +168,6 @@ impl ChainCache {
     }
 }
 
-/// Distinct raw stacks (raw frame ids, leaf first), stored in one arena.
-#[derive(Default)]
-struct StackStore {
-    index: FxHashMap<u64, u32>,
-    /// (offset in `frames`, length, next stack with the same hash)
-    entries: Vec<(u32, u32, u32)>,
-    frames: Vec<u32>,
-}
-
-impl StackStore {
-    fn intern(&mut self, stack: &[u32]) -> u32 {
-        use std::hash::Hasher;
-        let mut h = rustc_hash::FxHasher::default();
-        for &f in stack {
-            h.write_u32(f);
-        }
-        let hash = h.finish();
-        let first = self.index.get(&hash).copied();
-        let mut i = first.unwrap_or(u32::MAX);
-        while i != u32::MAX {
-            if self.get(i) == stack {
-                return i;
-            }
-            i = self.entries[i as usize].2;
-        }
-        let id = self.entries.len() as u32;
-        self.entries.push((
-            self.frames.len() as u32,
-            stack.len() as u32,
-            first.unwrap_or(u32::MAX),
-        ));
-        self.frames.extend_from_slice(stack);
-        self.index.insert(hash, id);
-        id
-    }
-
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn get(&self, id: u32) -> &[u32] {
-        let (at, len, _) = self.entries[id as usize];
-        &self.frames[at as usize..(at + len) as usize]
-    }
-}
-
 #[derive(Debug, Clone, Copy, Default)]
 struct CacheEntry {
     addr: u64,
@@ -215,6 +185,138 @@ fn cache_slot(pid: i32, addr: u64, kernel: bool) -> usize {
     (h >> (64 - FRAME_CACHE_BITS)) as usize
 }
 
+impl Maps {
+    /// The same file mapped twice (or first without, then with, its executable page offset)
+    /// is one module.
+    fn elf_module(&mut self, kind: ModuleKind) -> ModuleId {
+        let ModuleKind::Elf {
+            path,
+            build_id,
+            exec_pgoff,
+        } = &kind
+        else {
+            return self.module(kind);
+        };
+        let base = ModuleKind::Elf {
+            path: path.clone(),
+            build_id: build_id.clone(),
+            exec_pgoff: None,
+        };
+        if let Some(&id) = self.module_index.get(&base) {
+            if exec_pgoff.is_some()
+                && let ModuleKind::Elf {
+                    exec_pgoff: slot, ..
+                } = &mut self.modules[id as usize]
+                && slot.is_none()
+            {
+                *slot = *exec_pgoff;
+            }
+            return id;
+        }
+        let id = self.module(kind);
+        self.module_index.insert(base, id);
+        id
+    }
+
+    fn module(&mut self, kind: ModuleKind) -> ModuleId {
+        if let Some(&id) = self.module_index.get(&kind) {
+            return id;
+        }
+        let id = self.modules.len() as ModuleId;
+        self.modules.push(kind.clone());
+        self.module_index.insert(kind, id);
+        id
+    }
+
+    /// The module of an address and the address to symbolise in it: absolute for the kernel
+    /// and JIT code, a file offset for a mapped file.
+    fn lookup(&mut self, pid: i32, addr: u64, kernel: bool) -> (ModuleId, u64) {
+        if kernel || is_kernel_address(addr) {
+            let module = self
+                .kernel
+                .find(addr)
+                .map(|m| m.module)
+                .or(self.kernel_module)
+                .unwrap_or_else(|| self.kernel_module(None));
+            (module, addr)
+        } else {
+            match self.processes.get(&pid).and_then(|p| p.find(addr)) {
+                Some(m) => match self.modules[m.module as usize] {
+                    ModuleKind::Jit { .. } => (m.module, addr),
+                    _ => (m.module, addr - m.start + m.pgoff),
+                },
+                None => (NO_MODULE, 0),
+            }
+        }
+    }
+
+    fn kernel_module(&mut self, text: Option<u64>) -> ModuleId {
+        if let Some(id) = self.kernel_module {
+            if text.is_some()
+                && let ModuleKind::Kernel { text: slot, .. } = &mut self.modules[id as usize]
+            {
+                *slot = text;
+            }
+            return id;
+        }
+        let build_id = self.build_ids.get(&DsoKey::Kernel).cloned();
+        let id = self.modules.len() as ModuleId;
+        self.modules.push(ModuleKind::Kernel { build_id, text });
+        self.kernel_module = Some(id);
+        id
+    }
+}
+
+impl Folding {
+    fn raw_frame(&mut self, module: ModuleId, address: u64) -> u32 {
+        let frame = RawFrame { module, address };
+        let next = self.raw_frame_list.len() as u32;
+        let id = *self.raw_frames.entry(frame).or_insert(next);
+        if id == next {
+            self.raw_frame_list.push(frame);
+        }
+        id
+    }
+
+    fn row_for(&mut self, stack: u32, tid: Option<i32>) -> u32 {
+        let thread = tid.and_then(|t| self.comms.get(&t).copied());
+        let next = self.row_keys.len() as u32;
+        let row = *self.rows.entry((stack, thread)).or_insert(next);
+        if row == next {
+            self.row_keys.push((stack, thread));
+            self.values.extend(std::iter::repeat_n(0, self.n_types));
+        }
+        row
+    }
+
+    fn into_addresses(
+        self,
+        sample_types: Vec<SampleType>,
+        modules: Vec<ModuleKind>,
+    ) -> AddressProfile {
+        AddressProfile {
+            sample_types,
+            modules,
+            frames: self.raw_frame_list,
+            stacks: self.raw_stacks,
+            rows: self.row_keys,
+            values: self.values,
+            threads: self.threads,
+            samples: self.samples,
+            cost_type: self.samples_type,
+        }
+    }
+
+    /// Adds one sample's weight (its period, in its event's sample type) and count to a row.
+    fn add(&mut self, row: u32, attr: usize, period: Option<u64>) {
+        let base = row as usize * self.n_types;
+        let ty = self.attr_type.get(attr).copied().unwrap_or(0);
+        let period = period.unwrap_or(1);
+        self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
+        self.values[base + self.samples_type] += 1;
+    }
+}
+
 impl<'p> Reader<'p> {
     pub(super) fn new(
         path: &'p Path,
@@ -225,34 +327,40 @@ impl<'p> Reader<'p> {
     ) -> Reader<'p> {
         Reader {
             path,
-            modules: Vec::new(),
-            module_index: FxHashMap::default(),
-            build_ids,
-            processes: FxHashMap::default(),
-            kernel: Process::default(),
-            kernel_module: None,
-            comms: FxHashMap::default(),
-            threads: crate::model::Interner::default(),
-            raw_frames: FxHashMap::default(),
-            raw_frame_list: Vec::new(),
-            raw_stacks: StackStore::default(),
-            rows: FxHashMap::default(),
-            row_keys: Vec::new(),
-            values: Vec::new(),
-            attr_type,
-            n_types,
-            samples_type,
-            samples: 0,
-            lost: 0,
-            stack_buf: Vec::new(),
-            // generation 0 is never current, so the zeroed entries never hit
-            frame_cache: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
-            generation: 1,
-            chain_cache: ChainCache::default(),
-            chain_generation: 0,
             unwind: None,
             chain_user: Vec::new(),
             user_addrs: Vec::new(),
+            maps: Maps {
+                processes: FxHashMap::default(),
+                kernel: Process::default(),
+                kernel_module: None,
+                modules: Vec::new(),
+                module_index: FxHashMap::default(),
+                build_ids,
+                generation: 1,
+            },
+            caches: Caches {
+                // generation 0 is never current, so the zeroed entries never hit
+                frames: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
+                chains: ChainCache::default(),
+                chain_generation: 0,
+            },
+            folding: Folding {
+                raw_frames: FxHashMap::default(),
+                raw_frame_list: Vec::new(),
+                raw_stacks: RawStacks::default(),
+                rows: FxHashMap::default(),
+                row_keys: Vec::new(),
+                values: Vec::new(),
+                attr_type,
+                n_types,
+                samples_type,
+                samples: 0,
+                lost: 0,
+                comms: FxHashMap::default(),
+                threads: crate::model::Interner::default(),
+                stack_buf: Vec::new(),
+            },
         }
     }
 }
@@ -308,13 +416,13 @@ impl Reader<'_> {
                 name,
                 exec,
             } => {
-                let id = ThreadId(self.threads.intern::<str>(name));
-                self.comms.insert(*tid, id);
+                let id = ThreadId(self.folding.threads.intern::<str>(name));
+                self.folding.comms.insert(*tid, id);
                 // cached rows know their thread
-                self.generation += 1;
+                self.maps.generation += 1;
                 if *exec && pid == tid {
-                    self.processes.remove(pid);
-                    self.generation += 1;
+                    self.maps.processes.remove(pid);
+                    self.maps.generation += 1;
                     if let Some(u) = &mut self.unwind {
                         u.exec(*pid);
                     }
@@ -327,20 +435,20 @@ impl Reader<'_> {
                 ptid,
             } => {
                 if pid != ppid {
-                    let parent = self.processes.get(ppid).cloned().unwrap_or_default();
-                    self.processes.insert(*pid, parent);
-                    self.generation += 1;
+                    let parent = self.maps.processes.get(ppid).cloned().unwrap_or_default();
+                    self.maps.processes.insert(*pid, parent);
+                    self.maps.generation += 1;
                     if let Some(u) = &mut self.unwind {
                         u.fork(*ppid, *pid);
                     }
                 }
-                if let Some(&name) = self.comms.get(ptid) {
-                    self.comms.insert(*tid, name);
+                if let Some(&name) = self.folding.comms.get(ptid) {
+                    self.folding.comms.insert(*tid, name);
                 }
             }
-            Event::Lost(n) => self.lost += n,
+            Event::Lost(n) => self.folding.lost += n,
             Event::BuildId(key, id) => {
-                self.build_ids.insert(key.clone(), id.clone());
+                self.maps.build_ids.insert(key.clone(), id.clone());
             }
         }
     }
@@ -362,9 +470,9 @@ impl Reader<'_> {
             let text = path
                 .starts_with(crate::model::perf::KERNEL_MODULE)
                 .then_some(pgoff);
-            let module = self.kernel_module(text);
-            self.generation += 1;
-            self.kernel.insert(Mapping {
+            let module = self.maps.kernel_module(text);
+            self.maps.generation += 1;
+            self.maps.kernel.insert(Mapping {
                 start,
                 end,
                 pgoff,
@@ -376,13 +484,17 @@ impl Reader<'_> {
             if !exec {
                 return;
             }
-            self.module(ModuleKind::Jit { pid })
+            self.maps.module(ModuleKind::Jit { pid })
         } else if is_pseudo(path) {
             return;
         } else {
             let build_id = build_id.filter(|b| !b.is_empty()).or_else(|| {
                 let key = DsoKey::detect(path.as_bytes(), mode)?;
-                self.build_ids.get(&key).filter(|b| !b.is_empty()).cloned()
+                self.maps
+                    .build_ids
+                    .get(&key)
+                    .filter(|b| !b.is_empty())
+                    .cloned()
             });
             if let Some(u) = &mut self.unwind {
                 u.mmap(
@@ -401,73 +513,15 @@ impl Reader<'_> {
                 build_id,
                 exec_pgoff: exec.then_some(pgoff),
             };
-            self.elf_module(kind)
+            self.maps.elf_module(kind)
         };
-        self.generation += 1;
-        self.processes.entry(pid).or_default().insert(Mapping {
+        self.maps.generation += 1;
+        self.maps.processes.entry(pid).or_default().insert(Mapping {
             start,
             end,
             pgoff,
             module,
         });
-    }
-
-    /// The same file mapped twice (or first without, then with, its executable page offset)
-    /// is one module.
-    fn elf_module(&mut self, kind: ModuleKind) -> ModuleId {
-        let ModuleKind::Elf {
-            path,
-            build_id,
-            exec_pgoff,
-        } = &kind
-        else {
-            return self.module(kind);
-        };
-        let base = ModuleKind::Elf {
-            path: path.clone(),
-            build_id: build_id.clone(),
-            exec_pgoff: None,
-        };
-        if let Some(&id) = self.module_index.get(&base) {
-            if exec_pgoff.is_some()
-                && let ModuleKind::Elf {
-                    exec_pgoff: slot, ..
-                } = &mut self.modules[id as usize]
-                && slot.is_none()
-            {
-                *slot = *exec_pgoff;
-            }
-            return id;
-        }
-        let id = self.module(kind);
-        self.module_index.insert(base, id);
-        id
-    }
-
-    fn module(&mut self, kind: ModuleKind) -> ModuleId {
-        if let Some(&id) = self.module_index.get(&kind) {
-            return id;
-        }
-        let id = self.modules.len() as ModuleId;
-        self.modules.push(kind.clone());
-        self.module_index.insert(kind, id);
-        id
-    }
-
-    fn kernel_module(&mut self, text: Option<u64>) -> ModuleId {
-        if let Some(id) = self.kernel_module {
-            if text.is_some()
-                && let ModuleKind::Kernel { text: slot, .. } = &mut self.modules[id as usize]
-            {
-                *slot = text;
-            }
-            return id;
-        }
-        let build_id = self.build_ids.get(&DsoKey::Kernel).cloned();
-        let id = self.modules.len() as ModuleId;
-        self.modules.push(ModuleKind::Kernel { build_id, text });
-        self.kernel_module = Some(id);
-        id
     }
 
     fn sample(
@@ -478,7 +532,7 @@ impl Reader<'_> {
         little: bool,
         user: Option<(&UserCopy, &[u8])>,
     ) {
-        self.samples += 1;
+        self.folding.samples += 1;
         let dwarf = user.filter(|_| self.unwind.is_some());
         let row = match (key, dwarf) {
             // a DWARF sample's user stack is not in its callchain bytes: no cache for it
@@ -495,37 +549,33 @@ impl Reader<'_> {
                     Some((&addrs, truncated)),
                 );
                 self.user_addrs = addrs;
-                self.row_for(stack, s.tid)
+                self.folding.row_for(stack, s.tid)
             }
             // most samples repeat a (thread, callchain) seen before under the same maps: one
             // lookup of the key (hashed by the decoding thread) finds its row
             (Some(key), None) => {
-                if self.chain_generation != self.generation {
-                    self.chain_cache.clear();
-                    self.chain_generation = self.generation;
+                if self.caches.chain_generation != self.maps.generation {
+                    self.caches.chains.clear();
+                    self.caches.chain_generation = self.maps.generation;
                 }
-                match self.chain_cache.get(hash, key) {
+                match self.caches.chains.get(hash, key) {
                     Some(row) => row,
                     None => {
                         let chain = &key[CHAIN_KEY_PREFIX..];
                         let stack =
                             self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little, None);
-                        let row = self.row_for(stack, s.tid);
-                        self.chain_cache.insert(hash, key, row);
+                        let row = self.folding.row_for(stack, s.tid);
+                        self.caches.chains.insert(hash, key, row);
                         row
                     }
                 }
             }
             (None, None) => {
                 let stack = self.raw_stack(s.pid, s.kernel, s.ip, None, little, None);
-                self.row_for(stack, s.tid)
+                self.folding.row_for(stack, s.tid)
             }
         };
-        let base = row as usize * self.n_types;
-        let ty = self.attr_type.get(s.attr).copied().unwrap_or(0);
-        let period = s.period.unwrap_or(1);
-        self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
-        self.values[base + self.samples_type] += 1;
+        self.folding.add(row, s.attr, s.period);
     }
 
     /// Unwinds a DWARF sample's user stack into `addrs`; whether it stopped early. The
@@ -584,7 +634,7 @@ impl Reader<'_> {
         user: Option<(&[u64], bool)>,
     ) -> u32 {
         let mut kernel = kernel;
-        self.stack_buf.clear();
+        self.folding.stack_buf.clear();
         let mut first_in_context = true;
         match chain {
             Some(chain) => {
@@ -610,21 +660,21 @@ impl Reader<'_> {
                     };
                     first_in_context = false;
                     let frame = self.raw_frame(pid, lookup, kernel);
-                    self.stack_buf.push(frame);
+                    self.folding.stack_buf.push(frame);
                 }
             }
             None if user.is_some() => {}
             None => {
                 if let Some(ip) = ip {
                     let frame = self.raw_frame(pid, ip, kernel || is_kernel_address(ip));
-                    self.stack_buf.push(frame);
+                    self.folding.stack_buf.push(frame);
                 }
             }
         }
         if let Some((addrs, truncated)) = user {
             self.push_user_stack(pid, addrs, truncated);
         }
-        self.raw_stacks.intern(&self.stack_buf)
+        self.folding.raw_stacks.intern(&self.folding.stack_buf)
     }
 
     /// The unwound user frames: the ip, then return addresses looked up at `address - 1`; a
@@ -633,24 +683,13 @@ impl Reader<'_> {
         for (i, &addr) in addrs.iter().enumerate() {
             let lookup = if i == 0 { addr } else { addr.saturating_sub(1) };
             let frame = self.raw_frame(pid, lookup, false);
-            self.stack_buf.push(frame);
+            self.folding.stack_buf.push(frame);
         }
         if truncated {
             // address 0 is in no mapping: the `[unknown]` frame without a module
             let frame = self.raw_frame(pid, 0, false);
-            self.stack_buf.push(frame);
+            self.folding.stack_buf.push(frame);
         }
-    }
-
-    fn row_for(&mut self, stack: u32, tid: Option<i32>) -> u32 {
-        let thread = tid.and_then(|t| self.comms.get(&t).copied());
-        let next = self.row_keys.len() as u32;
-        let row = *self.rows.entry((stack, thread)).or_insert(next);
-        if row == next {
-            self.row_keys.push((stack, thread));
-            self.values.extend(std::iter::repeat_n(0, self.n_types));
-        }
-        row
     }
 
     /// The raw frame of an address, through a small direct-mapped cache: the same few
@@ -658,48 +697,24 @@ impl Reader<'_> {
     /// search and the hash lookup into one comparison. Any map change invalidates it.
     fn raw_frame(&mut self, pid: i32, addr: u64, kernel: bool) -> u32 {
         let slot = cache_slot(pid, addr, kernel);
-        let e = self.frame_cache[slot];
-        if e.addr == addr && e.pid == pid && e.kernel == kernel && e.generation == self.generation {
+        let generation = self.maps.generation;
+        let e = self.caches.frames[slot];
+        if e.addr == addr && e.pid == pid && e.kernel == kernel && e.generation == generation {
             return e.raw;
         }
-        let raw = self.resolve_raw_frame(pid, addr, kernel);
-        self.frame_cache[slot] = CacheEntry {
+        let (module, key) = self.maps.lookup(pid, addr, kernel);
+        let raw = self.folding.raw_frame(module, key);
+        self.caches.frames[slot] = CacheEntry {
             addr,
             pid,
             kernel,
-            generation: self.generation,
+            generation,
             raw,
         };
         raw
     }
 
-    fn resolve_raw_frame(&mut self, pid: i32, addr: u64, kernel: bool) -> u32 {
-        let (module, key) = if kernel || is_kernel_address(addr) {
-            let module = self
-                .kernel
-                .find(addr)
-                .map(|m| m.module)
-                .or(self.kernel_module)
-                .unwrap_or_else(|| self.kernel_module(None));
-            (module, addr)
-        } else {
-            match self.processes.get(&pid).and_then(|p| p.find(addr)) {
-                Some(m) => match self.modules[m.module as usize] {
-                    ModuleKind::Jit { .. } => (m.module, addr),
-                    _ => (m.module, addr - m.start + m.pgoff),
-                },
-                None => (NO_MODULE, 0),
-            }
-        };
-        let next = self.raw_frame_list.len() as u32;
-        let id = *self.raw_frames.entry((module, key)).or_insert(next);
-        if id == next {
-            self.raw_frame_list.push((module, key));
-        }
-        id
-    }
-
-    /// Symbolises every distinct (module, address) and builds the profile; `ready` holds
+    /// Hands the folded samples to symbolisation and builds the profile; `ready` holds
     /// modules loaded while the records were read.
     pub(super) fn finish(
         mut self,
@@ -707,114 +722,35 @@ impl Reader<'_> {
         options: &ReadOptions,
         ready: Vec<(ModuleKind, symbolize::Preloaded)>,
     ) -> Result<Profile> {
-        self.late_build_ids();
-        if self.samples == 0 {
+        self.maps.late_build_ids();
+        if self.folding.samples == 0 {
             return Err(Error::input(
                 self.path,
                 Position::Whole,
                 "no samples in this perf.data",
             ));
         }
-        // per module: its distinct addresses, ascending
-        let mut per_module: Vec<Vec<u64>> = vec![Vec::new(); self.modules.len()];
-        for &(m, a) in &self.raw_frame_list {
-            if m != NO_MODULE {
-                per_module[m as usize].push(a);
-            }
-        }
-        let requests: Vec<ModuleRequest> = self
-            .modules
-            .iter()
-            .zip(per_module)
-            .map(|(kind, mut addresses)| {
-                addresses.sort_unstable();
-                addresses.dedup();
-                ModuleRequest {
-                    kind: kind.clone(),
-                    addresses,
-                }
-            })
-            .collect();
+        let lost = self.folding.lost;
+        let addresses = self.folding.into_addresses(sample_types, self.maps.modules);
         let symbolize_started = std::time::Instant::now();
-        let mut results = symbolize::symbolize(&requests, &options.symbols, ready);
+        let mut profile = symbolize::to_profile(addresses, self.path, &options.symbols, ready);
         if std::env::var_os("WHOSE_TIMINGS").is_some() {
             crate::unwind::print_timings(
                 self.unwind.as_ref().map(|u| &u.unwinder),
                 symbolize_started.elapsed(),
             );
         }
-
-        let mut profile = Profile::new(sample_types);
-        // every module's frames, interned once, in one arena; each raw frame is a span of it
-        let mut flat: Vec<FrameId> = Vec::new();
-        let mut spans: Vec<Vec<(u32, u32)>> = Vec::with_capacity(results.len());
-        for result in results.iter_mut() {
-            let frames = std::mem::take(&mut result.frames);
-            let mut module_spans = Vec::with_capacity(frames.len());
-            for address_frames in frames {
-                let start = flat.len() as u32;
-                flat.extend(address_frames.into_iter().map(|f| profile.intern_frame(f)));
-                module_spans.push((start, flat.len() as u32 - start));
-            }
-            spans.push(module_spans);
+        if lost > 0 {
+            // the recording's own loss, before what symbolisation has to say
+            profile.meta.warnings.insert(
+                0,
+                format!(
+                    "{}: perf lost {lost} events (LOST records): the kernel's buffer \
+                     overflowed; shares are of the samples that were kept",
+                    self.path.display()
+                ),
+            );
         }
-        let unknown_span = (flat.len() as u32, 1);
-        flat.push(
-            profile.intern_frame(Frame::named("[unknown]", crate::model::FrameKind::Unknown)),
-        );
-        let raw_span: Vec<(u32, u32)> = self
-            .raw_frame_list
-            .iter()
-            .map(|&(m, a)| {
-                if m == NO_MODULE {
-                    return unknown_span;
-                }
-                let i = requests[m as usize]
-                    .addresses
-                    .binary_search(&a)
-                    .unwrap_or(0);
-                spans[m as usize].get(i).copied().unwrap_or(unknown_span)
-            })
-            .collect();
-        let mut thread_map: FxHashMap<ThreadId, ThreadId> = FxHashMap::default();
-        let mut missing_cost: Vec<u64> = vec![0; self.modules.len()];
-        let mut buf = Vec::new();
-        let mut seen = Vec::new();
-        // rows share raw stacks (one per thread): each raw stack becomes a stack once
-        let mut stack_ids: Vec<Option<crate::model::StackId>> = vec![None; self.raw_stacks.len()];
-        for (row, &(stack, thread)) in self.row_keys.iter().enumerate() {
-            seen.clear();
-            for &raw in self.raw_stacks.get(stack) {
-                let m = self.raw_frame_list[raw as usize].0;
-                if m != NO_MODULE && results[m as usize].missing.is_some() && !seen.contains(&m) {
-                    seen.push(m);
-                }
-            }
-            let values = &self.values[row * self.n_types..(row + 1) * self.n_types];
-            for &m in &seen {
-                missing_cost[m as usize] += values[self.samples_type] as u64;
-            }
-            let stack_id = match stack_ids[stack as usize] {
-                Some(id) => id,
-                None => {
-                    buf.clear();
-                    for &raw in self.raw_stacks.get(stack) {
-                        let (start, len) = raw_span[raw as usize];
-                        buf.extend_from_slice(&flat[start as usize..(start + len) as usize]);
-                    }
-                    let id = profile.intern_stack(&buf);
-                    stack_ids[stack as usize] = Some(id);
-                    id
-                }
-            };
-            let thread_id = thread.map(|t| {
-                *thread_map
-                    .entry(t)
-                    .or_insert_with(|| profile.intern_thread(self.threads.get(t.0)))
-            });
-            profile.add_sample(stack_id, thread_id, values);
-        }
-        self.report(&mut profile, &requests, &results, &missing_cost);
         if let Some(unwind) = &self.unwind {
             let (notes, warnings) = unwind.unwinder.stats.report();
             profile.meta.notes.extend(notes);
@@ -822,62 +758,9 @@ impl Reader<'_> {
         }
         Ok(profile)
     }
-
-    fn report(
-        &self,
-        profile: &mut Profile,
-        requests: &[ModuleRequest],
-        results: &[symbolize::ModuleResult],
-        missing_cost: &[u64],
-    ) {
-        let shown = self.path.display();
-        profile.meta.notes.push(format!(
-            "{} samples, {} distinct addresses in {} modules",
-            self.samples,
-            self.raw_frame_list.len(),
-            requests.iter().filter(|r| !r.addresses.is_empty()).count()
-        ));
-        if self.lost > 0 {
-            profile.meta.warnings.push(format!(
-                "{shown}: perf lost {} events (LOST records): the kernel's buffer overflowed; \
-                 shares are of the samples that were kept",
-                self.lost
-            ));
-        }
-        let mut missing: Vec<(u64, String)> = requests
-            .iter()
-            .zip(results)
-            .zip(missing_cost)
-            .filter_map(|((req, res), &cost)| {
-                let reason = res.missing.as_ref()?;
-                (!req.addresses.is_empty()).then(|| {
-                    (
-                        cost,
-                        format!("{} ({reason}; {cost} samples)", req.kind.display_name()),
-                    )
-                })
-            })
-            .collect();
-        missing.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        if !missing.is_empty() {
-            let list: Vec<&str> = missing.iter().map(|(_, s)| s.as_str()).collect();
-            profile.meta.warnings.push(format!(
-                "{shown}: no symbols for {} module(s), their frames are [unknown]: {}. Point \
-                 whose at the files with --binary-path DIR, --symfs DIR, --kallsyms FILE or \
-                 --jit-map-dir DIR",
-                missing.len(),
-                list.join(", ")
-            ));
-        }
-        for res in results {
-            for w in &res.warnings {
-                profile.meta.warnings.push(w.clone());
-            }
-        }
-    }
 }
 
-impl Reader<'_> {
+impl Maps {
     /// Pipe-mode recordings send their build ids as records, usually after the mappings
     /// that need them: fill in what the mappings lacked.
     fn late_build_ids(&mut self) {

@@ -7,8 +7,9 @@
 //! between kernel and user and are never frames, and every address after the first of a
 //! context is a return address, looked up at `address - 1` so a call at the very end of a
 //! function is not blamed on the next one. Samples fold into rows of distinct address stacks;
-//! only after the whole file is read is each distinct (module, address) symbolised once
-//! ([`crate::symbolize`]) and the rows turned into frames.
+//! after the whole file is read, these go to symbolisation as a
+//! [`symbolize::AddressProfile`], which resolves each distinct (module, address) once and
+//! turns the rows into frames ([`symbolize::to_profile`]).
 //!
 //! Sample types: one per event, weighted by the sample period (so `cpu-clock` and
 //! `task-clock` weigh nanoseconds, `cycles` cycles), then `samples`; the first event is the
@@ -16,7 +17,7 @@
 //!
 //! `header` checks what the library would trust before it reads anything; `decode` runs on
 //! its own thread, turning records into owned batches; `fold` keeps the maps, caches and
-//! rows on this thread and builds the profile.
+//! folded rows on this thread and hands them over.
 
 mod decode;
 mod fold;
@@ -33,8 +34,8 @@ use super::read_ahead::ReadAhead;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
 use crate::model::perf::is_kernel_address;
-use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId};
-use crate::symbolize::{self, ModuleKind, ModuleRequest};
+use crate::model::{Profile, SampleType, ThreadId};
+use crate::symbolize::{self, ModuleKind};
 use linux_perf_data::linux_perf_event_reader::{
     CpuMode, EventRecord, Mmap2FileId, RecordType, SampleFormat,
 };

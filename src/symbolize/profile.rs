@@ -1,0 +1,199 @@
+//! The stage itself: an [`AddressProfile`] in, a [`Profile`] of frames out, with what
+//! symbolisation has to tell (modules without symbols and what they cost, how many addresses
+//! were resolved) in its notes and warnings.
+
+use super::addresses::{AddressProfile, NO_MODULE};
+use super::{ModuleKind, ModuleRequest, ModuleResult, Preloaded, SymbolOptions, symbolize};
+use crate::model::{Frame, FrameId, FrameKind, Profile, StackId, ThreadId};
+use rustc_hash::FxHashMap;
+use std::path::Path;
+
+/// Symbolises every distinct (module, address) of `input` once and builds the profile.
+/// `source` names the input in warnings; `ready`: modules loaded while the input was read.
+pub fn to_profile(
+    input: AddressProfile,
+    source: &Path,
+    options: &SymbolOptions,
+    ready: Vec<(ModuleKind, Preloaded)>,
+) -> Profile {
+    let requests = requests(&input);
+    let mut results = symbolize(&requests, options, ready);
+    let mut profile = Profile::new(input.sample_types.clone());
+    let spans = Spans::new(&mut profile, &input, &requests, &mut results);
+    add_rows(&mut profile, &input, &spans);
+    let missing_cost = missing_cost(&input, &results);
+    report(
+        &mut profile,
+        source,
+        &input,
+        &requests,
+        &results,
+        &missing_cost,
+    );
+    profile
+}
+
+/// Per module, its distinct addresses, ascending.
+fn requests(input: &AddressProfile) -> Vec<ModuleRequest> {
+    let mut per_module: Vec<Vec<u64>> = vec![Vec::new(); input.modules.len()];
+    for f in &input.frames {
+        if f.module != NO_MODULE {
+            per_module[f.module as usize].push(f.address);
+        }
+    }
+    input
+        .modules
+        .iter()
+        .zip(per_module)
+        .map(|(kind, mut addresses)| {
+            addresses.sort_unstable();
+            addresses.dedup();
+            ModuleRequest {
+                kind: kind.clone(),
+                addresses,
+            }
+        })
+        .collect()
+}
+
+/// Every module's frames, interned once, in one arena; each raw frame is a span of it.
+struct Spans {
+    flat: Vec<FrameId>,
+    /// Raw frame id → (start in `flat`, length).
+    of_raw: Vec<(u32, u32)>,
+}
+
+impl Spans {
+    fn new(
+        profile: &mut Profile,
+        input: &AddressProfile,
+        requests: &[ModuleRequest],
+        results: &mut [ModuleResult],
+    ) -> Spans {
+        let mut flat: Vec<FrameId> = Vec::new();
+        let mut spans: Vec<Vec<(u32, u32)>> = Vec::with_capacity(results.len());
+        for result in results.iter_mut() {
+            let frames = std::mem::take(&mut result.frames);
+            let mut module_spans = Vec::with_capacity(frames.len());
+            for address_frames in frames {
+                let start = flat.len() as u32;
+                flat.extend(address_frames.into_iter().map(|f| profile.intern_frame(f)));
+                module_spans.push((start, flat.len() as u32 - start));
+            }
+            spans.push(module_spans);
+        }
+        let unknown = (flat.len() as u32, 1);
+        flat.push(profile.intern_frame(Frame::named("[unknown]", FrameKind::Unknown)));
+        let of_raw = input
+            .frames
+            .iter()
+            .map(|f| {
+                if f.module == NO_MODULE {
+                    return unknown;
+                }
+                let m = f.module as usize;
+                let i = requests[m].addresses.binary_search(&f.address).unwrap_or(0);
+                spans[m].get(i).copied().unwrap_or(unknown)
+            })
+            .collect();
+        Spans { flat, of_raw }
+    }
+
+    fn get(&self, raw: u32) -> &[FrameId] {
+        let (start, len) = self.of_raw[raw as usize];
+        &self.flat[start as usize..(start + len) as usize]
+    }
+}
+
+/// Each row of raw stacks as a row of the profile.
+fn add_rows(profile: &mut Profile, input: &AddressProfile, spans: &Spans) {
+    let n = profile.sample_types().len();
+    let mut thread_map: FxHashMap<ThreadId, ThreadId> = FxHashMap::default();
+    let mut buf = Vec::new();
+    // rows share raw stacks (one per thread): each raw stack becomes a stack once
+    let mut stack_ids: Vec<Option<StackId>> = vec![None; input.stacks.len()];
+    for (row, &(stack, thread)) in input.rows.iter().enumerate() {
+        let stack_id = *stack_ids[stack as usize].get_or_insert_with(|| {
+            buf.clear();
+            for &raw in input.stacks.get(stack) {
+                buf.extend_from_slice(spans.get(raw));
+            }
+            profile.intern_stack(&buf)
+        });
+        let thread_id = thread.map(|t| {
+            *thread_map
+                .entry(t)
+                .or_insert_with(|| profile.intern_thread(input.threads.get(t.0)))
+        });
+        profile.add_sample(stack_id, thread_id, &input.values[row * n..(row + 1) * n]);
+    }
+}
+
+/// Per module, the samples whose stack has a frame of it, for modules without symbols.
+fn missing_cost(input: &AddressProfile, results: &[ModuleResult]) -> Vec<u64> {
+    let mut cost: Vec<u64> = vec![0; input.modules.len()];
+    if results.iter().all(|r| r.missing.is_none()) {
+        return cost;
+    }
+    let n = input.sample_types.len();
+    let mut seen = Vec::new();
+    for (row, &(stack, _)) in input.rows.iter().enumerate() {
+        seen.clear();
+        for &raw in input.stacks.get(stack) {
+            let m = input.frames[raw as usize].module;
+            if m != NO_MODULE && results[m as usize].missing.is_some() && !seen.contains(&m) {
+                seen.push(m);
+            }
+        }
+        for &m in &seen {
+            cost[m as usize] += input.values[row * n + input.cost_type] as u64;
+        }
+    }
+    cost
+}
+
+/// Symbolisation's notes and warnings.
+fn report(
+    profile: &mut Profile,
+    source: &Path,
+    input: &AddressProfile,
+    requests: &[ModuleRequest],
+    results: &[ModuleResult],
+    missing_cost: &[u64],
+) {
+    profile.meta.notes.push(format!(
+        "{} samples, {} distinct addresses in {} modules",
+        input.samples,
+        input.frames.len(),
+        requests.iter().filter(|r| !r.addresses.is_empty()).count()
+    ));
+    let mut missing: Vec<(u64, String)> = requests
+        .iter()
+        .zip(results)
+        .zip(missing_cost)
+        .filter_map(|((req, res), &cost)| {
+            let reason = res.missing.as_ref()?;
+            (!req.addresses.is_empty()).then(|| {
+                (
+                    cost,
+                    format!("{} ({reason}; {cost} samples)", req.kind.display_name()),
+                )
+            })
+        })
+        .collect();
+    missing.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    if !missing.is_empty() {
+        let list: Vec<&str> = missing.iter().map(|(_, s)| s.as_str()).collect();
+        profile.meta.warnings.push(format!(
+            "{}: no symbols for {} module(s), their frames are [unknown]: {}. Point whose at \
+             the files with --binary-path DIR, --symfs DIR, --kallsyms FILE or --jit-map-dir \
+             DIR",
+            source.display(),
+            missing.len(),
+            list.join(", ")
+        ));
+    }
+    for res in results {
+        profile.meta.warnings.extend(res.warnings.iter().cloned());
+    }
+}
