@@ -145,3 +145,33 @@ fn dwarf_claiming_2_to_the_62_bytes_is_a_warning_not_silently_lost_inline_frames
         "{stderr}"
     );
 }
+
+#[test]
+fn a_pipe_mode_stream_cut_inside_a_record_is_read_with_a_warning() {
+    let run = super::hermetic::Hermetic::new();
+    let stream = gunzip_file(&fixture("perf/c-malloc.perf.pipe.data.gz"));
+    // a record starts at 299952 (112 bytes); cut inside it, inside its header, and before it
+    let cases = [
+        (
+            300_001,
+            Some("at byte offset 299952 (49 of its 112 bytes), after 300001 bytes"),
+        ),
+        (
+            299_955,
+            Some("at byte offset 299952 (inside its header), after 299955 bytes"),
+        ),
+        (299_952, None),
+    ];
+    for (len, warning) in cases {
+        let path = write_temp(run.root(), "cut.data", &stream[..len]);
+        let (_, stderr) = run.run_ok(&["report"], &path, &[]);
+        match warning {
+            Some(w) => assert!(
+                stderr.contains(&format!("the stream ends inside the record {w}"))
+                    && stderr.contains("the recording was cut short"),
+                "{len}: {stderr}"
+            ),
+            None => assert!(!stderr.contains("cut short"), "{len}: {stderr}"),
+        }
+    }
+}

@@ -210,9 +210,29 @@ fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
 /// The reader under the parser: counts bytes for the progress bar, and follows the record
 /// headers as they stream past to refuse what the parser would size an allocation by without
 /// checking (an AUXTRACE record's payload length) — whose does not decode AUX data anyway.
+/// Where a pipe-mode stream ended inside a record. A pipe has no length to check against (a
+/// file's header says where its data ends), so the cut is seen only by following the record
+/// headers to the end of input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Cut {
+    /// Byte offset of the record that was cut.
+    pub record_at: u64,
+    /// Its size from its header; `None` when the stream ends inside the header itself.
+    pub record_size: Option<u64>,
+    /// How many bytes the stream had.
+    pub stream_len: u64,
+}
+
+/// Shared with the decoding thread, which owns the [`Counting`] reader.
+pub(super) type CutProbe = std::sync::Arc<std::sync::Mutex<Option<Cut>>>;
+
 pub(super) struct Counting<R> {
     inner: R,
     pos: u64,
+    /// Set (pipe mode) to report a stream that ends inside a record.
+    cut: Option<CutProbe>,
+    /// Offset of the record whose header was read last.
+    record_at: u64,
     progress: Progress,
     /// Offset of the next record header, while the stream is followed.
     next_header: Option<u64>,
@@ -227,11 +247,37 @@ impl<R> Counting<R> {
         Counting {
             inner,
             pos: 0,
+            cut: None,
+            record_at: records_at,
             progress: Progress::new(len, "reading perf.data"),
             next_header: Some(records_at),
             header: [0; 8],
             header_fill: 0,
         }
+    }
+
+    /// Reports into `probe` a stream that ends inside a record (for pipe mode, where nothing
+    /// else knows where the records end).
+    pub(super) fn watch_for_cut(mut self, probe: CutProbe) -> Counting<R> {
+        self.cut = Some(probe);
+        self
+    }
+
+    /// At the end of input: the record the stream stopped inside, if any.
+    fn cut_at_end(&self) -> Option<Cut> {
+        let next = self.next_header?;
+        if self.header_fill > 0 {
+            return Some(Cut {
+                record_at: next,
+                record_size: None,
+                stream_len: self.pos,
+            });
+        }
+        (next > self.pos).then_some(Cut {
+            record_at: self.record_at,
+            record_size: Some(next - self.record_at),
+            stream_len: self.pos,
+        })
     }
 
     /// Walks the record headers inside `bytes` (which start at offset `start`).
@@ -265,6 +311,7 @@ impl<R> Counting<R> {
                 self.next_header = None;
                 break;
             }
+            self.record_at = at;
             self.next_header = Some(at + u64::from(size));
         }
         Ok(())
@@ -274,6 +321,13 @@ impl<R> Counting<R> {
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        if n == 0
+            && !buf.is_empty()
+            && let Some(probe) = &self.cut
+        {
+            let cut = self.cut_at_end();
+            *probe.lock().unwrap_or_else(|e| e.into_inner()) = cut;
+        }
         let start = self.pos;
         self.pos += n as u64;
         self.progress.set(self.pos);

@@ -25,7 +25,7 @@ mod header;
 
 use decode::{Batch, Event, UserCopy, decode_all};
 use fold::Reader;
-use header::{Counting, check_header};
+use header::{Counting, CutProbe, check_header};
 
 use super::ReadOptions;
 use super::perf_script::{event_type_name, event_unit};
@@ -64,11 +64,7 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
             .map_err(|e| Error::io(&path, e))?;
         // the records, front to back, are read ahead by a thread of their own
         let counting = Counting::new(ReadAhead::new(file, records_at), Some(len), records_at);
-        return if pipe {
-            read_records(PerfFileReader::parse_pipe(counting), &path, options)
-        } else {
-            read_records(PerfFileReader::parse_file(counting), &path, options)
-        };
+        return parse(counting, pipe, &path, options);
     }
     // stdin or gzip: file mode needs to seek, so hold the bytes in memory
     let bytes = source.read_capped(options.max_decompressed)?;
@@ -77,11 +73,41 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let (pipe, records_at) = check_header(&mut cursor, len, &path)?;
     cursor.set_position(0);
     let counting = Counting::new(cursor, Some(len), records_at);
-    if pipe {
-        read_records(PerfFileReader::parse_pipe(counting), &path, options)
-    } else {
-        read_records(PerfFileReader::parse_file(counting), &path, options)
+    parse(counting, pipe, &path, options)
+}
+
+/// Reads the records of a file- or pipe-mode recording; a pipe-mode stream that ends inside a
+/// record is read up to there, with a warning (a file's cut is an error of `check_header`).
+fn parse<R: Read + Seek + Send>(
+    counting: Counting<R>,
+    pipe: bool,
+    path: &Path,
+    options: &ReadOptions,
+) -> Result<Profile> {
+    if !pipe {
+        return read_records(PerfFileReader::parse_file(counting), path, options);
     }
+    let probe = CutProbe::default();
+    let counting = counting.watch_for_cut(probe.clone());
+    let mut profile = read_records(PerfFileReader::parse_pipe(counting), path, options)?;
+    let cut = *probe.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(cut) = cut {
+        let what = match cut.record_size {
+            Some(size) => format!(
+                "{} of its {size} bytes",
+                cut.stream_len.saturating_sub(cut.record_at)
+            ),
+            None => "inside its header".to_string(),
+        };
+        profile.meta.warnings.push(format!(
+            "{}: the stream ends inside the record at byte offset {} ({what}), after {} bytes: \
+             the recording was cut short, and the shares are of the samples before the cut",
+            path.display(),
+            cut.record_at,
+            cut.stream_len
+        ));
+    }
+    Ok(profile)
 }
 
 fn read_records<R: Read + Send>(
