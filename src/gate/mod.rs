@@ -11,7 +11,7 @@
 pub mod diff;
 pub mod threshold;
 
-pub use threshold::{Op, Requirement, Subject, parse};
+pub use threshold::{Requirement, Subject, parse};
 
 use crate::aggregate::category_index;
 use crate::aggregate::report::{Report, Spread, share};
@@ -97,19 +97,6 @@ pub struct GateOutcome {
     pub mode: Mode,
     pub results: Vec<Evaluation>,
     pub passed: bool,
-}
-
-/// Measures every requirement on `report` (all inputs are repeats of one metric) and decides.
-pub fn evaluate(
-    report: &Report,
-    requirements: &[Requirement],
-    mode: Mode,
-) -> Result<GateOutcome, String> {
-    let results = requirements
-        .iter()
-        .map(|r| check(report, r))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(decide(results, mode))
 }
 
 /// Combines evaluations made on possibly different reports (one per metric) into a verdict.

@@ -140,10 +140,6 @@ impl Profile {
         self.threads.get(id.0)
     }
 
-    pub fn has_threads(&self) -> bool {
-        !self.threads.is_empty()
-    }
-
     pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
         let n = self.sample_types.len().max(1);
         self.row_keys
@@ -156,6 +152,7 @@ impl Profile {
             })
     }
 
+    #[cfg(test)]
     pub fn row_count(&self) -> usize {
         self.row_keys.len()
     }

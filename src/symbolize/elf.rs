@@ -15,17 +15,6 @@ use crate::names;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
 
-/// Resolves `offsets` (file offsets, ascending) of the module recorded as `path`.
-pub fn symbolize(
-    path: &str,
-    build_id: Option<&[u8]>,
-    exec_pgoff: Option<u64>,
-    offsets: &[u64],
-    options: &SymbolOptions,
-) -> ModuleResult {
-    load(path, build_id, options).resolve(exec_pgoff, offsets)
-}
-
 /// A module's files found and loaded (symbol table sorted, DWARF opened): the part of
 /// symbolisation that does not depend on the addresses, so it can start while the recording
 /// is still being read.
