@@ -258,8 +258,7 @@ impl Symbolizer {
 }
 
 fn segments_of(code: &Candidate) -> Result<Placement, String> {
-    let map =
-        map_file(&code.path).ok_or_else(|| format!("{}: cannot read", code.path.display()))?;
+    let map = map_file(&code.path).map_err(|_| format!("{}: cannot read", code.path.display()))?;
     let file = object::File::parse(&*map).map_err(|e| format!("{}: {e}", code.path.display()))?;
     let segments = file
         .segments()
@@ -273,7 +272,7 @@ fn segments_of(code: &Candidate) -> Result<Placement, String> {
 
 fn exec_page_of(debug: &Candidate) -> Result<Placement, String> {
     let map =
-        map_file(&debug.path).ok_or_else(|| format!("{}: cannot read", debug.path.display()))?;
+        map_file(&debug.path).map_err(|_| format!("{}: cannot read", debug.path.display()))?;
     let file = object::File::parse(&*map).map_err(|e| format!("{}: {e}", debug.path.display()))?;
     let exec = file
         .segments()
@@ -296,7 +295,7 @@ struct RawSym<'a> {
 
 fn load_symbols(candidate: &Candidate) -> Result<(Vec<Sym>, Vec<Box<str>>), String> {
     let map = map_file(&candidate.path)
-        .ok_or_else(|| format!("{}: cannot read", candidate.path.display()))?;
+        .map_err(|_| format!("{}: cannot read", candidate.path.display()))?;
     let file =
         object::File::parse(&*map).map_err(|e| format!("{}: {e}", candidate.path.display()))?;
     let mut raw: Vec<RawSym<'_>> = Vec::new();
