@@ -14,8 +14,11 @@
 //! Modules use only modules below them, bottom to top: `error model names pprof_wire` →
 //! `symbolize` → `unwind` → `input classify` → `aggregate` → `gate` → `render export` → `cli`
 //! → `config` → `app` → `main`; the modules of one level do not use each other.
-//! `tests/architecture.rs` keeps it so. `app` is the only module that knows every stage; `cli`
+//! `tests/it/architecture.rs` keeps it so. `app` is the only module that knows every stage; `cli`
 //! and `config` turn the command line into the plain option structs the stages take.
+//!
+//! The modules are private: the crate exports only what `main.rs` runs and what `tests/`
+//! drive, so an item nothing uses is a dead-code warning rather than silent public API.
 
 mod aggregate;
 mod app;
@@ -32,8 +35,7 @@ mod render;
 mod symbolize;
 mod unwind;
 
-// The crate's surface: what `main.rs` runs and what `tests/` drive. Everything else is private,
-// so rustc's dead-code lint sees what nothing uses.
+// The crate's surface (see above).
 pub mod pprof_wire;
 
 pub use aggregate::{AggregateOptions, aggregate};

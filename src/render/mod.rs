@@ -1,5 +1,6 @@
-//! Renderers: a [`Report`] as table, markdown, JSON or CSV; flame lines as SVG; gate verdicts
-//! and diffs as text. They format, they never compute shares themselves. Writing a profile
+//! Renderers: a [`Report`] as table, markdown, JSON or CSV; flame lines as SVG, with the
+//! legend and title composed here (`flame_labels`); `explain`'s table; gate verdicts and diffs
+//! as text. They format, they never compute shares themselves. Writing a profile
 //! back out (pprof, folded) is `export`'s.
 
 mod csv;
