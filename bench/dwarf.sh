@@ -14,7 +14,7 @@ HERE="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-/tmp/whose-bench}"
 ROUNDS="${ROUNDS:-16}"
 SRC="${CHURN_C:-$HERE/../shared/corpus/c-malloc/churn.c}"
-[ -f "$SRC" ] || SRC=/work/shared/corpus/c-malloc/churn.c
+[ -f "$SRC" ] || { echo "$SRC not found: run from a checkout with ../shared beside it, or set CHURN_C" >&2; exit 1; }
 mkdir -p "$OUT"
 DATA="$OUT/dwarf.perf.data"
 

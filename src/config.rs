@@ -326,7 +326,7 @@ impl GatePlan {
         let requirements = args
             .require
             .iter()
-            .map(|text| gate::parse(text).map_err(Error::Usage))
+            .map(|text| gate::parse(text))
             .collect::<Result<Vec<_>>>()?;
         Ok(GatePlan {
             load: LoadConfig::new(&args.input, &args.rules),

@@ -14,21 +14,36 @@
 //! Modules use only modules below them, bottom to top: `error model names pprof_wire` →
 //! `symbolize` → `unwind` → `input classify` → `aggregate` → `gate` → `render export` → `cli`
 //! → `config` → `app` → `main`; the modules of one level do not use each other.
-//! `tests/architecture.rs` keeps it so. `app` is the only module that knows every stage; `cli`
+//! `tests/it/architecture.rs` keeps it so. `app` is the only module that knows every stage; `cli`
 //! and `config` turn the command line into the plain option structs the stages take.
+//!
+//! The modules are private: the crate exports only what `main.rs` runs and what `tests/`
+//! drive, so an item nothing uses is a dead-code warning rather than silent public API.
 
-pub mod aggregate;
-pub mod app;
-pub mod classify;
-pub mod cli;
-pub mod config;
-pub mod error;
-pub mod export;
-pub mod gate;
-pub mod input;
-pub mod model;
-pub mod names;
+mod aggregate;
+mod app;
+mod classify;
+mod cli;
+mod config;
+mod error;
+mod export;
+mod gate;
+mod input;
+mod model;
+mod names;
+mod render;
+mod symbolize;
+mod unwind;
+
+// The crate's surface (see above).
 pub mod pprof_wire;
-pub mod render;
-pub mod symbolize;
-pub mod unwind;
+
+pub use aggregate::{AggregateOptions, aggregate};
+pub use app::{Outcome, run};
+pub use classify::{RuleOptions, RuleSet};
+pub use cli::Cli;
+pub use config::Plan;
+pub use error::Error;
+pub use input::{InputFormat, ReadOptions, read_profile};
+pub use model::{Frame, FrameKind, Profile, SampleType, Unit};
+pub use unwind::{DwarfUnwinder, Mapping as UnwindMapping, ModuleFiles, StackCopy, UserRegs};

@@ -3,10 +3,7 @@
 
 use clap::Parser;
 use std::process::ExitCode;
-use whose::app::{self, Outcome};
-use whose::cli::Cli;
-use whose::config::Plan;
-use whose::error::Error;
+use whose::{Cli, Error, Outcome, Plan};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -20,7 +17,7 @@ fn main() -> ExitCode {
             };
         }
     };
-    match Plan::new(cli.command).and_then(app::run) {
+    match Plan::new(cli.command).and_then(whose::run) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::GateFailed) => ExitCode::from(1),
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {

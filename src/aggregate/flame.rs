@@ -117,6 +117,7 @@ impl FlameLines {
     }
 
     /// Total weight of the samples `owner` owns (or of all).
+    #[cfg(test)]
     pub fn total_of(&self, owner: Option<OwnerId>) -> u128 {
         self.stacks
             .iter()

@@ -2,6 +2,7 @@
 //! Renderers only format what is here; the numbers are decided in this module.
 
 use super::{Aggregate, Attribution, FrameWeight, ViewWeights};
+use crate::error::{Error, Result};
 use crate::model::{Category, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
 
 /// The three views (DESIGN "Semantics of the three views").
@@ -220,14 +221,17 @@ impl Report {
         (get(UNCLASSIFIED), get(UNSYMBOLIZED))
     }
 
-    /// Sums all inputs into one (`--merge`). Inputs must share the metric.
-    pub fn merge_inputs(inputs: Vec<InputReport>) -> Result<InputReport, String> {
+    /// Sums all inputs into one (`--merge`). Inputs must share the metric; a usage error
+    /// says which do not.
+    pub fn merge_inputs(inputs: Vec<InputReport>) -> Result<InputReport> {
         let mut iter = inputs.into_iter();
-        let mut merged = iter.next().ok_or("no inputs to merge")?;
+        let mut merged = iter
+            .next()
+            .ok_or_else(|| Error::Usage("no inputs to merge".into()))?;
         let mut paths = vec![merged.path.clone()];
         for next in iter {
             if next.metric != merged.metric {
-                return Err(format!(
+                return Err(Error::Usage(format!(
                     "--merge needs one metric: {} has {} ({}) but {} has {} ({})",
                     merged.path,
                     merged.metric.name,
@@ -235,7 +239,7 @@ impl Report {
                     next.path,
                     next.metric.name,
                     next.metric.unit
-                ));
+                )));
             }
             paths.push(next.path.clone());
             merge_aggregate(&mut merged.aggregate, next.aggregate);

@@ -5,7 +5,7 @@ use crate::aggregate;
 use crate::classify::RuleSet;
 use crate::cli::ConvertTo;
 use crate::config::{ConvertPlan, LoadConfig};
-use crate::error::{Error, Position, Result};
+use crate::error::Result;
 use crate::export::{self, pprof::OwnerLabels};
 use crate::input::{self, InputFormat, pprof::Decoded};
 use crate::model::{Profile, Unit};
@@ -100,9 +100,7 @@ fn read(path: &Path, config: &LoadConfig) -> Result<(Profile, Option<Decoded>)> 
         let (source, format) = input::open(path, &config.read)?;
         if format == InputFormat::Pprof {
             let (profile, decoded) = input::pprof::read_keeping_samples(source, &config.read)?;
-            profile.validate().map_err(|e| {
-                Error::input(path, Position::Whole, format!("internal reader error: {e}"))
-            })?;
+            input::check_valid(path, &profile)?;
             return Ok((profile, Some(decoded)));
         }
     }

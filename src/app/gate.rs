@@ -29,7 +29,7 @@ pub fn run(plan: GatePlan) -> Result<Outcome> {
                 reports.len() - 1
             }
         };
-        results.push(gate::check(&reports[at].1, requirement).map_err(Error::Usage)?);
+        results.push(gate::check(&reports[at].1, requirement)?);
     }
     let outcome = gate::decide(results, plan.mode);
     write_output(plan.output.as_deref(), |out, color| {
@@ -183,7 +183,7 @@ mod tests {
     fn measure(loaded: &Loaded, config: &LoadConfig, text: &str) -> Result<gate::Evaluation> {
         let r = gate::parse(text).unwrap();
         let report = metric_report(loaded, config, &r, r.metric.as_deref())?;
-        gate::check(&report, &r).map_err(Error::Usage)
+        gate::check(&report, &r)
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
     };
     let mut inputs = input_reports(&loaded, &plan.load, &metrics, detail);
     if plan.shape.combine == Combine::Merge {
-        inputs = vec![Report::merge_inputs(inputs).map_err(Error::Usage)?];
+        inputs = vec![Report::merge_inputs(inputs)?];
     }
     if plan.shape.combine == Combine::Repeats
         && let Some((first, other)) = metric_mismatch(&inputs)

@@ -149,15 +149,12 @@ impl RuleSet {
         &self.owners[id.0 as usize]
     }
 
+    #[cfg(test)]
     pub fn owner_id(&self, name: &str) -> Option<OwnerId> {
         self.owners
             .iter()
             .position(|o| o.name == name)
             .map(|i| OwnerId(i as u32))
-    }
-
-    pub fn blocks(&self) -> impl Iterator<Item = (OwnerId, &OwnerBlock)> {
-        self.blocks.iter().map(|(id, b)| (*id, b))
     }
 
     /// The owner of one frame and why. First matching block wins.

@@ -11,10 +11,11 @@
 pub mod diff;
 pub mod threshold;
 
-pub use threshold::{Op, Requirement, Subject, parse};
+pub use threshold::{Requirement, Subject, parse};
 
 use crate::aggregate::category_index;
 use crate::aggregate::report::{Report, Spread, share};
+use crate::error::{Error, Result};
 use crate::model::{Category, SampleType};
 
 /// `--any`: one requirement must hold; default: all of them.
@@ -99,19 +100,6 @@ pub struct GateOutcome {
     pub passed: bool,
 }
 
-/// Measures every requirement on `report` (all inputs are repeats of one metric) and decides.
-pub fn evaluate(
-    report: &Report,
-    requirements: &[Requirement],
-    mode: Mode,
-) -> Result<GateOutcome, String> {
-    let results = requirements
-        .iter()
-        .map(|r| check(report, r))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(decide(results, mode))
-}
-
 /// Combines evaluations made on possibly different reports (one per metric) into a verdict.
 pub fn decide(results: Vec<Evaluation>, mode: Mode) -> GateOutcome {
     let pass = |e: &Evaluation| e.status == Status::Pass;
@@ -127,14 +115,14 @@ pub fn decide(results: Vec<Evaluation>, mode: Mode) -> GateOutcome {
 }
 
 /// Measures one requirement on every input of `report`. An owner or category the rules do
-/// not know is an error listing what exists, never a silent pass.
-pub fn check(report: &Report, requirement: &Requirement) -> Result<Evaluation, String> {
+/// not know is a usage error listing what exists, never a silent pass.
+pub fn check(report: &Report, requirement: &Requirement) -> Result<Evaluation> {
     let first = report
         .inputs
         .first()
-        .ok_or_else(|| format!("--require `{}`: no inputs", requirement.text))?;
+        .ok_or_else(|| Error::Usage(format!("--require `{}`: no inputs", requirement.text)))?;
     let resolved = resolve(report, &requirement.subject)
-        .ok_or_else(|| unknown_subject(report, requirement))?;
+        .ok_or_else(|| Error::Usage(unknown_subject(report, requirement)))?;
     let inputs: Vec<InputShare> = report
         .inputs
         .iter()

@@ -17,6 +17,7 @@
 //! explicitly. Whitespace around the operator is optional.
 
 use crate::aggregate::report::View;
+use crate::error::{Error, Result};
 use crate::model::Category;
 use std::fmt;
 
@@ -111,9 +112,10 @@ const HELP: &str = "expected SUBJECT.VIEW[METRIC] OP PERCENT, e.g. `user.owner >
                     `category:allocator.self <= 10%`, `io.ktor.anywhere < 50%`, \
                     `user.owner[alloc_space] >= 25%` (VIEW: self, owner, anywhere; OP: >=, >, <=, <)";
 
-/// Parses one requirement; the error names the expression and says what was expected.
-pub fn parse(text: &str) -> Result<Requirement, String> {
-    let err = |what: &str| format!("--require `{text}`: {what}; {HELP}");
+/// Parses one requirement; the error (a usage error) names the expression and says what was
+/// expected.
+pub fn parse(text: &str) -> Result<Requirement> {
+    let err = |what: &str| Error::Usage(format!("--require `{text}`: {what}; {HELP}"));
     let (at, op) = find_op(text).ok_or_else(|| err("no comparison operator"))?;
     let lhs = text[..at].trim();
     let rhs = text[at + op.as_str().len()..].trim();
@@ -269,7 +271,7 @@ mod tests {
                 "unknown category `allocators`",
             ),
         ] {
-            let e = parse(text).unwrap_err();
+            let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(want), "{text}: {e}");
             assert!(e.contains("SUBJECT.VIEW[METRIC] OP PERCENT"), "{e}");
         }

@@ -12,7 +12,6 @@ use crate::error::{Error, Position, Result};
 use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf};
 use crate::names::{self, TypeSuffix};
 use rustc_hash::FxHashMap;
-use std::io::BufRead;
 use std::path::PathBuf;
 
 /// Reads a whole folded input into a profile with one sample type (named after `--unit`).
@@ -20,15 +19,7 @@ pub fn read(mut source: Source, format: InputFormat, options: &ReadOptions) -> R
     let unit = options.unit.clone().unwrap_or(Unit::Count);
     let mut folder = Folder::new(source.path.clone(), format, unit);
     let mut line = Vec::with_capacity(4096);
-    loop {
-        line.clear();
-        let n = source
-            .reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| source.read_error(e))?;
-        if n == 0 {
-            break;
-        }
+    while source.read_line(&mut line)? != 0 {
         folder.line_no += 1;
         folder.fold_line(&line)?;
     }

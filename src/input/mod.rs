@@ -76,10 +76,16 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
         .meta
         .notes
         .insert(0, format!("format: {}", format.name()));
+    check_valid(path, &profile)?;
+    Ok(profile)
+}
+
+/// [`Profile::validate`] after a reader: a broken invariant is a reader bug, reported against
+/// the input that triggered it.
+pub fn check_valid(path: &Path, profile: &Profile) -> Result<()> {
     profile
         .validate()
-        .map_err(|e| Error::input(path, Position::Whole, format!("internal reader error: {e}")))?;
-    Ok(profile)
+        .map_err(|e| Error::input(path, Position::Whole, format!("internal reader error: {e}")))
 }
 
 /// Opens an input and decides its format, for commands that take a format-specific path

@@ -20,7 +20,6 @@ use crate::error::{Error, Position, Result};
 use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Unit, perf};
 use crate::names;
 use rustc_hash::FxHashMap;
-use std::io::BufRead;
 use std::path::PathBuf;
 
 /// Lines the reader could not place are skipped and counted; more than this share of all
@@ -39,11 +38,7 @@ pub fn read(mut source: Source, _options: &ReadOptions) -> Result<Profile> {
     let mut line = Vec::with_capacity(4096);
     let mut read_bytes = 0u64;
     loop {
-        line.clear();
-        let n = source
-            .reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| source.read_error(e))?;
+        let n = source.read_line(&mut line)?;
         if n == 0 {
             break;
         }

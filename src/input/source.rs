@@ -69,6 +69,15 @@ impl Source {
         }
     }
 
+    /// Reads the next line (with its `\n`, if any) into `line`, which is cleared first, for
+    /// the line-based readers; 0 at the end of the input.
+    pub fn read_line(&mut self, line: &mut Vec<u8>) -> Result<usize> {
+        line.clear();
+        self.reader
+            .read_until(b'\n', line)
+            .map_err(|e| self.read_error(e))
+    }
+
     /// The whole rest of the input, for readers that need it in memory (pprof decodes one
     /// message, perf.data read from a stream needs to seek). A gzip stream that inflates past
     /// `max_decompressed` ([`DEFAULT_MAX_DECOMPRESSED`] if `None`) is refused before it can

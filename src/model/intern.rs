@@ -60,10 +60,6 @@ impl<T: Hash + Eq + Clone> Interner<T> {
         self.values.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &T> {
         self.values.iter()
     }

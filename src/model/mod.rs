@@ -140,10 +140,6 @@ impl Profile {
         self.threads.get(id.0)
     }
 
-    pub fn has_threads(&self) -> bool {
-        !self.threads.is_empty()
-    }
-
     pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
         let n = self.sample_types.len().max(1);
         self.row_keys
@@ -156,6 +152,7 @@ impl Profile {
             })
     }
 
+    #[cfg(test)]
     pub fn row_count(&self) -> usize {
         self.row_keys.len()
     }
@@ -180,32 +177,49 @@ impl Profile {
     }
 
     /// Checks the invariants every reader must leave behind; a failure is a reader bug.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         if self.sample_types.is_empty() {
-            return Err("profile has no sample types".into());
+            return Err(Invalid::NoSampleTypes);
         }
         if self.default_sample_type >= self.sample_types.len() {
-            return Err("default sample type out of range".into());
+            return Err(Invalid::DefaultSampleType);
         }
         let n = self.sample_types.len();
         if self.values.len() != self.row_keys.len() * n {
-            return Err("value matrix does not match rows × sample types".into());
+            return Err(Invalid::ValueMatrix);
         }
         for &(stack, thread) in &self.row_keys {
             if stack.0 as usize >= self.stacks.len() {
-                return Err(format!("row refers to missing stack {}", stack.0));
+                return Err(Invalid::MissingStack(stack.0));
             }
             if thread.is_some_and(|t| t.0 as usize >= self.threads.len()) {
-                return Err("row refers to a missing thread".into());
+                return Err(Invalid::MissingThread);
             }
         }
         for stack in self.stacks.iter() {
             if let Some(bad) = stack.iter().find(|f| f.0 as usize >= self.frames.len()) {
-                return Err(format!("stack refers to missing frame {}", bad.0));
+                return Err(Invalid::MissingFrame(bad.0));
             }
         }
         Ok(())
     }
+}
+
+/// An invariant of a [`Profile`] that a reader broke ([`Profile::validate`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    #[error("profile has no sample types")]
+    NoSampleTypes,
+    #[error("default sample type out of range")]
+    DefaultSampleType,
+    #[error("value matrix does not match rows × sample types")]
+    ValueMatrix,
+    #[error("row refers to missing stack {0}")]
+    MissingStack(u32),
+    #[error("row refers to a missing thread")]
+    MissingThread,
+    #[error("stack refers to missing frame {0}")]
+    MissingFrame(u32),
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Markdown tables for PR comments and CI summaries (numbers right-aligned).
 
-use super::{header_lines, pct, share_cells, share_titles, show_weights, weight};
+use super::{header_lines, pct, share_cells, share_table_titles, show_weights, weight};
 use crate::aggregate::report::{GroupBy, Report, share};
 use std::io::Write;
 
@@ -14,17 +14,8 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         return write_types(report, out);
     }
     let by_category = report.by == GroupBy::Category;
-    let mut titles = vec![if by_category { "category" } else { "owner" }.to_string()];
-    if !by_category {
-        titles.push("category".into());
-    }
     let with_weights = show_weights(report);
-    for t in share_titles(report) {
-        titles.push(t.clone());
-        if with_weights {
-            titles.push(format!("{t} weight"));
-        }
-    }
+    let titles = share_table_titles(report, |t| format!("{t} weight"));
     let right = titles.len() - if by_category { 1 } else { 2 };
     writeln!(out, "| {} |", titles.join(" | "))?;
     writeln!(

@@ -1,5 +1,6 @@
-//! Renderers: a [`Report`] as table, markdown, JSON or CSV; flame lines as SVG; gate verdicts
-//! and diffs as text. They format, they never compute shares themselves. Writing a profile
+//! Renderers: a [`Report`] as table, markdown, JSON or CSV; flame lines as SVG, with the
+//! legend and title composed here (`flame_labels`); `explain`'s table; gate verdicts and diffs
+//! as text. They format, they never compute shares themselves. Writing a profile
 //! back out (pprof, folded) is `export`'s.
 
 mod csv;
@@ -12,7 +13,7 @@ mod json;
 mod markdown;
 mod table;
 
-use crate::aggregate::report::{Combine, Report, ShareRow, Spread, View, share};
+use crate::aggregate::report::{Combine, GroupBy, Report, ShareRow, Spread, View, share};
 use crate::model::Unit;
 use std::io::Write;
 
@@ -127,6 +128,23 @@ pub fn share_titles(report: &Report) -> Vec<String> {
         } else {
             titles.push(view.as_str().to_string());
         }
+    }
+    titles
+}
+
+/// The titles of a share table: the row name (owner or category), the category beside an
+/// owner, then each share column followed by `weight_title` of it when weights are shown.
+pub fn share_table_titles(report: &Report, weight_title: impl Fn(&str) -> String) -> Vec<String> {
+    let by_category = report.by == GroupBy::Category;
+    let mut titles = vec![if by_category { "category" } else { "owner" }.to_string()];
+    if !by_category {
+        titles.push("category".into());
+    }
+    let with_weights = show_weights(report);
+    for t in share_titles(report) {
+        let weight = with_weights.then(|| weight_title(&t));
+        titles.push(t);
+        titles.extend(weight);
     }
     titles
 }

@@ -1,6 +1,6 @@
 //! The terminal table: aligned columns, bold titles and category colours on a TTY.
 
-use super::{header_lines, pct, share_cells, share_titles, show_weights, weight};
+use super::{header_lines, pct, share_cells, share_table_titles, show_weights, weight};
 use crate::aggregate::report::{GroupBy, Report, ShareRow, share};
 use crate::model::Category;
 use anstyle::{AnsiColor, Style};
@@ -53,17 +53,8 @@ fn write_rows(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let by_category = report.by == GroupBy::Category;
-    let mut titles = vec![if by_category { "category" } else { "owner" }.to_string()];
-    if !by_category {
-        titles.push("category".into());
-    }
     let with_weights = show_weights(report);
-    for t in share_titles(report) {
-        titles.push(t);
-        if with_weights {
-            titles.push(String::new());
-        }
-    }
+    let titles = share_table_titles(report, |_| String::new());
     let unit = &report.inputs[0].metric.unit;
     let mut table: Vec<Vec<String>> = vec![titles];
     for row in rows {

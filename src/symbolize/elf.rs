@@ -15,17 +15,6 @@ use crate::names;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
 
-/// Resolves `offsets` (file offsets, ascending) of the module recorded as `path`.
-pub fn symbolize(
-    path: &str,
-    build_id: Option<&[u8]>,
-    exec_pgoff: Option<u64>,
-    offsets: &[u64],
-    options: &SymbolOptions,
-) -> ModuleResult {
-    load(path, build_id, options).resolve(exec_pgoff, offsets)
-}
-
 /// A module's files found and loaded (symbol table sorted, DWARF opened): the part of
 /// symbolisation that does not depend on the addresses, so it can start while the recording
 /// is still being read.
@@ -303,8 +292,7 @@ impl Symbolizer {
 }
 
 fn segments_of(code: &Candidate) -> Result<Placement, String> {
-    let map =
-        map_file(&code.path).ok_or_else(|| format!("{}: cannot read", code.path.display()))?;
+    let map = map_file(&code.path).map_err(|_| format!("{}: cannot read", code.path.display()))?;
     let file = object::File::parse(&*map).map_err(|e| format!("{}: {e}", code.path.display()))?;
     let segments = file
         .segments()
@@ -318,7 +306,7 @@ fn segments_of(code: &Candidate) -> Result<Placement, String> {
 
 fn exec_page_of(debug: &Candidate) -> Result<Placement, String> {
     let map =
-        map_file(&debug.path).ok_or_else(|| format!("{}: cannot read", debug.path.display()))?;
+        map_file(&debug.path).map_err(|_| format!("{}: cannot read", debug.path.display()))?;
     let file = object::File::parse(&*map).map_err(|e| format!("{}: {e}", debug.path.display()))?;
     let exec = file
         .segments()
@@ -341,7 +329,7 @@ struct RawSym<'a> {
 
 fn load_symbols(candidate: &Candidate) -> Result<(Vec<Sym>, Vec<Box<str>>), String> {
     let map = map_file(&candidate.path)
-        .ok_or_else(|| format!("{}: cannot read", candidate.path.display()))?;
+        .map_err(|_| format!("{}: cannot read", candidate.path.display()))?;
     let file =
         object::File::parse(&*map).map_err(|e| format!("{}: {e}", candidate.path.display()))?;
     let mut raw: Vec<RawSym<'_>> = Vec::new();

@@ -28,10 +28,6 @@ pub fn map_dirs(options: &SymbolOptions) -> Vec<PathBuf> {
     }
 }
 
-pub fn symbolize(pid: i32, addrs: &[u64], options: &SymbolOptions) -> ModuleResult {
-    load(pid, options).resolve(addrs)
-}
-
 /// A process's JIT map, found and parsed before the addresses are known.
 pub struct Loaded {
     module: String,

@@ -40,15 +40,6 @@ impl KernelSource {
         }
     }
 
-    pub fn symbolize(
-        &self,
-        build_id: Option<&[u8]>,
-        text: Option<u64>,
-        addrs: &[u64],
-    ) -> ModuleResult {
-        self.load(build_id).resolve(text, addrs)
-    }
-
     /// Finds and parses the kallsyms for the recorded kernel.
     pub fn load(&self, build_id: Option<&[u8]>) -> Loaded {
         let mut warnings = Vec::new();

@@ -124,7 +124,7 @@ fn debug_paths_by_id(id: &str, options: &SymbolOptions) -> Vec<PathBuf> {
 }
 
 fn own_build_id(path: &Path) -> Option<Vec<u8>> {
-    let map = map_file(path)?;
+    let map = map_file(path).ok()?;
     let file = object::File::parse(&*map).ok()?;
     file.build_id().ok()?.map(<[u8]>::to_vec)
 }
@@ -167,7 +167,7 @@ fn debuglink_paths(code: &Path, recorded: &str, options: &SymbolOptions) -> Vec<
 }
 
 fn read_debuglink(path: &Path) -> Option<String> {
-    let map = map_file(path)?;
+    let map = map_file(path).ok()?;
     let file = object::File::parse(&*map).ok()?;
     let (name, _crc) = file.gnu_debuglink().ok()??;
     let name = std::str::from_utf8(name).ok()?;
@@ -184,7 +184,7 @@ fn consider(located: &mut Located, path: PathBuf, build_id: Option<&[u8]>) {
     if !path.is_file() {
         return;
     }
-    let Some(map) = map_file(&path) else {
+    let Ok(map) = map_file(&path) else {
         return;
     };
     let Ok(file) = object::File::parse(&*map) else {
@@ -238,10 +238,20 @@ fn describe(file: &object::File<'_>, path: PathBuf) -> Candidate {
     }
 }
 
-/// Maps a file read-only. The maps are of files the user pointed at; they are not modified
-/// while whose runs (the usual caveat of every symboliser that maps binaries).
-pub fn map_file(path: &Path) -> Option<Mmap> {
-    let file = File::open(path).ok()?;
-    // SAFETY: read-only private mapping; see the function docs.
-    unsafe { Mmap::map(&file) }.ok()
+/// Maps a binary or debug file read-only: the one place whose maps files (symbolisation
+/// here, unwinding in `unwind::image`). Only ELF headers and the sections asked for are paged
+/// in, which is why probing candidates and reading DWARF is cheap.
+pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
+    let file = File::open(path)?;
+    // SAFETY: `Mmap::map` is a read-only *shared* mapping (MAP_SHARED): the bytes behind the
+    // returned slice are the file's page cache, so if another process writes the file in
+    // place while whose runs, the slice changes under Rust's feet (and truncation turns a
+    // read past the new end into SIGBUS). The code assumes no one rewrites the binaries and
+    // debug files it reads for the few seconds it runs. That is acceptable because those are
+    // installed or built files: package managers, linkers and `cp` onto a new name replace
+    // them by rename, which leaves our mapping on the old inode; rewriting a binary in place
+    // would also break the process that was profiled. perf, addr2line and samply map the same
+    // way. A private mapping would not help (its pages still show the file until copied), and
+    // reading instead would cost the whole of multi-hundred-megabyte debug files.
+    unsafe { Mmap::map(&file) }
 }

@@ -250,11 +250,8 @@ where
 }
 
 fn map(path: &Path) -> Result<Arc<dyn AsRef<[u8]> + Send + Sync>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // SAFETY: a read-only private map of a binary the user pointed at; like every symboliser,
-    // whose assumes binaries are not rewritten while it runs.
     let map =
-        unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::symbolize::locate::map_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Arc::new(map))
 }
 

@@ -5,7 +5,8 @@
 //!
 //! Edges are read from the source text: every `crate::X` path outside comments and string
 //! literals (in `use` items, `use crate::{a, b}` groups and multi-line use trees, or inline),
-//! and `whose::X` in the binary's `main.rs`.
+//! and `whose::X` in the binary's `main.rs`, which reaches the library only through what
+//! `lib.rs` exports: `whose::item` is a use of `lib`, `whose::module` of that (public) module.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -22,7 +23,8 @@ const LEVELS: &[&[&str]] = &[
     &["cli"],
     &["config"],
     &["app"],
-    &["main", "lib"],
+    &["lib"],
+    &["main"],
 ];
 
 fn level(module: &str) -> Option<usize> {
@@ -241,6 +243,12 @@ fn edges(src: &Path) -> Vec<Edge> {
         let code = code_only(&text);
         let root = if from == "main" { "whose" } else { "crate" };
         for (to, line) in used_modules(&code, root) {
+            let is_module = src.join(&to).is_dir() || src.join(format!("{to}.rs")).is_file();
+            let to = if from == "main" && !is_module {
+                "lib".to_string()
+            } else {
+                to
+            };
             if to != from && to != "self" && to != "super" {
                 edges.push(Edge {
                     from: from.clone(),

@@ -227,7 +227,7 @@ fn go_tool_pprof_reads_the_owner_labels() {
 #[test]
 fn model_written_as_pprof_reads_back_identically() {
     use std::process::{Command, Stdio};
-    use whose::input::{ReadOptions, read_profile};
+    use whose::{ReadOptions, read_profile};
     let input = fixture("pprof/cpu.pb.gz");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("model.pb.gz");

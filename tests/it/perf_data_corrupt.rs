@@ -4,7 +4,7 @@
 
 use super::common::fixture;
 use proptest::prelude::*;
-use whose::input::{ReadOptions, read_profile};
+use whose::{ReadOptions, read_profile};
 
 fn options(root: &std::path::Path) -> ReadOptions {
     let mut o = ReadOptions::default();
@@ -97,7 +97,7 @@ proptest! {
         let path = dir.path().join("script.txt");
         std::fs::write(&path, lines.join("\n")).unwrap();
         let mut o = options(dir.path());
-        o.format = Some(whose::input::InputFormat::PerfScript);
+        o.format = Some(whose::InputFormat::PerfScript);
         match read_profile(&path, &o) {
             Ok(profile) => prop_assert!(profile.validate().is_ok()),
             Err(e) => prop_assert!(!e.to_string().is_empty()),

@@ -232,7 +232,7 @@ mod sample_by_sample {
     use linux_perf_data::linux_perf_event_reader::{CpuMode, EventRecord, Mmap2FileId};
     use linux_perf_data::{PerfFileReader, PerfFileRecord};
     use std::path::Path;
-    use whose::unwind::{DwarfUnwinder, Mapping, ModuleFiles, StackCopy, UserRegs};
+    use whose::{DwarfUnwinder, ModuleFiles, StackCopy, UnwindMapping as Mapping, UserRegs};
 
     /// Per sample, the user addresses as `perf script` prints them (hex file offsets).
     fn whose_stacks(item: &str, libs: &Path) -> Vec<Vec<String>> {

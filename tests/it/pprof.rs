@@ -4,8 +4,8 @@
 
 use super::common::*;
 use std::collections::HashMap;
-use whose::input::{ReadOptions, read_profile};
-use whose::model::{FrameKind, Profile};
+use whose::{FrameKind, Profile};
+use whose::{ReadOptions, read_profile};
 
 fn pprof(name: &str) -> String {
     fixture_arg(&format!("pprof/{name}"))

@@ -2,8 +2,8 @@
 //! the preset must give them. A wrong claim here (a Rust rule eating C++ frames, a JDK rule
 //! eating the JDK's HTTP server) is a wrong report for every user of that ecosystem.
 
-use whose::classify::{RuleOptions, RuleSet};
-use whose::model::{Frame, FrameKind};
+use whose::{Frame, FrameKind};
+use whose::{RuleOptions, RuleSet};
 
 fn frame(name: &str, module: Option<&str>, file: Option<&str>, kind: FrameKind) -> Frame {
     Frame {

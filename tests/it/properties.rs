@@ -4,9 +4,9 @@
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use whose::aggregate::{AggregateOptions, aggregate};
-use whose::classify::{RuleOptions, RuleSet};
-use whose::model::{Frame, FrameKind, Profile, SampleType};
+use whose::{AggregateOptions, aggregate};
+use whose::{Frame, FrameKind, Profile, SampleType};
+use whose::{RuleOptions, RuleSet};
 
 const NAMES: [&str; 8] = ["a.x", "a.y", "b.x", "b.y", "c.x", "d.x", "e.z", "f.z"];
 

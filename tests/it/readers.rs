@@ -3,8 +3,8 @@
 //! after checking the difference is intended.
 
 use super::common::fixture;
-use whose::input::{ReadOptions, read_profile};
-use whose::model::Unit;
+use whose::Unit;
+use whose::{ReadOptions, read_profile};
 
 fn golden(name: &str, dump: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
