@@ -21,12 +21,14 @@ NEW="$ROOT/target/release/whose"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# name | input file | whose arguments (INPUT stands for the input's path)
+# name | input file | whose arguments (INPUT stands for the input's path). Outputs go to standard
+# output, redirected: never `-o /dev/null`, which binaries before the -o fix of issue 17 replace
+# with a regular file when run as root.
 cases=(
   "report perf.data|big.perf.data|report INPUT --jit-map-dir $B"
   "explain perf.data|big.perf.data|explain INPUT --jit-map-dir $B"
-  "flame perf.data|big.perf.data|flame INPUT --jit-map-dir $B -o /dev/null"
-  "convert perf.data to pprof|big.perf.data|convert INPUT --jit-map-dir $B --to pprof -o /dev/null"
+  "flame perf.data|big.perf.data|flame INPUT --jit-map-dir $B"
+  "convert perf.data to pprof|big.perf.data|convert INPUT --jit-map-dir $B --to pprof"
   "report perf script text|big.perf-script.txt|report INPUT"
   "report folded|resampled.folded|report INPUT"
   "report pprof|big-addr.pb.gz|report INPUT"

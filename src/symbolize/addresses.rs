@@ -85,10 +85,6 @@ impl RawStacks {
         self.entries.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     pub fn get(&self, id: u32) -> &[u32] {
         let (at, len, _) = self.entries[id as usize];
         &self.frames[at as usize..(at + len) as usize]
