@@ -190,15 +190,16 @@ Requirement grammar:
     SUBJECT.VIEW[METRIC] OP PERCENT
 
   SUBJECT  an owner name (`user`, `io.ktor`, `kotlin-stdlib`), or a category; a bare name
-           is the owner if the rules declare one, else the category of that name;
-           `owner:NAME` and `category:NAME` say which explicitly
+           is the owner if the rules declare one, else the category of that name (the
+           verdict says so); `owner:NAME` and `category:NAME` say which explicitly
   VIEW     self | owner | anywhere; it is the last `.`-separated word before the optional
            [METRIC], so dots and dashes in owner names need no quoting
   METRIC   optional sample type (`cpu`, `alloc_space`, `samples`, a perf event): evaluated
            over the inputs that have it; without it, over every input with --metric or its
            default metric (which must then agree)
   OP       >=  >  <=  <
-  PERCENT  0 to 100, the `%` optional
+  PERCENT  0 to 100 followed by `%`: a bare `0.4` could mean 0.4 % or 40 %, so it is
+           refused with both readings
 
 A SUBJECT the rules do not declare, or a METRIC no input has, is an error (exit 2) that \
 lists what exists: never a silent pass.";

@@ -5,7 +5,8 @@
 //! SUBJECT     = "category:" CATEGORY | "owner:" OWNER | NAME
 //! VIEW        = "self" | "owner" | "anywhere"
 //! OP          = ">=" | ">" | "<=" | "<"
-//! PERCENT     = a number from 0 to 100, optionally followed by "%"
+//! PERCENT     = a number from 0 to 100 followed by "%" (a bare number is refused: 0.4 could
+//!               mean 0.4 % or 40 %)
 //! ```
 //!
 //! Owner names may contain dots and dashes (`io.ktor`, `kotlin-stdlib`), so the VIEW is the
@@ -116,6 +117,9 @@ const HELP: &str = "expected SUBJECT.VIEW[METRIC] OP PERCENT, e.g. `user.owner >
 /// expected.
 pub fn parse(text: &str) -> Result<Requirement> {
     let err = |what: &str| Error::Usage(format!("--require `{text}`: {what}; {HELP}"));
+    if let Some(slip) = operator_slip(text) {
+        return Err(err(&slip));
+    }
     let (at, op) = find_op(text).ok_or_else(|| err("no comparison operator"))?;
     let lhs = text[..at].trim();
     let rhs = text[at + op.as_str().len()..].trim();
@@ -155,15 +159,75 @@ fn find_op(text: &str) -> Option<(usize, Op)> {
     None
 }
 
+/// A threshold must say `%`: `0.4` could mean 0.4 % or a share of 0.4 (40 %), and a gate
+/// that guessed would pass or fail on the other reading.
 fn parse_percent(rhs: &str) -> Result<f64, String> {
-    let number = rhs.strip_suffix('%').unwrap_or(rhs).trim();
+    let (number, percent) = match rhs.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (rhs, false),
+    };
     let value: f64 = number
         .parse()
         .map_err(|_| format!("`{rhs}` is not a percentage"))?;
+    if !percent {
+        let as_fraction = if (0.0..=1.0).contains(&value) {
+            // rounded, so that 0.07 reads as 7, not 7.000000000000001
+            let percent = (value * 100.0 * 1e9).round() / 1e9;
+            format!(" or `{percent}%` for a share of {value}")
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "`{rhs}` has no `%`: write `{value}%` for {value} percent{as_fraction}"
+        ));
+    }
     if !(0.0..=100.0).contains(&value) {
         return Err(format!("{value}% is outside 0–100%"));
     }
     Ok(value)
+}
+
+/// Operators people type for `>=` and `<=` that are not in the grammar, with the one meant.
+const SLIPS: [(&str, &str); 8] = [
+    ("=>", ">="),
+    ("=<", "<="),
+    ("≥", ">="),
+    ("≤", "<="),
+    ("==", ">= or <="),
+    ("!=", ">= or <="),
+    ("<>", ">= or <="),
+    ("=", ">= or <="),
+];
+
+/// An operator slip outside the metric brackets, as an error text: "did you mean".
+fn operator_slip(text: &str) -> Option<String> {
+    let outside: String = {
+        let mut depth = 0usize;
+        text.chars()
+            .map(|c| {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                if depth > 0 { ' ' } else { c }
+            })
+            .collect()
+    };
+    for (slip, meant) in SLIPS {
+        let Some(at) = outside.find(slip) else {
+            continue;
+        };
+        // `>=` and `<=` contain `=`: a lone `=` is a slip only when not part of them
+        let before = outside[..at].chars().next_back();
+        if slip == "=" && matches!(before, Some('<' | '>')) {
+            continue;
+        }
+        return Some(format!(
+            "`{slip}` is no operator here: did you mean `{meant}`?"
+        ));
+    }
+    None
 }
 
 /// Splits `SUBJECT.VIEW[METRIC]` at the last dot followed by a view word (and an optional
@@ -240,7 +304,7 @@ mod tests {
 
     #[test]
     fn dots_and_dashes_in_owner_names_stay_in_the_subject() {
-        let r = req("io.ktor.owner>2.5");
+        let r = req("io.ktor.owner>2.5%");
         assert_eq!(r.subject, Subject::Name("io.ktor".into()));
         assert_eq!((r.view, r.op, r.threshold), (View::Owner, Op::Gt, 2.5));
         let r = req("kotlin-stdlib.self[cpu-clock] <= 10 %");
@@ -275,6 +339,40 @@ mod tests {
             assert!(e.contains(want), "{text}: {e}");
             assert!(e.contains("SUBJECT.VIEW[METRIC] OP PERCENT"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_bare_number_shows_both_readings_and_slips_say_what_was_meant() {
+        let e = parse("wf.owner >= 0.4").unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "`0.4` has no `%`: write `0.4%` for 0.4 percent or `40%` for a share of 0.4"
+            ),
+            "{e}"
+        );
+        let e = parse("user.owner >= 0.07").unwrap_err().to_string();
+        assert!(e.contains("or `7%` for a share of 0.07"), "{e}");
+        let e = parse("user.owner >= 25").unwrap_err().to_string();
+        assert!(
+            e.contains("`25` has no `%`: write `25%` for 25 percent;"),
+            "{e}"
+        );
+        for (text, meant) in [
+            (
+                "user.owner => 25%",
+                "`=>` is no operator here: did you mean `>=`?",
+            ),
+            ("user.owner =< 25%", "did you mean `<=`?"),
+            ("user.owner ≥ 25%", "did you mean `>=`?"),
+            ("user.owner == 25%", "did you mean `>= or <=`?"),
+            ("user.owner = 25%", "`=` is no operator here"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(meant), "{text}: {e}");
+        }
+        // `=` inside a metric name is no slip, nor are the real operators
+        assert!(parse("user.owner[a=b] >= 1%").is_ok());
+        assert!(parse("user.owner <= 1%").is_ok() && parse("user.owner>=1%").is_ok());
     }
 
     #[test]

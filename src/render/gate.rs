@@ -2,7 +2,7 @@
 //! comments) and JSON (schema `whose-gate/1`, for CI artefacts). Formatting only: every
 //! number and decision comes from [`GateOutcome`].
 
-use crate::gate::{Evaluation, GateOutcome, Mode, Status};
+use crate::gate::{Evaluation, GateOutcome, Mode, Status, Subject};
 use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 use std::io::Write;
@@ -69,8 +69,17 @@ fn measured(e: &Evaluation) -> String {
 /// Why a requirement failed or is worth a second look, if anything needs saying.
 fn remark(e: &Evaluation) -> Option<String> {
     let n = e.inputs.len();
+    let mut remarks = Vec::new();
+    if e.kind == "category" && matches!(e.requirement.subject, Subject::Name(_)) {
+        // a bare name no owner has falls back to the category: a typo must not pass unseen
+        remarks.push(format!(
+            "`{}` is read as the category {} (no owner has that name; `category:{}` says so \
+             explicitly)",
+            e.name, e.name, e.name
+        ));
+    }
     match e.status {
-        Status::Inconclusive => Some(format!(
+        Status::Inconclusive => remarks.push(format!(
             "inconclusive: {} of {n} repeats pass ({} {} is on the wrong side)",
             e.passing,
             if e.requirement.op.is_lower_bound() {
@@ -80,13 +89,14 @@ fn remark(e: &Evaluation) -> Option<String> {
             },
             pct2(e.deciding_share())
         )),
-        _ if e.inputs.iter().all(|i| i.weight == 0) => Some(format!(
+        _ if e.inputs.iter().all(|i| i.weight == 0) => remarks.push(format!(
             "`{}` has no weight in the {} view of these profiles",
             e.name,
             e.requirement.view.as_str()
         )),
-        _ => None,
+        _ => {}
     }
+    (!remarks.is_empty()).then(|| remarks.join("; "))
 }
 
 fn verdict(outcome: &GateOutcome) -> String {

@@ -543,3 +543,34 @@ fn a_cpu_and_an_alloc_profile_gate_together_by_metric() {
     let text = stdout(&gate(&inputs, &["user.owner[alloc_space] >= 98.3%"], &[]));
     assert!(text.contains("98.2"), "{text}");
 }
+
+#[test]
+fn a_bare_name_read_as_a_category_says_so_and_a_bare_number_is_refused() {
+    let profile = fixture_arg("perf/c-malloc.perf.perf-script.txt.gz");
+    let out = whose(&["gate", &profile, "--require", "allocator.self <= 90%"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(
+            "; `allocator` is read as the category allocator (no owner has that name; \
+             `category:allocator` says so explicitly)"
+        ),
+        "{text}"
+    );
+    // spelled out, the category needs no remark
+    let text = whose_ok(&[
+        "gate",
+        &profile,
+        "--require",
+        "category:allocator.self <= 90%",
+    ]);
+    assert!(!text.contains("is read as the category"), "{text}");
+    let stderr = whose_err(&["gate", &profile, "--require", "allocator.self <= 0.9"]);
+    assert!(
+        stderr
+            .contains("`0.9` has no `%`: write `0.9%` for 0.9 percent or `90%` for a share of 0.9"),
+        "{stderr}"
+    );
+    let stderr = whose_err(&["gate", &profile, "--require", "allocator.self => 9%"]);
+    assert!(stderr.contains("did you mean `>=`?"), "{stderr}");
+}
