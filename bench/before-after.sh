@@ -9,7 +9,7 @@
 #
 # Inputs, in BENCH_DIR (default /tmp/whose-bench), are those of the other scripts here:
 # big.perf.data with its perf-PID.map files and big.perf-script.txt (shared/corpus/make-bench.sh),
-# resampled.folded (bench/folded.sh), big-addr.pb.gz (`whose convert big.perf.data --to pprof`).
+# dwarf.perf.data (bench/dwarf.sh), resampled.folded (bench/folded.sh), big-addr.pb.gz (`whose convert big.perf.data --to pprof`).
 # A missing input skips its rows with a note.
 set -euo pipefail
 OLD=${1:?usage: bench/before-after.sh OLD_WHOSE [ROUNDS]}
@@ -29,6 +29,7 @@ cases=(
   "explain perf.data|big.perf.data|explain INPUT --jit-map-dir $B"
   "flame perf.data|big.perf.data|flame INPUT --jit-map-dir $B"
   "convert perf.data to pprof|big.perf.data|convert INPUT --jit-map-dir $B --to pprof"
+  "report perf.data dwarf|dwarf.perf.data|report INPUT"
   "report perf script text|big.perf-script.txt|report INPUT"
   "report folded|resampled.folded|report INPUT"
   "report pprof|big-addr.pb.gz|report INPUT"
