@@ -26,6 +26,7 @@ mod it {
     mod pprof_rs;
     mod presets;
     mod properties;
+    mod quality;
     mod readers;
     mod report;
 }

@@ -13,11 +13,13 @@
 
 pub mod flame;
 mod marks;
+pub mod quality;
 pub mod report;
 
 use crate::classify::{Classification, RuleSet};
 use crate::model::{Category, FrameId, FrameKind, OwnerId, Profile, StackId, UNCLASSIFIED};
 use marks::Marks;
+use quality::Quality;
 use rustc_hash::FxHashMap;
 
 /// What to aggregate. Built once from the command line.
@@ -82,6 +84,8 @@ pub struct Aggregate {
     /// Thread groups (when asked and known), heaviest first.
     pub threads: Vec<(String, Attribution)>,
     pub distinct_stacks: usize,
+    /// How far the recording supports the views.
+    pub quality: Quality,
 }
 
 /// Facts about one distinct stack that do not depend on the row's weight.
@@ -96,6 +100,14 @@ struct StackFacts {
     anywhere: (u32, u32),
     categories: (u32, u32),
     unclassified: (u32, u32),
+    /// Frames in the stack (allocated-type leaves skipped unless they are frames).
+    depth: usize,
+    /// Only transparent frames, and no root: a stack cut short (see [`quality`]).
+    ownerless: bool,
+    leaf_unresolved: bool,
+    owner_unresolved: bool,
+    /// The leaf is an address without a symbol, owned through a module rule.
+    leaf_module_only: bool,
 }
 
 struct FactCache<'a> {
@@ -192,7 +204,25 @@ impl<'a> FactCache<'a> {
                 self.frames_flat.push(f);
             }
         }
+        let frame = |f: FrameId| self.profile.frame(f);
+        let unresolved =
+            |f: Option<FrameId>, o: OwnerId| f.is_none_or(|f| quality::is_unresolved(frame(f), o));
+        let leaf_unresolved = unresolved(frames.first().copied(), self_owner);
         StackFacts {
+            depth: frames.len(),
+            ownerless: owner_pos.is_none()
+                && quality::is_cut_short(
+                    &frames
+                        .iter()
+                        .map(|&f| (frame(f), owner_of(f)))
+                        .collect::<Vec<_>>(),
+                ),
+            leaf_unresolved,
+            owner_unresolved: unresolved(owner_frame, owner),
+            leaf_module_only: !leaf_unresolved
+                && frames
+                    .first()
+                    .is_some_and(|&f| frame(f).kind == FrameKind::Unknown),
             self_owner,
             owner,
             self_frame: frames.first().copied(),
@@ -275,6 +305,8 @@ pub fn aggregate(
     let mut owner_frames: FxHashMap<(OwnerId, FrameId), u128> = FxHashMap::default();
     let mut unclassified: FxHashMap<FrameId, u128> = FxHashMap::default();
     let mut types: FxHashMap<FrameId, FxHashMap<OwnerId, u128>> = FxHashMap::default();
+    let mut quality = Quality::default();
+    let mut unresolved_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
     for row in profile.rows() {
         let w = row.values[options.metric];
         if w == 0 {
@@ -282,6 +314,23 @@ pub fn aggregate(
         }
         let facts = cache.get(row.stack);
         all.add(&facts, &cache, w, rules);
+        quality.max_depth = quality.max_depth.max(facts.depth);
+        if facts.ownerless {
+            quality.ownerless += w;
+        }
+        if facts.leaf_unresolved {
+            quality.unresolved_leaf += w;
+            let module = facts
+                .self_frame
+                .and_then(|f| profile.frame(f).module.as_deref());
+            *unresolved_modules.entry(module).or_default() += w;
+        }
+        if facts.owner_unresolved {
+            quality.unresolved_owner += w;
+        }
+        if facts.leaf_module_only {
+            quality.module_only_leaf += w;
+        }
         if options.threads {
             let name = row.thread.map_or_else(
                 || "(no thread)".to_string(),
@@ -317,6 +366,12 @@ pub fn aggregate(
             per_owner,
         )
     };
+    let mut by_module: Vec<(String, u128)> = unresolved_modules
+        .into_iter()
+        .map(|(m, w)| (m.unwrap_or("[unknown]").to_string(), w))
+        .collect();
+    by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    quality.unresolved_by_module = by_module;
     let mut threads: Vec<(String, Attribution)> = threads.into_iter().collect();
     threads.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(&b.0)));
     Aggregate {
@@ -334,6 +389,7 @@ pub fn aggregate(
         ),
         types: type_weights(profile, types),
         threads,
+        quality,
         distinct_stacks: cache.facts.iter().filter(|f| f.is_some()).count(),
     }
 }

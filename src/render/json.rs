@@ -32,8 +32,29 @@ struct Input<'a> {
     types: Vec<Type<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     threads: Vec<Thread<'a>>,
+    quality: Quality<'a>,
     notes: &'a [String],
     warnings: &'a [String],
+}
+
+/// The recording-quality figures (see `aggregate::quality`): weights in the metric's unit.
+#[derive(Serialize)]
+struct Quality<'a> {
+    callchains: bool,
+    max_depth: usize,
+    ownerless: u128,
+    unresolved_leaf: u128,
+    unresolved_owner: u128,
+    module_only_leaf: u128,
+    unresolved_by_module: Vec<ModuleWeight<'a>>,
+    /// What the figures mean for the answer, with the cause and the fix.
+    findings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ModuleWeight<'a> {
+    module: &'a str,
+    weight: u128,
 }
 
 #[derive(Serialize)]
@@ -159,7 +180,28 @@ fn input(report: &Report, i: usize) -> Input<'_> {
                 owners: owners(report, a),
             })
             .collect(),
+        quality: quality(&agg.quality, agg.all.total),
         notes: &inp.notes,
         warnings: &inp.warnings,
+    }
+}
+
+fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
+    Quality {
+        callchains: q.callchains(),
+        max_depth: q.max_depth,
+        ownerless: q.ownerless,
+        unresolved_leaf: q.unresolved_leaf,
+        unresolved_owner: q.unresolved_owner,
+        module_only_leaf: q.module_only_leaf,
+        unresolved_by_module: q
+            .unresolved_by_module
+            .iter()
+            .map(|(module, weight)| ModuleWeight {
+                module,
+                weight: *weight,
+            })
+            .collect(),
+        findings: q.findings(total),
     }
 }

@@ -100,6 +100,14 @@ pub fn header_lines(report: &Report) -> Vec<String> {
             pct(unclassified),
             pct(unsymbolized)
         ));
+        let quality = &input.aggregate.quality;
+        notes.push(quality.summary(total));
+        notes.extend(
+            quality
+                .findings(total)
+                .into_iter()
+                .map(|f| format!("warning: {f}")),
+        );
         lines.extend(notes.into_iter().map(|n| format!("  {n}")));
     }
     lines.push(format!(
