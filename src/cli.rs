@@ -23,6 +23,9 @@ pub mod defaults {
     pub const MIN_WIDTH_PERCENT: f64 = 0.01;
     /// `--views`: all three, in the order the tables show them.
     pub const VIEWS: &str = "self,owner,anywhere";
+    /// `gate --max-unresolved` and `--max-ownerless`: the recording-quality guards (the
+    /// share above which the report warns, `aggregate::quality::UNFIT_PERCENT`).
+    pub const GATE_GUARD: &str = "5%";
 }
 
 #[derive(Debug, Parser)]
@@ -240,6 +243,16 @@ pub struct GateArgs {
     /// Pass when any one requirement holds. Default: all must hold.
     #[arg(long)]
     pub any: bool,
+    /// Refuse a verdict (exit 2) on an input whose deciding frames (the leaf for self, the
+    /// owner frame for owner, any frame for anywhere) are addresses without a symbol for more
+    /// than this share of the weight; `100%` turns the guard off.
+    #[arg(long, value_name = "PERCENT", default_value = defaults::GATE_GUARD)]
+    pub max_unresolved: String,
+    /// Refuse a verdict (exit 2) on the owner or anywhere view of an input with more than this
+    /// share of its weight in stacks cut short (only transparent frames, no thread root);
+    /// `100%` turns the guard off.
+    #[arg(long, value_name = "PERCENT", default_value = defaults::GATE_GUARD)]
+    pub max_ownerless: String,
     /// Several profiles are always repeats in a gate; accepted so `report --repeats` and
     /// `gate` take the same flags.
     #[arg(long)]

@@ -13,7 +13,7 @@ use crate::cli::{
     ReportArgs, RuleArgs, RulesCommand,
 };
 use crate::error::{Error, Result};
-use crate::gate::{self, Mode, Requirement};
+use crate::gate::{self, Guards, Mode, Requirement};
 use crate::input::ReadOptions;
 use crate::render::OutputFormat;
 use crate::render::flame_labels::Look;
@@ -319,6 +319,8 @@ pub struct GatePlan {
     pub mode: Mode,
     pub format: VerdictFormat,
     pub output: Option<PathBuf>,
+    /// The recording-quality guards, in percent: a verdict needs fit input.
+    pub guards: Guards,
 }
 
 impl GatePlan {
@@ -335,6 +337,10 @@ impl GatePlan {
             mode: if args.any { Mode::Any } else { Mode::All },
             format: args.format,
             output: args.output,
+            guards: Guards {
+                max_unresolved: gate::parse_guard("--max-unresolved", &args.max_unresolved)?,
+                max_ownerless: gate::parse_guard("--max-ownerless", &args.max_ownerless)?,
+            },
         })
     }
 }

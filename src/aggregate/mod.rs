@@ -106,6 +106,8 @@ struct StackFacts {
     ownerless: bool,
     leaf_unresolved: bool,
     owner_unresolved: bool,
+    /// Some frame (or the empty stack) is unresolved: what the anywhere view cannot place.
+    any_unresolved: bool,
     /// The leaf is an address without a symbol, owned through a module rule.
     leaf_module_only: bool,
 }
@@ -219,6 +221,10 @@ impl<'a> FactCache<'a> {
                 ),
             leaf_unresolved,
             owner_unresolved: unresolved(owner_frame, owner),
+            any_unresolved: frames.is_empty()
+                || frames
+                    .iter()
+                    .any(|&f| quality::is_unresolved(frame(f), owner_of(f))),
             leaf_module_only: !leaf_unresolved
                 && frames
                     .first()
@@ -327,6 +333,9 @@ pub fn aggregate(
         }
         if facts.owner_unresolved {
             quality.unresolved_owner += w;
+        }
+        if facts.any_unresolved {
+            quality.unresolved_anywhere += w;
         }
         if facts.leaf_module_only {
             quality.module_only_leaf += w;

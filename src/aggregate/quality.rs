@@ -89,6 +89,8 @@ pub struct Quality {
     pub unresolved_leaf: u128,
     /// Weight whose owner frame (the frame the owner view decides by) is unresolved.
     pub unresolved_owner: u128,
+    /// Weight with some unresolved frame: what the anywhere view cannot place.
+    pub unresolved_anywhere: u128,
     /// Weight whose leaf is an address without a symbol, owned through a module rule.
     pub module_only_leaf: u128,
     /// Unresolved leaf weight per module (`[unknown]` without one), heaviest first.
@@ -107,7 +109,8 @@ impl Quality {
 /// report warns, and the gate refuses a verdict by default.
 pub const UNFIT_PERCENT: f64 = 5.0;
 
-fn percent(part: u128, total: u128) -> f64 {
+/// `part` as a percentage of `total` (0 for a total of 0).
+pub fn percent(part: u128, total: u128) -> f64 {
     if total == 0 {
         0.0
     } else {

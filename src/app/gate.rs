@@ -29,6 +29,7 @@ pub fn run(plan: GatePlan) -> Result<Outcome> {
                 reports.len() - 1
             }
         };
+        gate::check_fit(&reports[at].1, requirement, &plan.guards)?;
         results.push(gate::check(&reports[at].1, requirement)?);
     }
     let outcome = gate::decide(results, plan.mode);

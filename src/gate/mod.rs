@@ -9,9 +9,11 @@
 //! pass") and fails.
 
 pub mod diff;
+mod fitness;
 pub mod threshold;
 
-pub use threshold::{Requirement, Subject, parse};
+pub use fitness::{Guards, check_fit};
+pub use threshold::{Requirement, Subject, parse, parse_guard};
 
 use crate::aggregate::category_index;
 use crate::aggregate::report::{Report, Spread, share};

@@ -187,6 +187,11 @@ fn parse_percent(rhs: &str) -> Result<f64, String> {
     Ok(value)
 }
 
+/// A guard's percentage (`--max-unresolved 5%`), by the same rule as a threshold's.
+pub fn parse_guard(option: &str, text: &str) -> Result<f64> {
+    parse_percent(text.trim()).map_err(|e| Error::Usage(format!("{option} {text}: {e}")))
+}
+
 /// Operators people type for `>=` and `<=` that are not in the grammar, with the one meant.
 const SLIPS: [(&str, &str); 8] = [
     ("=>", ">="),

@@ -45,6 +45,7 @@ struct Quality<'a> {
     ownerless: u128,
     unresolved_leaf: u128,
     unresolved_owner: u128,
+    unresolved_anywhere: u128,
     module_only_leaf: u128,
     unresolved_by_module: Vec<ModuleWeight<'a>>,
     /// What the figures mean for the answer, with the cause and the fix.
@@ -193,6 +194,7 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
         ownerless: q.ownerless,
         unresolved_leaf: q.unresolved_leaf,
         unresolved_owner: q.unresolved_owner,
+        unresolved_anywhere: q.unresolved_anywhere,
         module_only_leaf: q.module_only_leaf,
         unresolved_by_module: q
             .unresolved_by_module

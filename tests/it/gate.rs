@@ -58,6 +58,16 @@ fn repeats_args() -> Vec<String> {
     a
 }
 
+/// The repeats for a gate. They are frame-pointer stacks, 64 % of them cut inside glibc and
+/// a fifth holding an `[unknown]` return address, so the guards would refuse any owner or
+/// anywhere verdict on them (as they should on real input); these tests check the verdict
+/// arithmetic, so they turn the guards off.
+fn repeats_gate_args() -> Vec<String> {
+    let mut a = repeats_args();
+    a.extend(["--max-ownerless", "100%", "--max-unresolved", "100%"].map(String::from));
+    a
+}
+
 /// `gate ARGS --require EXPR...`, returning the process output.
 fn gate(inputs: &[String], requires: &[&str], extra: &[&str]) -> Output {
     let mut a = vec!["gate".to_string()];
@@ -215,7 +225,7 @@ fn repeats_give_the_hand_computed_median_and_range() {
         let want = expected_repeat_shares(owner, view);
         let (median, min, max) = hand_spread(want.clone());
         let expr = format!("{owner}.{view} >= 0%");
-        let (code, v) = gate_json(&repeats_args(), &[&expr], &[]);
+        let (code, v) = gate_json(&repeats_gate_args(), &[&expr], &[]);
         assert_eq!(code, Some(0));
         let r = &v["requirements"][0];
         assert_eq!(r["repeats"], 3);
@@ -265,7 +275,7 @@ fn a_threshold_inside_the_range_is_inconclusive_and_fails() {
     let t_value: f64 = t.parse().unwrap();
     let passing = shares.iter().filter(|&&s| s >= t_value).count();
     assert_eq!(passing, 2);
-    let o = gate(&repeats_args(), &[&format!("user.owner >= {t}%")], &[]);
+    let o = gate(&repeats_gate_args(), &[&format!("user.owner >= {t}%")], &[]);
     assert_eq!(o.status.code(), Some(1));
     let text = stdout(&o);
     assert!(
@@ -280,7 +290,7 @@ fn a_threshold_inside_the_range_is_inconclusive_and_fails() {
         )),
         "{text}"
     );
-    let (_, v) = gate_json(&repeats_args(), &[&format!("user.owner >= {t}%")], &[]);
+    let (_, v) = gate_json(&repeats_gate_args(), &[&format!("user.owner >= {t}%")], &[]);
     assert_eq!(v["requirements"][0]["status"], "inconclusive");
     assert_eq!(v["requirements"][0]["passing"], 2);
     // below the whole range passes, above it fails outright; upper bounds use the max
@@ -288,18 +298,21 @@ fn a_threshold_inside_the_range_is_inconclusive_and_fails() {
     let above = format!("user.owner >= {:.4}%", max + 0.01);
     let le_max = format!("user.owner <= {:.4}%", max + 0.01);
     let le_mid = format!("user.owner <= {median:.4}%");
-    assert_eq!(gate(&repeats_args(), &[&below], &[]).status.code(), Some(0));
-    let (code, v) = gate_json(&repeats_args(), &[&above], &[]);
+    assert_eq!(
+        gate(&repeats_gate_args(), &[&below], &[]).status.code(),
+        Some(0)
+    );
+    let (code, v) = gate_json(&repeats_gate_args(), &[&above], &[]);
     assert_eq!(
         (code, v["requirements"][0]["status"].as_str()),
         (Some(1), Some("fail"))
     );
     assert_eq!(
-        gate(&repeats_args(), &[&le_max], &[]).status.code(),
+        gate(&repeats_gate_args(), &[&le_max], &[]).status.code(),
         Some(0)
     );
     assert_eq!(
-        gate(&repeats_args(), &[&le_mid], &[]).status.code(),
+        gate(&repeats_gate_args(), &[&le_mid], &[]).status.code(),
         Some(1)
     );
 }
@@ -329,7 +342,7 @@ fn the_json_verdict_goes_to_a_file_and_the_exit_code_stays() {
 #[test]
 fn a_metric_in_brackets_selects_the_inputs_that_have_it() {
     // folded inputs have one sample type, named after --unit: `samples` here
-    let (code, v) = gate_json(&repeats_args(), &["user.owner[samples] >= 30%"], &[]);
+    let (code, v) = gate_json(&repeats_gate_args(), &["user.owner[samples] >= 30%"], &[]);
     assert_eq!(code, Some(0));
     assert_eq!(v["requirements"][0]["metric"]["name"], "samples");
     assert_eq!(v["requirements"][0]["repeats"], 3);
@@ -573,4 +586,79 @@ fn a_bare_name_read_as_a_category_says_so_and_a_bare_number_is_refused() {
     );
     let stderr = whose_err(&["gate", &profile, "--require", "allocator.self => 9%"]);
     assert!(stderr.contains("did you mean `>=`?"), "{stderr}");
+}
+
+#[test]
+fn unfit_input_gets_a_refusal_not_a_verdict() {
+    // the same program: frame pointers cut 63 % of the stacks inside glibc, DWARF none
+    let fp = fixture_arg("perf/c-malloc.perf.perf-script.txt.gz");
+    let dwarf = fixture_arg("perf/c-malloc.perf-dwarf.perf-script.txt.gz");
+    let require = "category:user.owner >= 25%";
+    let refusal = whose_err(&["gate", &fp, "--require", require]);
+    assert!(
+        refusal.contains(
+            "is unfit for a verdict on the owner view: 63.1% of its weight is in stacks cut \
+             short (only transparent frames, no thread root; --max-ownerless 5%)"
+        ) && refusal.contains("record with `--call-graph dwarf` (or `lbr`)"),
+        "{refusal}"
+    );
+    // the self view does not depend on callers: a verdict
+    let o = gate(
+        std::slice::from_ref(&fp),
+        &["category:user.self >= 1%"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // accepted explicitly, the owner view gets its verdict too
+    let o = gate(&[fp], &[require], &["--max-ownerless", "100%"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = gate(&[dwarf], &[require], &[]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+
+    // no call chains: no owner or anywhere verdict
+    let dir = tempfile::tempdir().unwrap();
+    let flat = write_temp(dir.path(), "flat.folded", "work 5\nmemcpy 3\n");
+    let flat = flat.to_str().unwrap();
+    let refusal = whose_err(&["gate", flat, "--require", "unclassified.anywhere >= 1%"]);
+    assert!(refusal.contains("it has no call chains"), "{refusal}");
+    let o = gate(&[flat.to_string()], &["unclassified.self >= 1%"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    // a JVM recording without its perf map: Java frames unresolved
+    let run = super::hermetic::Hermetic::new();
+    let root = run.root().to_str().unwrap().to_string();
+    let data = fixture_arg("perf/jvm-shop.perf.data");
+    let kallsyms = fixture_arg("perf/jvm-shop.kallsyms");
+    let out = run.whose(&[
+        "gate",
+        &data,
+        "--symfs",
+        &root,
+        "--kallsyms",
+        &kallsyms,
+        "--require",
+        "category:kernel.self <= 60%",
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(
+            "38.4% of its weight is decided by addresses without a symbol \
+                       (--max-unresolved 5%)"
+        ),
+        "{text}"
+    );
+    // a guard takes a percentage, by the threshold's rule
+    let refusal = whose_err(&[
+        "gate",
+        flat,
+        "--require",
+        "unclassified.self >= 1%",
+        "--max-unresolved",
+        "5",
+    ]);
+    assert!(
+        refusal.contains("--max-unresolved 5: `5` has no `%`"),
+        "{refusal}"
+    );
 }

@@ -1,0 +1,67 @@
+//! Whether an input can carry a verdict at all (issue 14): a gate that passes or fails on a
+//! recording without call chains, with its stacks cut short or its addresses unnamed judges
+//! the recording, not the code. Such input is refused with the guard, the figure and the fix.
+
+use crate::aggregate::quality::percent;
+use crate::aggregate::report::{Report, View};
+use crate::error::{Error, Result};
+use crate::gate::Requirement;
+
+/// `--max-unresolved` and `--max-ownerless`, in percent (100 turns a guard off).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Guards {
+    pub max_unresolved: f64,
+    pub max_ownerless: f64,
+}
+
+/// Checks every input of `report` (the repeats `requirement` is measured over) against the
+/// guards for the requirement's view; the error names the input, the guard and by how much.
+pub fn check_fit(report: &Report, requirement: &Requirement, guards: &Guards) -> Result<()> {
+    let view = requirement.view;
+    for input in &report.inputs {
+        let total = input.aggregate.all.total;
+        let quality = &input.aggregate.quality;
+        let refuse = |why: String| {
+            Err(Error::Usage(format!(
+                "--require `{}`: {} is unfit for a verdict on the {} view: {why}",
+                requirement.text,
+                input.path,
+                view.as_str()
+            )))
+        };
+        if view != View::Self_ && !quality.callchains() {
+            return refuse(
+                "it has no call chains (every stack is one frame), so the owner and anywhere \
+                 views are only the self view; record with `perf record -g` (or \
+                 `--call-graph dwarf`), or require the self view"
+                    .to_string(),
+            );
+        }
+        let unresolved = match view {
+            View::Self_ => quality.unresolved_leaf,
+            View::Owner => quality.unresolved_owner,
+            View::Anywhere => quality.unresolved_anywhere,
+        };
+        let unresolved = percent(unresolved, total);
+        if unresolved > guards.max_unresolved {
+            return refuse(format!(
+                "{unresolved:.1}% of its weight is decided by addresses without a symbol \
+                 (--max-unresolved {}%); give whose the JIT maps (--jit-map-dir) or the \
+                 binaries' symbols (--binary-path, --symfs), or raise --max-unresolved to accept \
+                 them",
+                guards.max_unresolved
+            ));
+        }
+        let ownerless = quality.ownerless_percent(total);
+        if view != View::Self_ && ownerless > guards.max_ownerless {
+            return refuse(format!(
+                "{ownerless:.1}% of its weight is in stacks cut short (only transparent frames, \
+                 no thread root; --max-ownerless {}%), whose callers the owner view cannot see; \
+                 record with `--call-graph dwarf` (or `lbr`), or raise --max-ownerless to \
+                 accept them",
+                guards.max_ownerless
+            ));
+        }
+    }
+    Ok(())
+}
