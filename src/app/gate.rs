@@ -14,8 +14,34 @@ use crate::config::{GatePlan, LoadConfig, ReportShape};
 use crate::error::{Error, Result};
 use crate::gate::{self, Requirement};
 use crate::render;
+use crate::render::gate::VerdictFormat;
 
 pub fn run(plan: GatePlan) -> Result<Outcome> {
+    let outcome = match decide(&plan) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            if plan.format == VerdictFormat::Json {
+                // the verdict file exists on every exit code: here it says why there is none
+                let reason = e.to_string();
+                write_output(plan.output.as_deref(), |out, _| {
+                    render::gate::json_error(&reason, plan.mode, out)
+                })?;
+            }
+            return Err(e);
+        }
+    };
+    write_output(plan.output.as_deref(), |out, color| {
+        render::gate::render(&outcome, plan.format, color, out)
+    })?;
+    Ok(if outcome.passed {
+        Outcome::Success
+    } else {
+        Outcome::GateFailed
+    })
+}
+
+/// Reads the inputs, checks each requirement's fitness and decides.
+fn decide(plan: &GatePlan) -> Result<gate::GateOutcome> {
     let loaded = load(&plan.profiles, &plan.load)?;
     let mut reports: Vec<(Option<String>, Report)> = Vec::new();
     let mut results = Vec::new();
@@ -32,15 +58,7 @@ pub fn run(plan: GatePlan) -> Result<Outcome> {
         gate::check_fit(&reports[at].1, requirement, &plan.guards)?;
         results.push(gate::check(&reports[at].1, requirement)?);
     }
-    let outcome = gate::decide(results, plan.mode);
-    write_output(plan.output.as_deref(), |out, color| {
-        render::gate::render(&outcome, plan.format, color, out)
-    })?;
-    Ok(if outcome.passed {
-        Outcome::Success
-    } else {
-        Outcome::GateFailed
-    })
+    Ok(gate::decide(results, plan.mode))
 }
 
 /// The repeats a requirement is measured over: the inputs that have its metric (or every

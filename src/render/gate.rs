@@ -197,8 +197,35 @@ fn markdown(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
 struct Document<'a> {
     schema: &'static str,
     verdict: &'static str,
+    /// `pass`, `fail` or `error`: the same word as `verdict`, under the name CI tools look for.
+    status: &'static str,
+    /// Why there is no verdict (`error` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
     mode: &'static str,
     requirements: Vec<Requirement<'a>>,
+}
+
+fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::All => "all",
+        Mode::Any => "any",
+    }
+}
+
+/// The JSON document of a gate that reached no verdict (unreadable or unfit input, an unknown
+/// owner...): written on exit 2 too, so a CI step that publishes the verdict has it.
+pub fn json_error(reason: &str, mode: Mode, out: &mut dyn Write) -> std::io::Result<()> {
+    let doc = Document {
+        schema: SCHEMA,
+        verdict: "error",
+        status: "error",
+        reason: Some(reason),
+        mode: mode_name(mode),
+        requirements: Vec::new(),
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
 }
 
 #[derive(Serialize)]
@@ -269,13 +296,13 @@ fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
                 .collect(),
         })
         .collect();
+    let verdict = if outcome.passed { "pass" } else { "fail" };
     let doc = Document {
         schema: SCHEMA,
-        verdict: if outcome.passed { "pass" } else { "fail" },
-        mode: match outcome.mode {
-            Mode::All => "all",
-            Mode::Any => "any",
-        },
+        verdict,
+        status: verdict,
+        reason: None,
+        mode: mode_name(outcome.mode),
         requirements,
     };
     serde_json::to_writer_pretty(&mut *out, &doc)?;

@@ -662,3 +662,31 @@ fn unfit_input_gets_a_refusal_not_a_verdict() {
         "{refusal}"
     );
 }
+
+#[test]
+fn the_json_verdict_is_written_on_exit_2_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let verdict = dir.path().join("verdict.json");
+    let fp = fixture_arg("perf/c-malloc.perf.perf-script.txt.gz");
+    let o = gate(
+        &[fp],
+        &["category:user.owner >= 25%"],
+        &["--format", "json", "-o", verdict.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&verdict).unwrap()).unwrap();
+    assert_eq!(v["schema"], "whose-gate/1");
+    assert_eq!(
+        (v["verdict"].as_str(), v["status"].as_str()),
+        (Some("error"), Some("error"))
+    );
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("is unfit for a verdict on the owner view"),
+        "{reason}"
+    );
+    assert!(stderr(&o).contains(reason), "{}", stderr(&o));
+    // a verdict carries its status too
+    let (code, v) = gate_json(&py_args(), &["unclassified.self <= 100%"], &[]);
+    assert_eq!((code, v["status"].as_str()), (Some(0), Some("pass")));
+}
