@@ -86,6 +86,9 @@ pub struct Aggregate {
     pub distinct_stacks: usize,
     /// How far the recording supports the views.
     pub quality: Quality,
+    /// The `--user PREFIX` that would claim the heaviest unclassified frames, and the weight
+    /// of the heaviest of them.
+    pub suggested_user: Option<(String, u128)>,
 }
 
 /// Facts about one distinct stack that do not depend on the row's weight.
@@ -381,6 +384,12 @@ pub fn aggregate(
         .collect();
     by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     quality.unresolved_by_module = by_module;
+    let suggested_user = quality::suggest_user_prefix(
+        unclassified
+            .iter()
+            .map(|(&f, &w)| (&*profile.frame(f).name, w)),
+        all.total,
+    );
     let mut threads: Vec<(String, Attribution)> = threads.into_iter().collect();
     threads.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(&b.0)));
     Aggregate {
@@ -399,6 +408,7 @@ pub fn aggregate(
         types: type_weights(profile, types),
         threads,
         quality,
+        suggested_user,
         distinct_stacks: cache.facts.iter().filter(|f| f.is_some()).count(),
     }
 }

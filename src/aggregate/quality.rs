@@ -201,3 +201,131 @@ impl Quality {
         out
     }
 }
+
+/// Package roots too broad to be one project's code on their own: a prefix starting with one
+/// of them takes its second segment too (`io.ktor.`, `com.example.`).
+const BROAD_ROOTS: &[&str] = &[
+    "com", "org", "io", "net", "dev", "me", "edu", "uk", "de", "fr", "github", "gitlab",
+];
+
+/// The package or crate prefix of a function name (`bench.MainKt.main` → `bench.`,
+/// `logcrunch::parse::line` → `logcrunch::`, `main.handle` → `main.`); `None` for a name
+/// without one (a C function).
+pub fn package_prefix(name: &str) -> Option<String> {
+    let name = name.trim_start_matches(['<', '&', '*']);
+    let separators = ["::", ".", "/"];
+    let first = |s: &str| {
+        separators
+            .iter()
+            .filter_map(|sep| s.find(sep).map(|at| (at, *sep)))
+            .min()
+    };
+    let (at, sep) = first(name)?;
+    let head = &name[..at];
+    if head.is_empty()
+        || !head
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    {
+        return None;
+    }
+    let prefix_end = at + sep.len();
+    // GCC's and LLVM's clone suffixes (`table_round.constprop.0`) are no package
+    const CLONE_SUFFIXES: [&str; 7] = [
+        "constprop",
+        "isra",
+        "part",
+        "cold",
+        "lto_priv",
+        "localalias",
+        "llvm",
+    ];
+    if sep == "."
+        && CLONE_SUFFIXES
+            .iter()
+            .any(|c| name[prefix_end..].starts_with(c))
+    {
+        return None;
+    }
+    if BROAD_ROOTS.contains(&head) {
+        let rest = &name[prefix_end..];
+        let (at2, sep2) = first(rest)?;
+        return Some(name[..prefix_end + at2 + sep2.len()].to_string());
+    }
+    Some(name[..prefix_end].to_string())
+}
+
+/// The `--user PREFIX` that would claim the heaviest unclassified frames, with the weight of
+/// the heaviest frame it claims (a lower bound of what it would move): the prefix of the most
+/// weight among `frames` (unclassified frames and their inclusive weights), when that weight is
+/// at least 1 % of `total`.
+pub fn suggest_user_prefix<'a>(
+    frames: impl Iterator<Item = (&'a str, u128)>,
+    total: u128,
+) -> Option<(String, u128)> {
+    let mut by_prefix: Vec<(String, u128)> = Vec::new();
+    for (name, weight) in frames {
+        let Some(prefix) = package_prefix(name) else {
+            continue;
+        };
+        match by_prefix.iter_mut().find(|(p, _)| *p == prefix) {
+            Some((_, w)) => *w = (*w).max(weight),
+            None => by_prefix.push((prefix, weight)),
+        }
+    }
+    by_prefix
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+        .filter(|(_, w)| percent(*w, total) >= 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_prefixes_of_each_ecosystem() {
+        assert_eq!(
+            package_prefix("bench.MainKt$main$1.invoke").as_deref(),
+            Some("bench.")
+        );
+        assert_eq!(
+            package_prefix("io.ktor.server.Foo.bar").as_deref(),
+            Some("io.ktor.")
+        );
+        assert_eq!(
+            package_prefix("logcrunch::parse::line").as_deref(),
+            Some("logcrunch::")
+        );
+        assert_eq!(
+            package_prefix("main.handleOrders").as_deref(),
+            Some("main.")
+        );
+        assert_eq!(
+            package_prefix("<logcrunch::X as core::fmt::Display>::fmt").as_deref(),
+            Some("logcrunch::")
+        );
+        assert_eq!(package_prefix("table_put"), None);
+        assert_eq!(package_prefix("table_round.constprop.0"), None);
+        assert_eq!(package_prefix("sort_files.isra.0"), None);
+        assert_eq!(package_prefix("[unknown]"), None);
+    }
+
+    #[test]
+    fn the_heaviest_prefix_is_suggested_above_one_percent() {
+        let frames = [
+            ("app.A.run", 60),
+            ("app.B.go", 30),
+            ("lib.X.y", 50),
+            ("work", 90),
+        ];
+        assert_eq!(
+            suggest_user_prefix(frames.into_iter(), 100),
+            Some(("app.".to_string(), 60))
+        );
+        assert_eq!(
+            suggest_user_prefix([("app.A.run", 1)].into_iter(), 1000),
+            None
+        );
+    }
+}

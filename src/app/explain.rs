@@ -1,6 +1,6 @@
 //! `whose explain`: which rule classified each of the heaviest frames.
 
-use super::{Outcome, choose_metric, load, write_output};
+use super::{Detail, Outcome, aggregate_input, choose_metric, load, write_output};
 use crate::aggregate;
 use crate::config::ExplainPlan;
 use crate::error::Result;
@@ -38,9 +38,9 @@ pub fn run(plan: ExplainPlan) -> Result<Outcome> {
             }
         })
         .collect();
-    let total = profile.totals()[metric];
+    let input = aggregate_input(&loaded, &plan.load, 0, metric, "", Detail::default());
     write_output(None, |out, _| {
-        explain::write(&loaded.rules, total, &rows, out)
+        explain::write(&loaded.rules, &input.aggregate, &rows, out)
     })?;
     Ok(Outcome::Success)
 }

@@ -2,6 +2,7 @@
 //! (matcher and the file or preset that declares it) that gave it that owner.
 
 use super::pct;
+use crate::aggregate::Aggregate;
 use crate::aggregate::report::share;
 use crate::classify::{Reason, RuleSet, presets};
 use crate::model::Frame;
@@ -17,8 +18,15 @@ pub struct Row<'a> {
     pub reason: Reason,
 }
 
-/// Writes the presets in use, then one line per row; shares are of `total`.
-pub fn write(rules: &RuleSet, total: u128, rows: &[Row], out: &mut dyn Write) -> io::Result<()> {
+/// Writes the presets in use, then one line per row (shares are of the aggregate's total),
+/// then the recording's quality and the next step, as the report's header has them.
+pub fn write(
+    rules: &RuleSet,
+    aggregate: &Aggregate,
+    rows: &[Row],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let total = aggregate.all.total;
     writeln!(out, "presets: {}", presets::display_list(&rules.presets))?;
     writeln!(out, "{:>7}  {:<20} {:<40} frame", "incl.", "owner", "rule")?;
     for row in rows {
@@ -37,6 +45,13 @@ pub fn write(rules: &RuleSet, total: u128, rows: &[Row], out: &mut dyn Write) ->
             why,
             row.frame
         )?;
+    }
+    writeln!(out, "{}", aggregate.quality.summary(total))?;
+    for finding in aggregate.quality.findings(total) {
+        writeln!(out, "warning: {finding}")?;
+    }
+    if let Some(hint) = super::user_hint(aggregate, total) {
+        writeln!(out, "{hint}")?;
     }
     Ok(())
 }

@@ -33,6 +33,9 @@ struct Input<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     threads: Vec<Thread<'a>>,
     quality: Quality<'a>,
+    /// `--user PREFIX` that would claim the heaviest unclassified frames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suggested_user: Option<SuggestedUser<'a>>,
     notes: &'a [String],
     warnings: &'a [String],
 }
@@ -50,6 +53,13 @@ struct Quality<'a> {
     unresolved_by_module: Vec<ModuleWeight<'a>>,
     /// What the figures mean for the answer, with the cause and the fix.
     findings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct SuggestedUser<'a> {
+    prefix: &'a str,
+    /// Inclusive weight of the heaviest frame the prefix claims.
+    weight: u128,
 }
 
 #[derive(Serialize)]
@@ -182,6 +192,13 @@ fn input(report: &Report, i: usize) -> Input<'_> {
             })
             .collect(),
         quality: quality(&agg.quality, agg.all.total),
+        suggested_user: agg
+            .suggested_user
+            .as_ref()
+            .map(|(prefix, weight)| SuggestedUser {
+                prefix,
+                weight: *weight,
+            }),
         notes: &inp.notes,
         warnings: &inp.warnings,
     }

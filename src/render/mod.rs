@@ -108,6 +108,9 @@ pub fn header_lines(report: &Report) -> Vec<String> {
                 .into_iter()
                 .map(|f| format!("warning: {f}")),
         );
+        if let Some(hint) = user_hint(&input.aggregate, total) {
+            notes.push(hint);
+        }
         lines.extend(notes.into_iter().map(|n| format!("  {n}")));
     }
     lines.push(format!(
@@ -120,6 +123,17 @@ pub fn header_lines(report: &Report) -> Vec<String> {
         }
     ));
     lines
+}
+
+/// The next step when unclassified frames share a package prefix: the `--user` that would
+/// claim them (the report header and `explain` say it alike).
+pub fn user_hint(aggregate: &crate::aggregate::Aggregate, total: u128) -> Option<String> {
+    let (prefix, weight) = aggregate.suggested_user.as_ref()?;
+    Some(format!(
+        "hint: the heaviest unclassified frames are under `{prefix}` ({} of the weight passes \
+         through one of them): `--user {prefix}` would claim them as user code",
+        pct(crate::aggregate::quality::percent(*weight, total))
+    ))
 }
 
 /// Column titles for the share columns: one per (view, input) or per view with repeats.

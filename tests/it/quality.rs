@@ -201,3 +201,30 @@ fn a_jvm_recording_without_its_perf_map_has_its_java_frames_unresolved() {
     assert_eq!(quality(&with)["unresolved_leaf"], 0);
     assert_eq!(quality(&with)["unresolved_owner"], 0);
 }
+
+#[test]
+fn the_seeds_own_code_is_suggested_as_user_bench_and_taking_it_leaves_no_hint() {
+    let seed = fixture_arg("folded/seed-ktor-alloc.txt");
+    let json = report_json(&[&seed, "--unit", "bytes"]);
+    let suggested = &json["inputs"][0]["suggested_user"];
+    assert_eq!(suggested["prefix"], "bench.");
+    // every sampled byte passes through the service's own `bench.MainKt` lambdas
+    assert_eq!(suggested["weight"], json["inputs"][0]["total"]);
+    let explain = whose_ok(&["explain", &seed, "--unit", "bytes"]);
+    assert!(
+        explain.contains(
+            "hint: the heaviest unclassified frames are under `bench.` (100.0% of the \
+                          weight passes through one of them): `--user bench.` would claim them"
+        ),
+        "{explain}"
+    );
+    let json = report_json(&[&seed, "--unit", "bytes", "--user", "bench."]);
+    assert!(json["inputs"][0].get("suggested_user").is_none());
+    let user = json["inputs"][0]["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "user")
+        .unwrap();
+    assert_eq!(user["anywhere"], json["inputs"][0]["total"]);
+}
