@@ -47,3 +47,12 @@ pub use error::Error;
 pub use input::{InputFormat, ReadOptions, read_profile};
 pub use model::{Frame, FrameKind, Profile, SampleType, Unit};
 pub use unwind::{DwarfUnwinder, Mapping as UnwindMapping, ModuleFiles, StackCopy, UserRegs};
+
+/// Exists for the fuzz targets in `fuzz/` only, not API: the two text grammars that no
+/// exported item reaches without a whole command run, the rule-file parser and the
+/// `gate --require` requirement grammar.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::classify::rules::parse as parse_rules;
+    pub use crate::gate::parse as parse_requirement;
+}

@@ -104,3 +104,75 @@ proptest! {
         }
     }
 }
+
+/// The header with no feature bits (so the parser takes the attributes from the event types
+/// section, as for old perf) and `event_types` set to (offset, size).
+fn with_event_types(offset: u64, size: u64) -> Vec<u8> {
+    let mut bytes = std::fs::read(fixture("perf/c-malloc.perf.data")).unwrap();
+    bytes[56..64].copy_from_slice(&offset.to_le_bytes());
+    bytes[64..72].copy_from_slice(&size.to_le_bytes());
+    bytes[72..104].fill(0);
+    bytes
+}
+
+#[test]
+fn an_event_types_section_larger_than_the_file_is_an_error_not_an_abort() {
+    // found by the perf_data fuzz target: linux-perf-data sized a vector by the declared
+    // section (2^45 bytes: a 54 TB allocation) and the process aborted
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("event-types.data");
+    std::fs::write(&path, with_event_types(0, 60_473_139_527_680)).unwrap();
+    let stderr = super::common::whose_err(&["report", path.to_str().unwrap()]);
+    assert!(
+        stderr.contains("the event types section ends at byte 60473139527680 but the file has"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn event_ids_past_the_end_of_the_file_are_an_error_not_an_abort() {
+    // one event types entry of attr_size (144) + 16 bytes: the fixture's attribute section,
+    // then an ids section, written over the first bytes of the data, claiming 2^40 bytes
+    let mut bytes = with_event_types(120, 144 + 16);
+    bytes[264..272].copy_from_slice(&0u64.to_le_bytes());
+    bytes[272..280].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("event-ids.data");
+    std::fs::write(&path, bytes).unwrap();
+    let stderr = super::common::whose_err(&["report", path.to_str().unwrap()]);
+    assert!(
+        stderr.contains("the event ids of entry 0 of the event types section"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_pipe_mode_event_description_numbered_past_32_bits_is_checked_not_an_abort() {
+    // found by the perf_data fuzz target: linux-perf-data keeps the low 32 bits of a feature
+    // record's 64-bit feature number, the check compared all 64, so an event description
+    // numbered 2^32 + 12 with a count of 2^32 - 1 reached the parser unchecked and aborted
+    let mut bytes = super::common::gunzip_file(&fixture("perf/c-malloc.perf.pipe.data.gz"));
+    let mut at = 16;
+    loop {
+        let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let size = u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
+        assert!(
+            kind == 64 || kind == 80,
+            "no event description in the fixture's headers"
+        );
+        if kind == 80 && bytes[at + 8..at + 16] == 12u64.to_le_bytes() {
+            break;
+        }
+        at += size;
+    }
+    bytes[at + 8..at + 16].copy_from_slice(&((1u64 << 32) | 12).to_le_bytes());
+    bytes[at + 16..at + 20].copy_from_slice(&u32::MAX.to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("event-desc.data");
+    std::fs::write(&path, bytes).unwrap();
+    let stderr = super::common::whose_err(&["report", path.to_str().unwrap()]);
+    assert!(
+        stderr.contains("corrupt event description section"),
+        "{stderr}"
+    );
+}

@@ -66,9 +66,11 @@ pub(super) fn check_header<R: Read + Seek>(
              this file (killed?)",
         ));
     }
+    let event_types = section(56);
     for (name, (offset, size)) in [
         ("attributes", section(24)),
         ("data", (data_offset, data_size)),
+        ("event types", event_types),
     ] {
         let end = offset.saturating_add(size);
         if end > len {
@@ -97,10 +99,56 @@ pub(super) fn check_header<R: Read + Seek>(
     }
     check_feature_sections(r, &header, data_offset + data_size, len)
         .map_err(|e| Error::input(path, Position::Whole, e))?;
+    // without event descriptions the parser takes the attributes from the event types
+    // section (old perf) or, for simpleperf, the attribute section, whose entries each name
+    // a section of event ids that it sizes a vector by
+    let has = |bit: usize| header[72 + bit / 8] & (1 << (bit % 8)) != 0;
+    if !has(FEATURE_EVENT_DESC) {
+        let ids_of = if event_types.1 != 0 {
+            Some(("event types", event_types))
+        } else if has(FEATURE_SIMPLEPERF_META_INFO) {
+            Some(("attributes", section(24)))
+        } else {
+            None
+        };
+        if let Some((name, entries)) = ids_of {
+            check_id_sections(r, name, entries, attr_size, len)
+                .map_err(|e| Error::input(path, Position::Whole, e))?;
+        }
+    }
     Ok((false, data_offset))
 }
 
 const FEATURE_EVENT_DESC: usize = 12;
+const FEATURE_SIMPLEPERF_META_INFO: usize = 129;
+
+/// Each entry of an event types (or simpleperf attribute) section is an attribute followed
+/// by the (offset, size) of its event ids, which must lie inside the file.
+fn check_id_sections<R: Read + Seek>(
+    r: &mut R,
+    name: &str,
+    (offset, size): (u64, u64),
+    attr_size: u64,
+    len: u64,
+) -> std::result::Result<(), String> {
+    let entry_size = attr_size + 16;
+    for i in 0..size / entry_size {
+        let at = offset + i * entry_size + attr_size;
+        let mut ids = [0u8; 16];
+        r.seek(SeekFrom::Start(at)).map_err(|e| e.to_string())?;
+        r.read_exact(&mut ids).map_err(|e| e.to_string())?;
+        let ids_offset = u64::from_le_bytes(ids[..8].try_into().unwrap());
+        let ids_size = u64::from_le_bytes(ids[8..].try_into().unwrap());
+        let end = ids_offset.saturating_add(ids_size);
+        if end > len {
+            return Err(format!(
+                "truncated perf.data: the event ids of entry {i} of the {name} section (at \
+                 byte offset {at}) end at byte {end} but the file has {len} bytes"
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Every feature section must lie inside the file, and the event descriptions (which the
 /// parser reads at open time, sizing vectors by their counts) must be consistent.
@@ -188,8 +236,9 @@ fn check_pipe_headers<R: Read>(r: &mut R) -> std::result::Result<(), String> {
             return Err("truncated perf.data: ends inside a header record".into());
         }
         if kind == 80 && body.len() >= 8 {
-            let feature = u64::from_le_bytes(body[0..8].try_into().unwrap());
-            if feature == FEATURE_EVENT_DESC as u64 {
+            // the parser keeps the low 32 bits of the feature number, so must this check
+            let feature = u64::from_le_bytes(body[0..8].try_into().unwrap()) as u32;
+            if feature == FEATURE_EVENT_DESC as u32 {
                 check_event_desc(&body[8..])?;
             }
         }

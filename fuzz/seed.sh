@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Seeds each fuzz target's corpus (fuzz/corpus/TARGET, git-ignored) from fixtures/: small
+# files whole, and small valid cuts of the large ones, so nothing big is committed and the
+# fuzzer starts from inputs that reach deep into each reader. Idempotent; run from anywhere.
+set -euo pipefail
+cd "$(dirname "$0")"
+fx=../fixtures
+c=corpus
+mkdir -p $c/{folded,perf_script,pprof_raw,pprof_gzip,perf_data,rules,gate_require}
+
+# folded: the small fixtures whole, the first lines of the large one (py-spy raw shape too)
+cp $fx/folded/flame-mini.folded $fx/folded/py-app.folded $fx/repeats/churn-1.folded $c/folded/
+head -c 4000 $fx/folded/seed-ktor-alloc.txt | sed '$d' > $c/folded/ktor-head.folded
+printf 'main (app.py:10);work (app.py:20) 5\nmain (app.py:10) 1\n' > $c/folded/pyspy.txt
+
+# perf script: the first samples (blank-line separated) of each dump
+for f in c-malloc.perf c-malloc.perf-dwarf rust-native.perf-fp jvm-shop.perf; do
+    zcat $fx/perf/$f.perf-script.txt.gz | awk -v RS= -v ORS='\n\n' 'NR <= 12' \
+        > $c/perf_script/$f.txt
+done
+
+# pprof: the Go profiles as raw protobuf; for pprof_gzip the first byte picks the mode
+# (odd: the rest is a gzip stream as on disk; even: a protobuf the target gzips)
+for f in allocs heap cpu; do
+    zcat $fx/pprof/$f.pb.gz > $c/pprof_raw/$f.pb
+    { printf '\001'; cat $fx/pprof/$f.pb.gz; } > $c/pprof_gzip/$f.gz-stream
+    { printf '\000'; cat $c/pprof_raw/$f.pb; } > $c/pprof_gzip/$f.protobuf
+done
+
+# perf.data: cuts at a record boundary, the header's data size and the feature section
+# table after the data moved to match, so each seed is a valid recording of a few samples
+cut_perf_data() { # IN OUT BYTES_OF_DATA
+    python3 - "$@" <<'PY'
+import struct, sys
+src, dst, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = open(src, 'rb').read()
+assert b[:8] == b'PERFILE2'
+d_off, d_size = struct.unpack_from('<QQ', b, 40)
+n, pos = 0, d_off
+while pos < d_off + d_size:
+    size = struct.unpack_from('<H', b, pos + 6)[0]
+    if pos + size - d_off > want:
+        break
+    pos += size
+new_size = pos - d_off
+delta = d_size - new_size
+feat = b[d_off + d_size:]
+nfeat = bin(int.from_bytes(b[72:104], 'little')).count('1')
+table = bytearray(feat[:16 * nfeat])
+for i in range(nfeat):
+    off, size = struct.unpack_from('<QQ', table, 16 * i)
+    if off >= d_off + d_size:
+        struct.pack_into('<Q', table, 16 * i, off - delta)
+head = bytearray(b[:d_off + new_size])
+struct.pack_into('<Q', head, 48, new_size)
+open(dst, 'wb').write(bytes(head) + bytes(table) + feat[16 * nfeat:])
+PY
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+zcat $fx/perf/c-malloc.perf-dwarf.data.gz > "$tmp/dwarf.data"
+cut_perf_data "$tmp/dwarf.data" $c/perf_data/c-malloc-dwarf.data 40000
+cut_perf_data $fx/perf/c-malloc.perf.data $c/perf_data/c-malloc-fp.data 16000
+cut_perf_data $fx/perf/rust-native.perf-fp.data $c/perf_data/rust-native-fp.data 16000
+zcat $fx/perf/c-malloc.perf.pipe.data.gz > "$tmp/pipe.data"
+head -c 24000 "$tmp/pipe.data" > $c/perf_data/c-malloc-pipe.data
+
+# rules: the fixtures' rule files and the shipped presets
+cp $fx/rules/*.toml $fx/rules-extra/*.toml ../rules/*.toml $c/rules/
+
+# gate --require: one expression per file, every form of the grammar
+i=0
+for r in 'user.owner >= 25%' 'category:allocator.self <= 10%' 'io.ktor.anywhere < 50%' \
+         'user.owner[alloc_space] >= 25%' 'owner:kotlin-stdlib.self>1' 'a.b.self[m.x] <= 0.5%'; do
+    printf '%s' "$r" > $c/gate_require/$i.txt
+    i=$((i + 1))
+done
+du -sh $c/* >&2
