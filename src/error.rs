@@ -11,7 +11,8 @@ pub enum Position {
     Line(u64),
     /// 1-based line and column (rule files).
     LineColumn(u64, u64),
-    /// Byte offset into a binary input (after decompression where the input was compressed).
+    /// Byte offset into a binary input (after decompression where the input was compressed,
+    /// except for a corrupt gzip stream, whose message says the offset is the compressed one).
     Offset(u64),
     /// The problem concerns the input as a whole.
     Whole,
@@ -77,3 +78,60 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The most bytes of input an error message or warning quotes: enough to recognise the
+/// token, and a 1 MB token still gives one line of stderr.
+pub const QUOTE_BYTES: usize = 80;
+
+/// How a message shows a piece of the input: at most [`QUOTE_BYTES`] bytes of it (cut on a
+/// character boundary), invalid UTF-8 as U+FFFD, control characters escaped so the quote stays
+/// on one line, and when cut, how long the whole was. The one place every reader quotes
+/// input through, so no message can echo a token whole.
+pub fn quote(bytes: &[u8]) -> String {
+    let cut = bytes.len() > QUOTE_BYTES;
+    let mut head = &bytes[..bytes.len().min(QUOTE_BYTES)];
+    if cut
+        && let Err(e) = std::str::from_utf8(head)
+        && e.error_len().is_none()
+    {
+        // the cut fell inside a character: end before it rather than show U+FFFD
+        head = &head[..e.valid_up_to()];
+    }
+    let mut shown = String::with_capacity(head.len() + 32);
+    for c in String::from_utf8_lossy(head).chars() {
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    if cut {
+        shown.push_str(&format!("… ({} bytes in all)", bytes.len()));
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_input_is_quoted_whole_and_long_input_is_cut_with_its_length() {
+        assert_eq!(quote(b"main;foo"), "main;foo");
+        let long = vec![b'x'; 1 << 20];
+        let q = quote(&long);
+        assert_eq!(q, format!("{}… (1048576 bytes in all)", "x".repeat(80)));
+    }
+
+    #[test]
+    fn a_cut_inside_a_character_ends_before_it_and_controls_are_escaped() {
+        // 79 ASCII bytes, then a 3-byte character straddling the 80-byte cut
+        let mut bytes = vec![b'a'; 79];
+        bytes.extend("€€".as_bytes());
+        assert_eq!(
+            quote(&bytes),
+            format!("{}… (85 bytes in all)", "a".repeat(79))
+        );
+        assert_eq!(quote(b"a\tb\nc\xff"), "a\\tb\\nc\u{fffd}");
+    }
+}

@@ -92,7 +92,7 @@ impl Folder {
     }
 
     fn parse_count(&self, text: &[u8]) -> Result<u64> {
-        let shown = String::from_utf8_lossy(text);
+        let shown = crate::error::quote(text);
         if text.is_empty() {
             return Err(self.error("expected a count after the last space, found nothing"));
         }

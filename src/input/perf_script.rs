@@ -371,7 +371,7 @@ impl ScriptReader {
     fn bad_line(&mut self, text: &str) {
         self.bad_lines += 1;
         if self.first_bad.is_none() {
-            let shown: String = text.chars().take(120).collect();
+            let shown = crate::error::quote(text.as_bytes());
             self.first_bad = Some((self.line_no, shown));
         }
     }

@@ -6,14 +6,20 @@ use flate2::bufread::MultiGzDecoder;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// 1 MiB: large enough that a read syscall moves a useful amount (inferno's collapsers use
 /// the same order of magnitude), small enough to be irrelevant to peak memory.
 pub const READ_BUFFER: usize = 1 << 20;
 
-/// The cap on a gzip stream's decompressed size when the caller sets none: the
-/// `--max-decompressed` default.
+/// The cap on what a reader holds in memory — a gzip stream's decompressed size, a raw input
+/// read whole, a perf.data file's zstd-compressed records inflated — when the caller sets
+/// none: the `--max-decompressed` default.
 pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
+
+/// The first allocation for an input of unknown length read whole; it doubles from there.
+const FIRST_ALLOCATION: usize = 64 << 10;
 
 /// An opened input, positioned at its first (decompressed) byte.
 pub struct Source {
@@ -21,30 +27,43 @@ pub struct Source {
     pub path: PathBuf,
     pub reader: Box<dyn BufRead + Send>,
     pub gzipped: bool,
+    /// The length of a regular file, known before reading it.
+    file_len: Option<u64>,
+    /// For gzip: compressed bytes the decoder has consumed, and decompressed bytes it has
+    /// produced, so that a corrupt stream's message says where.
+    gzip_position: Option<(Arc<AtomicU64>, Arc<AtomicU64>)>,
 }
 
 impl Source {
     pub fn open(path: &Path) -> Result<Source> {
+        let mut file_len = None;
         let (display, raw): (PathBuf, Box<dyn Read + Send>) = if path == Path::new("-") {
             (PathBuf::from("<stdin>"), Box::new(std::io::stdin()))
         } else {
             let file = File::open(path).map_err(|e| Error::io(path, e))?;
-            if file.metadata().is_ok_and(|m| m.is_dir()) {
+            let metadata = file.metadata().ok();
+            if metadata.as_ref().is_some_and(|m| m.is_dir()) {
                 return Err(Error::input(
                     path,
                     Position::Whole,
                     "is a directory, expected a profile file",
                 ));
             }
+            file_len = metadata.filter(|m| m.is_file()).map(|m| m.len());
             (path.to_path_buf(), Box::new(file))
         };
         let mut buffered = BufReader::with_capacity(READ_BUFFER, raw);
         let head = buffered.fill_buf().map_err(|e| Error::io(&display, e))?;
         let gzipped = head.starts_with(&[0x1f, 0x8b]);
+        let mut gzip_position = None;
         let reader: Box<dyn BufRead + Send> = if gzipped {
+            let consumed = Arc::new(AtomicU64::new(0));
+            let produced = Arc::new(AtomicU64::new(0));
+            gzip_position = Some((consumed.clone(), produced.clone()));
+            let decoder = MultiGzDecoder::new(Counted::new(buffered, consumed));
             Box::new(BufReader::with_capacity(
                 READ_BUFFER,
-                MultiGzDecoder::new(buffered),
+                Counted::new(decoder, produced),
             ))
         } else {
             Box::new(buffered)
@@ -53,6 +72,8 @@ impl Source {
             path: display,
             reader,
             gzipped,
+            file_len,
+            gzip_position,
         })
     }
 
@@ -61,12 +82,15 @@ impl Source {
     /// bytes whenever the input has them and `n` ≤ [`READ_BUFFER`] (gzip streams may deliver
     /// less per read; sniffing only needs the first lines).
     pub fn peek(&mut self, n: usize) -> Result<&[u8]> {
-        let gzipped = self.gzipped;
-        let path = self.path.clone();
-        match self.reader.fill_buf() {
-            Ok(buf) => Ok(&buf[..buf.len().min(n)]),
-            Err(e) => Err(read_error(&path, gzipped, e)),
+        if let Err(e) = self.reader.fill_buf() {
+            return Err(self.read_error(e));
         }
+        // filled just above: this returns the buffer without reading
+        let buf = self
+            .reader
+            .fill_buf()
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(&buf[..buf.len().min(n)])
     }
 
     /// Reads the next line (with its `\n`, if any) into `line`, which is cleared first, for
@@ -79,49 +103,134 @@ impl Source {
     }
 
     /// The whole rest of the input, for readers that need it in memory (pprof decodes one
-    /// message, perf.data read from a stream needs to seek). A gzip stream that inflates past
-    /// `max_decompressed` ([`DEFAULT_MAX_DECOMPRESSED`] if `None`) is refused before it can
-    /// exhaust memory; uncompressed input is as large as it is. Every reader that holds an
-    /// input in memory goes through here, so the cap means the same for all of them.
+    /// message, perf.data read from a stream needs to seek), at most `max_decompressed`
+    /// bytes ([`DEFAULT_MAX_DECOMPRESSED`] if `None`) whether they come from a gzip stream
+    /// (a bomb) or as they are (a file of any size, `/dev/urandom`): a regular file larger
+    /// than the cap is refused before it is read, a stream as soon as it passes it. Memory is
+    /// taken with `try_reserve`, so an input larger than the machine can hold is an error
+    /// naming it, not an abort. Every reader that holds an input whole goes through here, so
+    /// the cap means the same for all of them.
     pub fn read_capped(&mut self, max_decompressed: Option<u64>) -> Result<Vec<u8>> {
         let cap = max_decompressed.unwrap_or(DEFAULT_MAX_DECOMPRESSED);
-        let limit = if self.gzipped {
-            cap.saturating_add(1)
-        } else {
-            u64::MAX
-        };
-        let mut bytes = Vec::new();
-        (&mut self.reader)
-            .take(limit)
-            .read_to_end(&mut bytes)
-            .map_err(|e| self.read_error(e))?;
-        if self.gzipped && bytes.len() as u64 > cap {
-            return Err(Error::input(
-                &self.path,
-                Position::Whole,
-                format!(
-                    "gzip stream decompresses to more than {cap} bytes (a gzip bomb?); \
-                     if the profile is genuine, raise the cap with --max-decompressed BYTES"
-                ),
-            ));
+        let known_len = self.file_len.filter(|_| !self.gzipped);
+        if let Some(len) = known_len
+            && len > cap
+        {
+            return Err(self.too_large(cap, Some(len)));
+        }
+        // one allocation for a file, doubling for a stream; never past cap + 1 bytes (the
+        // one byte that proves the input is larger than the cap)
+        let limit = usize::try_from(cap.saturating_add(1)).unwrap_or(usize::MAX);
+        let mut bytes: Vec<u8> = Vec::new();
+        let first = known_len.map_or(FIRST_ALLOCATION, |len| len as usize + 1);
+        loop {
+            let chunk = match self.reader.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.read_error(e)),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            let take = chunk.len().min(limit - bytes.len());
+            if bytes.capacity() - bytes.len() < take {
+                let want = (bytes.len() + take)
+                    .max(bytes.capacity().saturating_mul(2))
+                    .max(first)
+                    .min(limit);
+                if bytes.try_reserve_exact(want - bytes.len()).is_err() {
+                    return Err(Error::input(
+                        &self.path,
+                        Position::Offset(bytes.len() as u64),
+                        format!(
+                            "out of memory: {} bytes of the input are read and {want} bytes \
+                             could not be allocated to hold it whole (the machine's memory or a \
+                             limit on it is smaller than the input)",
+                            bytes.len()
+                        ),
+                    ));
+                }
+            }
+            let chunk = &self
+                .reader
+                .fill_buf()
+                .map_err(|e| Error::io(&self.path, e))?[..take];
+            bytes.extend_from_slice(chunk);
+            self.reader.consume(take);
+            if bytes.len() as u64 > cap {
+                return Err(self.too_large(cap, None));
+            }
         }
         Ok(bytes)
     }
 
-    /// An I/O error while reading, with the file name; a broken gzip stream says so.
+    /// The refusal of an input larger than the cap; `file_len` when its length was known.
+    fn too_large(&self, cap: u64, file_len: Option<u64>) -> Error {
+        let message = match file_len {
+            _ if self.gzipped => format!(
+                "gzip stream decompresses to more than {cap} bytes (a gzip bomb?); if the \
+                 profile is genuine, raise the cap with --max-decompressed BYTES"
+            ),
+            Some(len) => format!(
+                "the file has {len} bytes, more than the {cap}-byte cap on an input held in \
+                 memory whole (pprof, and perf.data from a pipe); if the profile is genuine, \
+                 raise the cap with --max-decompressed BYTES"
+            ),
+            None => format!(
+                "the input has more than {cap} bytes, the cap on an input held in memory whole \
+                 (pprof, and perf.data from a pipe); if the profile is genuine, raise the cap \
+                 with --max-decompressed BYTES"
+            ),
+        };
+        Error::input(&self.path, Position::Whole, message)
+    }
+
+    /// An I/O error while reading, with the file name; a broken gzip stream says so, and
+    /// where.
     pub fn read_error(&self, e: std::io::Error) -> Error {
-        read_error(&self.path, self.gzipped, e)
+        match &self.gzip_position {
+            Some((consumed, produced)) => Error::input(
+                &self.path,
+                Position::Offset(consumed.load(Ordering::Relaxed)),
+                format!(
+                    "gzip stream is corrupt or truncated (the offset is in the compressed file, \
+                     after {} decompressed bytes): {e}",
+                    produced.load(Ordering::Relaxed)
+                ),
+            ),
+            None => Error::io(&self.path, e),
+        }
     }
 }
 
-fn read_error(path: &Path, gzipped: bool, e: std::io::Error) -> Error {
-    if gzipped {
-        Error::input(
-            path,
-            Position::Whole,
-            format!("gzip stream is corrupt or truncated: {e}"),
-        )
-    } else {
-        Error::io(path, e)
+/// A reader that counts the bytes it delivers (read, or consumed through `BufRead`) into a
+/// counter shared with whoever reports errors.
+struct Counted<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R> Counted<R> {
+    fn new(inner: R, count: Arc<AtomicU64>) -> Counted<R> {
+        Counted { inner, count }
+    }
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.inner.consume(amount);
+        self.count.fetch_add(amount as u64, Ordering::Relaxed);
     }
 }

@@ -86,6 +86,7 @@ pub(super) fn decode_all<R: Read>(
     path: &Path,
     tx: std::sync::mpsc::SyncSender<Result<Batch>>,
     back: std::sync::mpsc::Receiver<Batch>,
+    refusal: &Refusal,
 ) {
     let mut records = 0u64;
     let mut samples = 0u64;
@@ -95,14 +96,15 @@ pub(super) fn decode_all<R: Read>(
             Ok(Some(r)) => r,
             Ok(None) => break,
             Err(e) => {
-                let _ = tx.send(Err(Error::input(
+                let error = Error::input(
                     path,
                     Position::Whole,
                     format!(
                         "truncated or corrupt perf.data after {records} records ({samples} \
                          samples): {e}"
                     ),
-                )));
+                );
+                let _ = tx.send(Err(refused_or(refusal, path, error)));
                 return;
             }
         };

@@ -256,9 +256,6 @@ fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// The reader under the parser: counts bytes for the progress bar, and follows the record
-/// headers as they stream past to refuse what the parser would size an allocation by without
-/// checking (an AUXTRACE record's payload length) — whose does not decode AUX data anyway.
 /// Where a pipe-mode stream ended inside a record. A pipe has no length to check against (a
 /// file's header says where its data ends), so the cut is seen only by following the record
 /// headers to the end of input.
@@ -275,6 +272,23 @@ pub(super) struct Cut {
 /// Shared with the decoding thread, which owns the [`Counting`] reader.
 pub(super) type CutProbe = std::sync::Arc<std::sync::Mutex<Option<Cut>>>;
 
+/// Why [`Counting`] failed a read, with the offset of the record at fault: the parser passes
+/// on the error of a header read but replaces that of a body read with its own ("error
+/// reading event data"), so the reason travels beside it.
+pub(super) type Refusal = std::sync::Arc<std::sync::Mutex<Option<(u64, String)>>>;
+
+/// A compressed record's body, gathered as it streams past.
+struct CompressedBody {
+    record_at: u64,
+    kind: u32,
+    len: usize,
+    data: Vec<u8>,
+}
+
+/// The reader under the parser: counts bytes for the progress bar, and follows the record
+/// headers as they stream past to refuse what the parser would size an allocation by without
+/// checking: an AUXTRACE record's payload length (whose does not decode AUX data anyway), and
+/// what a compressed record inflates to ([`InflationCheck`]).
 pub(super) struct Counting<R> {
     inner: R,
     pos: u64,
@@ -287,6 +301,10 @@ pub(super) struct Counting<R> {
     next_header: Option<u64>,
     header: [u8; 8],
     header_fill: usize,
+    /// Set to cap what compressed records inflate to.
+    inflation: Option<InflationCheck>,
+    compressed: Option<CompressedBody>,
+    refusal: Refusal,
 }
 
 const PERF_RECORD_AUXTRACE: u32 = 71;
@@ -302,7 +320,28 @@ impl<R> Counting<R> {
             next_header: Some(records_at),
             header: [0; 8],
             header_fill: 0,
+            inflation: None,
+            compressed: None,
+            refusal: Refusal::default(),
         }
+    }
+
+    /// Caps what the compressed records inflate to at `cap` bytes in all (an eighth of that
+    /// per record), checked before the parser inflates them.
+    pub(super) fn cap_inflation(mut self, cap: u64) -> Counting<R> {
+        self.inflation = Some(InflationCheck::new(cap));
+        self
+    }
+
+    /// Where the reason for a refused read is left.
+    pub(super) fn refusal(&self) -> Refusal {
+        self.refusal.clone()
+    }
+
+    /// Fails the read: the reason goes to [`Refusal`] too.
+    fn refuse(&self, record_at: u64, reason: String) -> std::io::Error {
+        *self.refusal.lock().unwrap_or_else(|e| e.into_inner()) = Some((record_at, reason.clone()));
+        std::io::Error::new(std::io::ErrorKind::InvalidData, reason)
     }
 
     /// Reports into `probe` a stream that ends inside a record (for pipe mode, where nothing
@@ -329,10 +368,33 @@ impl<R> Counting<R> {
         })
     }
 
-    /// Walks the record headers inside `bytes` (which start at offset `start`).
+    /// Walks the record headers inside `bytes` (which start at offset `start`), and gathers
+    /// and checks the bodies of compressed records.
     fn follow(&mut self, start: u64, bytes: &[u8]) -> std::io::Result<()> {
         let end = start + bytes.len() as u64;
-        while let Some(at) = self.next_header {
+        loop {
+            if let Some(body) = &mut self.compressed {
+                let want = body.record_at + 8 + body.data.len() as u64;
+                if want < start || want >= end {
+                    break;
+                }
+                let i = (want - start) as usize;
+                let take = (body.len - body.data.len()).min(bytes.len() - i);
+                body.data.extend_from_slice(&bytes[i..i + take]);
+                if body.data.len() < body.len {
+                    break;
+                }
+                let body = self.compressed.take().expect("checked above");
+                if let Some(check) = &mut self.inflation
+                    && let Err(reason) = check.check(body.kind, &body.data)
+                {
+                    return Err(self.refuse(body.record_at, reason));
+                }
+                continue;
+            }
+            let Some(at) = self.next_header else {
+                break;
+            };
             let want = at + self.header_fill as u64;
             if want < start || want >= end {
                 // a read elsewhere (the header and feature sections are read first)
@@ -362,6 +424,18 @@ impl<R> Counting<R> {
             }
             self.record_at = at;
             self.next_header = Some(at + u64::from(size));
+            if (kind == PERF_RECORD_COMPRESSED || kind == PERF_RECORD_COMPRESSED2)
+                && self.inflation.is_some()
+                && size > 8
+            {
+                let len = usize::from(size) - 8;
+                self.compressed = Some(CompressedBody {
+                    record_at: at,
+                    kind,
+                    len,
+                    data: Vec::with_capacity(len),
+                });
+            }
         }
         Ok(())
     }

@@ -13,7 +13,8 @@
 //!
 //! Sample types: one per event, weighted by the sample period (so `cpu-clock` and
 //! `task-clock` weigh nanoseconds, `cycles` cycles), then `samples`; the first event is the
-//! default metric. LOST records are counted and reported.
+//! default metric. LOST records are counted and reported. What zstd-compressed records
+//! inflate to is capped by `--max-decompressed` before the library inflates them (`inflate`).
 //!
 //! `header` checks what the library would trust before it reads anything; `decode` runs on
 //! its own thread, turning records into owned batches; `fold` keeps the maps, caches and
@@ -22,10 +23,12 @@
 mod decode;
 mod fold;
 mod header;
+mod inflate;
 
 use decode::{Batch, Event, UserCopy, decode_all};
 use fold::Reader;
-use header::{Counting, CutProbe, check_header};
+use header::{Counting, CutProbe, Refusal, check_header};
+use inflate::{InflationCheck, PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2};
 
 use super::ReadOptions;
 use super::perf_script::{event_type_name, event_unit};
@@ -55,6 +58,9 @@ const PERF_RECORD_MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 /// Reads a perf.data file (or pipe-mode stream) into a symbolised profile.
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let path = source.path.clone();
+    let cap = options
+        .max_decompressed
+        .unwrap_or(super::source::DEFAULT_MAX_DECOMPRESSED);
     let regular = !source.gzipped && path != Path::new("<stdin>") && path.is_file();
     if regular {
         let mut file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
@@ -63,7 +69,8 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
         file.seek(SeekFrom::Start(0))
             .map_err(|e| Error::io(&path, e))?;
         // the records, front to back, are read ahead by a thread of their own
-        let counting = Counting::new(ReadAhead::new(file, records_at), Some(len), records_at);
+        let counting = Counting::new(ReadAhead::new(file, records_at), Some(len), records_at)
+            .cap_inflation(cap);
         return parse(counting, pipe, &path, options);
     }
     // stdin or gzip: file mode needs to seek, so hold the bytes in memory
@@ -72,7 +79,7 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let mut cursor = Cursor::new(bytes);
     let (pipe, records_at) = check_header(&mut cursor, len, &path)?;
     cursor.set_position(0);
-    let counting = Counting::new(cursor, Some(len), records_at);
+    let counting = Counting::new(cursor, Some(len), records_at).cap_inflation(cap);
     parse(counting, pipe, &path, options)
 }
 
@@ -84,12 +91,23 @@ fn parse<R: Read + Seek + Send>(
     path: &Path,
     options: &ReadOptions,
 ) -> Result<Profile> {
+    let refusal = counting.refusal();
     if !pipe {
-        return read_records(PerfFileReader::parse_file(counting), path, options);
+        return read_records(
+            PerfFileReader::parse_file(counting),
+            path,
+            options,
+            &refusal,
+        );
     }
     let probe = CutProbe::default();
     let counting = counting.watch_for_cut(probe.clone());
-    let mut profile = read_records(PerfFileReader::parse_pipe(counting), path, options)?;
+    let mut profile = read_records(
+        PerfFileReader::parse_pipe(counting),
+        path,
+        options,
+        &refusal,
+    )?;
     let cut = *probe.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(cut) = cut {
         let what = match cut.record_size {
@@ -110,19 +128,37 @@ fn parse<R: Read + Seek + Send>(
     Ok(profile)
 }
 
+/// The error for a failed read that [`Counting`] refused, with its reason and offset; else
+/// `otherwise`.
+fn refused_or(refusal: &Refusal, path: &Path, otherwise: Error) -> Error {
+    match refusal.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        Some((record_at, reason)) => Error::input(
+            path,
+            Position::Offset(record_at),
+            format!("refused the compressed record here: {reason}"),
+        ),
+        None => otherwise,
+    }
+}
+
 fn read_records<R: Read + Send>(
     parsed: std::result::Result<PerfFileReader<R>, linux_perf_data::Error>,
     path: &Path,
     options: &ReadOptions,
+    refusal: &Refusal,
 ) -> Result<Profile> {
     let PerfFileReader {
         perf_file,
         record_iter,
     } = parsed.map_err(|e| {
-        Error::input(
+        refused_or(
+            refusal,
             path,
-            Position::Whole,
-            format!("not readable as perf.data: {e}"),
+            Error::input(
+                path,
+                Position::Whole,
+                format!("not readable as perf.data: {e}"),
+            ),
         )
     })?;
     let attrs = perf_file.event_attributes().to_vec();
@@ -163,7 +199,7 @@ fn read_records<R: Read + Send>(
         std::thread::Builder::new()
             .name("whose-decode".into())
             .spawn_scoped(scope, move || {
-                decode_all(perf_file, record_iter, path, tx, back_rx)
+                decode_all(perf_file, record_iter, path, tx, back_rx, refusal)
             })
             .map_err(|e| Error::io(path, e))?;
         let symbols = &options.symbols;
