@@ -99,7 +99,9 @@ pub struct InputArgs {
     /// readings of a recording agree.
     #[arg(long)]
     pub inline: bool,
-    /// Largest decompressed size accepted for compressed binary inputs (gzip bombs).
+    /// Largest input held whole, in bytes: a gzip stream or perf.data's zstd records as they
+    /// inflate, and a raw pprof or perf.data file. Past it the read is refused (exit 2) rather
+    /// than exhausting memory; raise it for a genuine profile that large.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_DECOMPRESSED)]
     pub max_decompressed: u64,
 }
