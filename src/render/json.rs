@@ -79,6 +79,11 @@ struct SuggestedUser<'a> {
 struct ModuleWeight<'a> {
     module: &'a str,
     weight: u128,
+    /// Why the module's addresses have no symbol (`model::Unresolved::code`), in words, and
+    /// what to do.
+    reason: &'static str,
+    cause: String,
+    fix: String,
 }
 
 #[derive(Serialize)]
@@ -239,9 +244,12 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
         unresolved_by_module: q
             .unresolved_by_module
             .iter()
-            .map(|(module, weight)| ModuleWeight {
-                module,
-                weight: *weight,
+            .map(|m| ModuleWeight {
+                module: &m.module,
+                weight: m.weight,
+                reason: m.reason.code(),
+                cause: m.reason.cause(),
+                fix: m.reason.fix(),
             })
             .collect(),
         findings: q.findings(total),
