@@ -16,6 +16,9 @@ pub enum Unresolved {
         path: String,
         build_id: Option<String>,
         package: Option<String>,
+        /// Judged from this machine's file of that name, not one matched by build id (the
+        /// input, `perf script` text, names none).
+        by_name_only: bool,
     },
     /// Files of that name exist, but with another build id: other code at those addresses.
     BuildIdMismatch { found: Vec<String>, want: String },
@@ -85,9 +88,16 @@ impl Unresolved {
             Unresolved::JitMapMissing { detail } => {
                 format!("JIT code without its perf map: {detail}")
             }
-            Unresolved::Stripped { path, .. } => format!(
+            Unresolved::Stripped {
+                path, by_name_only, ..
+            } => format!(
                 "binary stripped: {path} has no .symtab and its .dynsym does not cover the \
-                 addresses"
+                 addresses{}",
+                if *by_name_only {
+                    " (this machine's file of that name: the input names no build id)"
+                } else {
+                    ""
+                }
             ),
             Unresolved::BuildIdMismatch { found, want } => format!(
                 "build id mismatch: {} has another build id than the recording's {want}",
@@ -130,6 +140,7 @@ impl Unresolved {
                 path,
                 build_id,
                 package: Some(package),
+                ..
             } => format!(
                 "{path} is from package {package}: install {package}-dbgsym (Debian/Ubuntu \
                  debug symbol archive), {}",
@@ -139,6 +150,7 @@ impl Unresolved {
                 path,
                 build_id,
                 package: None,
+                ..
             } => format!(
                 "install the debug symbols for {path} (e.g. its -dbgsym/-debuginfo package), \
                  {}, or --binary-path DIR with an unstripped build",

@@ -254,6 +254,7 @@ impl Symbolizer {
                 package: (*path == self.system_path)
                     .then(|| debug_package::installed_by(self.symfs.as_deref(), &self.module))
                     .flatten(),
+                by_name_only: false,
             },
             None => Unresolved::Other {
                 detail: "no file with symbols was found".into(),

@@ -128,7 +128,8 @@ fn debug_paths_by_id(id: &str, options: &SymbolOptions) -> Vec<PathBuf> {
     out
 }
 
-fn own_build_id(path: &Path) -> Option<Vec<u8>> {
+/// The build id a file declares.
+pub fn own_build_id(path: &Path) -> Option<Vec<u8>> {
     let map = map_file(path).ok()?;
     let file = object::File::parse(&*map).ok()?;
     file.build_id().ok()?.map(<[u8]>::to_vec)

@@ -227,3 +227,40 @@ pub fn all_unknown(module: &str, count: usize, reason: Unresolved) -> ModuleResu
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// Why `perf script` text printed `[unknown]` in a file: perf had no symbol there, and the
+/// text does not say why. It names no build id either, so this machine's file of that name is
+/// looked at (`--binary-path`, the path under `--symfs`): when it has no `.symtab`, the binary
+/// is most likely stripped where perf ran too, and the reason says it was judged by name only.
+/// A file not found, or one with symbols (another build?), tells nothing: no reason then.
+pub fn diagnose_printed_unknowns(
+    profile: &crate::model::Profile,
+    options: &SymbolOptions,
+) -> Vec<crate::model::UnresolvedModule> {
+    let mut modules: Vec<&str> = profile
+        .frames()
+        .filter(|f| f.kind == FrameKind::Unknown)
+        .filter_map(|f| f.module.as_deref())
+        .filter(|m| m.starts_with('/') && !perf::is_jit_module(m.rsplit('/').next().unwrap_or(m)))
+        .collect();
+    modules.sort_unstable();
+    modules.dedup();
+    modules
+        .into_iter()
+        .filter_map(|module| {
+            let located = locate::locate(module, None, options);
+            let file = located.debug.as_ref().or(located.code.as_ref())?;
+            (!file.has_symtab).then(|| crate::model::UnresolvedModule {
+                module: module.to_string(),
+                reason: Unresolved::Stripped {
+                    path: file.path.display().to_string(),
+                    build_id: locate::own_build_id(&file.path).map(|id| hex(&id)),
+                    package: (file.path == locate::under_symfs(options, module))
+                        .then(|| debug_package::installed_by(options.symfs.as_deref(), module))
+                        .flatten(),
+                    by_name_only: true,
+                },
+            })
+        })
+        .collect()
+}

@@ -489,3 +489,68 @@ fn live_perf_record_of_a_stripped_system_binary_names_the_cause_and_the_package(
         );
     }
 }
+
+#[test]
+fn perf_script_text_without_symbols_is_judged_by_this_machines_file_of_that_name() {
+    let run = Hermetic::new();
+    // 3 samples whose leaf perf printed as `[unknown]` in churn, 1 in libc's memcpy
+    let sample = |leaf: &str| {
+        format!(
+            "churn 100  100.000000:       1000 cpu-clock:ppp: \n\
+             \t            1234 {leaf}\n\
+             \t            5678 __libc_start_call_main+0x10 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\n"
+        )
+    };
+    let unknown = sample(&format!("[unknown] ({CHURN})"));
+    let text = [
+        unknown.as_str(),
+        &unknown,
+        &unknown,
+        &sample("memcpy+0x4 (/usr/lib/x86_64-linux-gnu/libc.so.6)"),
+    ]
+    .concat();
+    let script = write_temp(run.root(), "churn.perf-script.txt", text);
+    let report = |run: &Hermetic| -> Value {
+        let root = run.root().to_str().unwrap().to_string();
+        let args = [
+            "report",
+            "--format",
+            "json",
+            script.to_str().unwrap(),
+            "--symfs",
+            &root,
+        ];
+        serde_json::from_str(&ok_stdout(&args, run.whose(&args))).unwrap()
+    };
+    // the text names no build id, and nothing of that name is here: perf's reason is unknown
+    let json = report(&run);
+    assert_eq!(quality(&json)["unresolved_leaf"], 3000);
+    let churn = &quality(&json)["unresolved_by_module"][0];
+    assert_eq!(churn["module"], CHURN);
+    assert_eq!(churn["reason"], "not-symbolized-by-perf");
+    // this machine's file of that name (under --symfs) is stripped: most likely the cause
+    let bin = run.root().join("tmp/whose-corpus/c-malloc");
+    std::fs::create_dir_all(&bin).unwrap();
+    let stripped = write_temp(
+        &bin,
+        "churn",
+        std::fs::read(fixture("perf/stripped/churn")).unwrap(),
+    );
+    let json = report(&run);
+    let churn = &quality(&json)["unresolved_by_module"][0];
+    assert_eq!(churn["reason"], "stripped");
+    assert_eq!(
+        churn["cause"],
+        format!(
+            "binary stripped: {} has no .symtab and its .dynsym does not cover the addresses \
+             (this machine's file of that name: the input names no build id)",
+            stripped.display()
+        )
+    );
+    assert!(
+        churn["fix"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("debuginfod-find debuginfo {CHURN_BUILD_ID}"))
+    );
+}
