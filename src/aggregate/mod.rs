@@ -378,11 +378,19 @@ pub fn aggregate(
             per_owner,
         )
     };
-    let mut by_module: Vec<(String, u128)> = unresolved_modules
+    let mut by_module: Vec<quality::UnresolvedWeight> = unresolved_modules
         .into_iter()
-        .map(|(m, w)| (m.unwrap_or("[unknown]").to_string(), w))
+        .map(|(module, weight)| quality::UnresolvedWeight {
+            module: module.unwrap_or("[unknown]").to_string(),
+            weight,
+            reason: quality::why_unresolved(profile, module),
+        })
         .collect();
-    by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    by_module.sort_by(|a, b| {
+        b.weight
+            .cmp(&a.weight)
+            .then_with(|| a.module.cmp(&b.module))
+    });
     quality.unresolved_by_module = by_module;
     let suggested_user = quality::suggest_user_prefix(
         unclassified

@@ -11,9 +11,11 @@
 //! - **Unresolved**: an address without a symbol that nothing places: JIT memory whose perf
 //!   map is missing, anonymous memory, or a file no rule claims by module (owner
 //!   `unsymbolized`). An address without a symbol in a file a rule claims by module has a
-//!   known owner: it is counted as "classified by module only", not as unresolved.
+//!   known owner: it is counted as "classified by module only", not as unresolved. Per module,
+//!   the unresolved weight carries why ([`why_unresolved`]: what symbolisation found, else
+//!   what the module's name tells), so each finding names the cause and the fix.
 
-use crate::model::{Frame, FrameKind, OwnerId, perf};
+use crate::model::{Frame, FrameKind, OwnerId, Profile, Unresolved, perf};
 
 /// Function names a complete stack ends in: process and thread entry points of C, the JVM,
 /// Go, Python and the kernel. Compared without perf's `@GLIBC...` version suffixes.
@@ -78,6 +80,17 @@ pub fn is_unresolved(frame: &Frame, owner: OwnerId) -> bool {
         })
 }
 
+/// Why `module`'s addresses in `profile` have no symbol: what symbolisation found (perf.data),
+/// else what the module's name tells (a JIT map, no module, `perf script` text).
+pub fn why_unresolved(profile: &Profile, module: Option<&str>) -> Unresolved {
+    module
+        .and_then(|m| profile.meta.unresolved.iter().find(|u| u.module == m))
+        .map_or_else(
+            || Unresolved::from_module_name(module),
+            |u| u.reason.clone(),
+        )
+}
+
 /// The recording-quality figures of one input, as weights in its metric.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Quality {
@@ -93,8 +106,16 @@ pub struct Quality {
     pub unresolved_anywhere: u128,
     /// Weight whose leaf is an address without a symbol, owned through a module rule.
     pub module_only_leaf: u128,
-    /// Unresolved leaf weight per module (`[unknown]` without one), heaviest first.
-    pub unresolved_by_module: Vec<(String, u128)>,
+    /// Unresolved leaf weight per module (`[unknown]` without one), heaviest first, and why.
+    pub unresolved_by_module: Vec<UnresolvedWeight>,
+}
+
+/// One module's unresolved leaf weight and why its addresses have no symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnresolvedWeight {
+    pub module: String,
+    pub weight: u128,
+    pub reason: Unresolved,
 }
 
 impl Quality {
@@ -181,22 +202,29 @@ impl Quality {
                 .unresolved_by_module
                 .iter()
                 .take(4)
-                .map(|(m, w)| {
-                    let why = if perf::is_jit_module(m.rsplit('/').next().unwrap_or(m)) {
-                        ", JIT code without its perf map"
-                    } else {
-                        ""
-                    };
-                    format!("{m} {:.1}%{why}", percent(*w, total))
-                })
+                .map(|m| format!("{} {:.1}%", m.module, percent(m.weight, total)))
                 .collect();
             out.push(format!(
                 "{leaf:.1}% of the leaves and {owner:.1}% of the owner frames are addresses \
-                 without a symbol ({}): JIT code needs its perf-PID.map (--jit-map-dir; \
-                 -XX:+DumpPerfMapAtExit or perf-map-agent), binaries their symbols \
-                 (--binary-path, --symfs, the distribution's debug symbol package)",
+                 without a symbol ({}); per module, the cause and the fix follow",
                 modules.join(", ")
             ));
+            // each module that costs a visible share, with its own cause and fix
+            out.extend(
+                self.unresolved_by_module
+                    .iter()
+                    .take(4)
+                    .filter(|m| percent(m.weight, total) >= 0.1)
+                    .map(|m| {
+                        format!(
+                            "{}: {:.1}% of the leaves unresolved: {}; fix: {}",
+                            m.module,
+                            percent(m.weight, total),
+                            m.reason.cause(),
+                            m.reason.fix()
+                        )
+                    }),
+            );
         }
         out
     }

@@ -80,6 +80,8 @@ pub struct Report {
     pub owners: Vec<Owner>,
     pub presets: Vec<String>,
     pub presets_detected: bool,
+    /// The program's own code guessed from the frames and claimed as `user`.
+    pub own_code: Vec<crate::classify::own_code::OwnCode>,
     pub inputs: Vec<InputReport>,
     pub combine: Combine,
     pub by: GroupBy,

@@ -182,6 +182,7 @@ pub fn build_report(loaded: &Loaded, inputs: Vec<InputReport>, shape: ReportShap
         owners: loaded.rules.owners().to_vec(),
         presets: loaded.rules.presets.clone(),
         presets_detected: loaded.rules.presets_detected,
+        own_code: loaded.rules.own_code.clone(),
         inputs,
         combine: shape.combine,
         by: shape.by,

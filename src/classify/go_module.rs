@@ -14,8 +14,8 @@
 //! What no profile says (a module none of whose non-main packages was sampled, without
 //! `-trimpath`) stays `--user`'s job.
 
-use super::rules::{Matchers, Origin, OwnerBlock};
-use crate::model::{Category, Frame, Profile};
+use super::own_code::OwnCode;
+use crate::model::{Frame, Profile};
 
 /// The detected module path and how it was found, for `explain`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,31 +24,19 @@ pub struct GoModule {
     pub evidence: String,
 }
 
-/// The `user` owner block the go preset gets for the detected module: `main.`, and the
-/// module's packages (`MODULE/...` and the module's root package `MODULE.`).
-pub fn user_block(profiles: &[Profile]) -> Option<OwnerBlock> {
+/// The program's own code of a Go profile: `main.`, and the detected module's packages
+/// (`MODULE/...` and the module's root package `MODULE.`).
+pub fn own_code(profiles: &[Profile]) -> Option<OwnCode> {
     let module = profiles.iter().find_map(detect)?;
-    Some(OwnerBlock {
-        name: "user".into(),
-        category: Category::User,
-        transparent: Some(false),
-        any: Matchers {
-            prefix: vec![
-                "main.".to_string(),
-                format!("{}/", module.path),
-                format!("{}.", module.path),
-            ],
-            ..Matchers::default()
-        },
-        all: Vec::new(),
-        origin: Origin {
-            file: format!(
-                "go module {} (detected from {}; --user PREFIX adds more)",
-                module.path, module.evidence
-            )
-            .into(),
-            line: 0,
-        },
+    Some(OwnCode {
+        unit: "go module",
+        prefixes: vec![
+            "main.".to_string(),
+            format!("{}/", module.path),
+            format!("{}.", module.path),
+        ],
+        name: module.path,
+        evidence: module.evidence,
     })
 }
 
@@ -152,6 +140,6 @@ mod tests {
     fn no_main_package_no_module() {
         let p = profile(&[("runtime.mallocgc", "runtime/malloc.go")]);
         assert_eq!(detect(&p), None);
-        assert!(user_block(&[p]).is_none());
+        assert!(own_code(&[p]).is_none());
     }
 }

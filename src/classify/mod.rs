@@ -10,8 +10,10 @@
 mod glob;
 pub mod go_module;
 pub mod match_key;
+pub mod own_code;
 pub mod presets;
 pub mod rules;
+pub mod rust_crate;
 
 pub use rules::{Matchers, Origin, OwnerBlock};
 
@@ -45,6 +47,9 @@ pub struct RuleSet {
     /// Presets in effect, for the report header; `auto` says whether they were detected.
     pub presets: Vec<String>,
     pub presets_detected: bool,
+    /// The program's own code guessed from the frames and claimed as `user` (Go's module, a
+    /// Rust binary's crate), for the report header and `explain`.
+    pub own_code: Vec<own_code::OwnCode>,
 }
 
 /// Why a frame got its owner: the block and the matcher that matched, or the fallback.
@@ -102,18 +107,28 @@ impl RuleSet {
         for preset in &presets {
             builder.queue_preset(preset, "--preset")?;
         }
-        // the go preset's user code: `main.` and the program's own module, detected
-        if presets.iter().any(|p| p == "go")
-            && let Some(block) = go_module::user_block(profiles)
-        {
-            builder.add_block(block)?;
-        }
+        let presets_start = builder.blocks.len();
         builder.load_queued_presets()?;
+        // the program's own code (Go's module, a Rust binary's crate), guessed among what no
+        // preset claims, goes after the user's rules and before the presets
+        let preset_blocks = &builder.blocks[presets_start..];
+        let claimed_by_presets = |frame: &Frame| {
+            let key = match_key::match_key(&frame.name);
+            let probe = Probe::new(frame, &key);
+            preset_blocks
+                .iter()
+                .any(|(_, block)| probe.block_match(block).is_some())
+        };
+        let own_code = own_code::detect(&builder.loaded_presets, profiles, &claimed_by_presets);
+        for (i, code) in own_code.iter().enumerate() {
+            builder.insert_block(presets_start + i, code.user_block())?;
+        }
         let mut set = RuleSet {
             owners: builder.owners,
             blocks: builder.blocks,
             presets: builder.loaded_presets,
             presets_detected: detected,
+            own_code,
         };
         for through in &options.through {
             set.make_transparent(through)?;
@@ -349,6 +364,14 @@ impl Builder {
             Some(&block.origin),
         )?;
         self.blocks.push((id, block));
+        Ok(())
+    }
+
+    /// [`Builder::add_block`] at position `index` of the blocks.
+    fn insert_block(&mut self, index: usize, block: OwnerBlock) -> Result<()> {
+        self.add_block(block)?;
+        let added = self.blocks.pop().expect("add_block pushed it");
+        self.blocks.insert(index, added);
         Ok(())
     }
 

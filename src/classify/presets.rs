@@ -113,6 +113,7 @@ mod tests {
     #[test]
     fn frames_select_presets_by_their_toml() {
         let n = |name| framed(name, None, None, FrameKind::Native);
+        let m = |name, module| framed(name, Some(module), None, FrameKind::Native);
         assert_eq!(detected(&[n("io.ktor.server.A.b")]), ["kotlin"]);
         assert_eq!(detected(&[n("kotlinx.atomicfu.A.b")]), ["kotlin"]);
         assert_eq!(detected(&[n("java.lang.Thread.run")]), ["jvm"]);
@@ -125,8 +126,29 @@ mod tests {
             detected(&[n("<core::cell::RefCell<T> as Clone>::clone")]),
             ["rust"]
         );
-        // C++ has `std::` too: only Rust's runtime entry says Rust
-        assert!(detected(&[n("std::thread::_State_impl::_M_run")]).is_empty());
+        // C++ has `std::` too: only Rust's runtime entry says Rust; C++ and C allocation
+        // names say native, as its libraries' modules do
+        assert_eq!(
+            detected(&[n("std::thread::_State_impl::_M_run")]),
+            ["native"]
+        );
+        assert_eq!(detected(&[n("std::rt::lang_start")]), ["rust", "native"]);
+        assert_eq!(detected(&[n("malloc")]), ["native"]);
+        assert_eq!(detected(&[n("operator new(unsigned long)")]), ["native"]);
+        assert!(detected(&[n("mallocx_wrapper"), n("Index::build")]).is_empty());
+        assert_eq!(detected(&[m("f", "/usr/lib/libstdc++.so.6")]), ["native"]);
+        assert_eq!(
+            detected(&[m("JVM_Sleep", "/opt/jdk/lib/server/libjvm.so")]),
+            ["jvm"]
+        );
+        assert_eq!(
+            detected(&[m(
+                "_PyEval_EvalFrameDefault",
+                "/usr/lib/libpython3.11.so.1.0"
+            )]),
+            ["python"]
+        );
+        assert_eq!(detected(&[m("main", "/usr/bin/python3.11")]), ["python"]);
         assert_eq!(
             detected(&[framed(
                 "run",

@@ -28,7 +28,7 @@ const MAX_BAD_LINE_SHARE: f64 = 0.01;
 
 /// Reads a whole `perf script` dump into a profile: one sample type per event (weighted by
 /// period) followed by `samples` (one per sample); the first event is the default metric.
-pub fn read(mut source: Source, _options: &ReadOptions) -> Result<Profile> {
+pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     // gzip: the file size says nothing about the text size, so a spinner instead of a bar
     let total = (!source.gzipped)
         .then(|| std::fs::metadata(&source.path).ok().map(|m| m.len()))
@@ -48,7 +48,10 @@ pub fn read(mut source: Source, _options: &ReadOptions) -> Result<Profile> {
         reader.line(&line)?;
     }
     progress.finish();
-    reader.finish()
+    let mut profile = reader.finish()?;
+    let why = crate::symbolize::diagnose_printed_unknowns(&profile, &options.symbols);
+    profile.meta.unresolved.extend(why);
+    Ok(profile)
 }
 
 /// One frame line, parsed.

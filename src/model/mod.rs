@@ -10,11 +10,13 @@ mod intern;
 mod owner;
 pub mod perf;
 mod units;
+mod unresolved;
 
 pub use frame::{Frame, FrameKind};
 pub use intern::Interner;
 pub use owner::{Category, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use units::{SampleType, Unit};
+pub use unresolved::{Unresolved, UnresolvedModule};
 
 use rustc_hash::FxHashMap;
 
@@ -48,6 +50,8 @@ pub struct ProfileMeta {
     /// Sampling period and its type, when the input declares them (pprof `period`).
     pub period: Option<(i64, SampleType)>,
     pub duration_nanos: Option<i64>,
+    /// Per module whose addresses found no symbol, why (symbolisation of perf.data).
+    pub unresolved: Vec<UnresolvedModule>,
 }
 
 #[derive(Debug, Clone)]

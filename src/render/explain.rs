@@ -28,6 +28,9 @@ pub fn write(
 ) -> io::Result<()> {
     let total = aggregate.all.total;
     writeln!(out, "presets: {}", presets::display_list(&rules.presets))?;
+    for code in &rules.own_code {
+        writeln!(out, "{}", code.header_line())?;
+    }
     writeln!(out, "{:>7}  {:<20} {:<40} frame", "incl.", "owner", "rule")?;
     for row in rows {
         let why = match &row.reason {

@@ -13,9 +13,22 @@ struct Document<'a> {
     schema: &'static str,
     presets: &'a [String],
     presets_detected: bool,
+    /// The program's own code guessed from the frames and claimed as `user`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    user_code_guessed: Vec<OwnCode<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     per: Option<u64>,
     inputs: Vec<Input<'a>>,
+}
+
+/// A guess of the program's own code (Go module, Rust crate) and how it was made.
+#[derive(Serialize)]
+struct OwnCode<'a> {
+    /// `go module`, `rust crate`.
+    unit: &'a str,
+    name: &'a str,
+    prefixes: &'a [String],
+    evidence: &'a str,
 }
 
 #[derive(Serialize)]
@@ -66,6 +79,11 @@ struct SuggestedUser<'a> {
 struct ModuleWeight<'a> {
     module: &'a str,
     weight: u128,
+    /// Why the module's addresses have no symbol (`model::Unresolved::code`), in words, and
+    /// what to do.
+    reason: &'static str,
+    cause: String,
+    fix: String,
 }
 
 #[derive(Serialize)]
@@ -111,6 +129,16 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         schema: SCHEMA,
         presets: &report.presets,
         presets_detected: report.presets_detected,
+        user_code_guessed: report
+            .own_code
+            .iter()
+            .map(|c| OwnCode {
+                unit: c.unit,
+                name: &c.name,
+                prefixes: &c.prefixes,
+                evidence: &c.evidence,
+            })
+            .collect(),
         per: report.per,
         inputs: (0..report.inputs.len()).map(|i| input(report, i)).collect(),
     };
@@ -216,9 +244,12 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
         unresolved_by_module: q
             .unresolved_by_module
             .iter()
-            .map(|(module, weight)| ModuleWeight {
-                module,
-                weight: *weight,
+            .map(|m| ModuleWeight {
+                module: &m.module,
+                weight: m.weight,
+                reason: m.reason.code(),
+                cause: m.reason.cause(),
+                fix: m.reason.fix(),
             })
             .collect(),
         findings: q.findings(total),

@@ -122,6 +122,7 @@ pub fn header_lines(report: &Report) -> Vec<String> {
             ""
         }
     ));
+    lines.extend(report.own_code.iter().map(|c| c.header_line()));
     lines
 }
 

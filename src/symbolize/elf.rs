@@ -8,19 +8,21 @@
 //! a zero-size symbol extends to the next one; an address in no symbol's range has none.
 
 use super::SymbolOptions;
+use super::debug_package;
 use super::locate::{self, Candidate, Located, map_file};
 use super::{ModuleResult, all_unknown, hex, unknown_frame};
-use crate::model::{Frame, FrameKind, perf};
+use crate::model::{Frame, FrameKind, Unresolved, perf};
 use crate::names;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
+use std::path::PathBuf;
 
 /// A module's files found and loaded (symbol table sorted, DWARF opened): the part of
 /// symbolisation that does not depend on the addresses, so it can start while the recording
 /// is still being read.
 pub struct Loaded {
     path: String,
-    symbolizer: Result<Symbolizer, String>,
+    symbolizer: Result<Symbolizer, Unresolved>,
     warnings: Vec<String>,
 }
 
@@ -32,9 +34,9 @@ impl Loaded {
         let mut result = match self.symbolizer {
             Ok(mut symbolizer) => match symbolizer.placement.with_pgoff(exec_pgoff) {
                 Ok(()) => symbolizer.resolve_all(offsets),
-                Err(e) => all_unknown(&self.path, offsets.len(), e),
+                Err(detail) => all_unknown(&self.path, offsets.len(), Unresolved::Other { detail }),
             },
-            Err(e) => all_unknown(&self.path, offsets.len(), e),
+            Err(reason) => all_unknown(&self.path, offsets.len(), reason),
         };
         warnings.append(&mut result.warnings);
         result.warnings = warnings;
@@ -58,12 +60,22 @@ pub fn load(path: &str, build_id: Option<&[u8]>, options: &SymbolOptions) -> Loa
         .collect();
     let symbolizer = if !located.found() {
         Err(if located.mismatched.is_empty() {
-            "binary not found".to_string()
+            Unresolved::NotFound {
+                build_id: build_id.map(hex),
+            }
         } else {
-            "only binaries with another build id were found".to_string()
+            Unresolved::BuildIdMismatch {
+                found: located
+                    .mismatched
+                    .iter()
+                    .map(|(p, have)| format!("{} ({have})", p.display()))
+                    .collect(),
+                want: build_id.map(hex).unwrap_or_default(),
+            }
         })
     } else {
-        Symbolizer::new(path, &located, options.inline)
+        Symbolizer::new(path, build_id, &located, options)
+            .map_err(|detail| Unresolved::Other { detail })
     };
     Loaded {
         path: path.to_string(),
@@ -125,10 +137,25 @@ pub struct Symbolizer {
     dwarf_error: Option<String>,
     /// Jit for the ELF images `perf inject --jit` writes (`jitted-PID-N.so`), else native.
     kind: FrameKind,
+    /// The file the symbols come from and whether it has a `.symtab`, to say why an address
+    /// found no symbol (stripped, or just not covered).
+    symbol_file: Option<(PathBuf, bool)>,
+    /// The recording's build id, for the debuginfod hint.
+    build_id: Option<String>,
+    /// Where the recorded path is on this machine (under `--symfs`), to ask the package
+    /// manager about a stripped system binary only when that is the file used.
+    system_path: PathBuf,
+    symfs: Option<PathBuf>,
 }
 
 impl Symbolizer {
-    fn new(module: &str, located: &Located, inline: bool) -> Result<Symbolizer, String> {
+    fn new(
+        module: &str,
+        build_id: Option<&[u8]>,
+        located: &Located,
+        options: &SymbolOptions,
+    ) -> Result<Symbolizer, String> {
+        let inline = options.inline;
         let placement = match (&located.code, &located.debug) {
             (Some(code), _) => segments_of(code)?,
             (None, Some(debug)) => exec_page_of(debug)?,
@@ -166,6 +193,10 @@ impl Symbolizer {
             FrameKind::Native
         };
         Ok(Symbolizer {
+            symbol_file: symbol_file.map(|c| (c.path.clone(), c.has_symtab)),
+            build_id: build_id.map(hex),
+            system_path: locate::under_symfs(options, module),
+            symfs: options.symfs.clone(),
             kind,
             module: module.into(),
             symbols,
@@ -191,6 +222,9 @@ impl Symbolizer {
                 result.frames.push(frames);
             }
         }
+        if result.unresolved > 0 {
+            result.reason = Some(self.why_unresolved());
+        }
         if let Some(error) = &self.dwarf_error {
             let lost = if self.dwarf.is_none() {
                 "every address".to_string()
@@ -204,6 +238,28 @@ impl Symbolizer {
             ));
         }
         result
+    }
+
+    /// Why some addresses found no symbol: no `.symtab` (stripped; with the package that
+    /// installed the file when it is this machine's and the package manager knows it), or a
+    /// symbol table that does not cover them.
+    fn why_unresolved(&self) -> Unresolved {
+        match &self.symbol_file {
+            Some((path, true)) => Unresolved::NoSymbol {
+                path: path.display().to_string(),
+            },
+            Some((path, false)) => Unresolved::Stripped {
+                path: path.display().to_string(),
+                build_id: self.build_id.clone(),
+                package: (*path == self.system_path)
+                    .then(|| debug_package::installed_by(self.symfs.as_deref(), &self.module))
+                    .flatten(),
+                by_name_only: false,
+            },
+            None => Unresolved::Other {
+                detail: "no file with symbols was found".into(),
+            },
+        }
     }
 
     /// The frames at one offset, leaf first: inlined functions (DWARF), then the function

@@ -8,7 +8,7 @@
 
 use super::SymbolOptions;
 use super::{ModuleResult, all_unknown, unknown_frame};
-use crate::model::{Frame, FrameKind};
+use crate::model::{Frame, FrameKind, Unresolved};
 use crate::names;
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ impl Loaded {
         let module = self.module;
         match self.map {
             Ok((path, map)) => resolve(&module, &path, &map, addrs),
-            Err(e) => all_unknown(&module, addrs.len(), e),
+            Err(detail) => all_unknown(&module, addrs.len(), Unresolved::JitMapMissing { detail }),
         }
     }
 }
@@ -89,6 +89,17 @@ fn resolve(module: &str, path: &Path, map: &PerfMap, addrs: &[u64]) -> ModuleRes
                 result.frames.push(vec![unknown_frame(module)]);
             }
         }
+    }
+    if result.unresolved > 0 {
+        result.reason = Some(Unresolved::JitMapMissing {
+            detail: format!(
+                "{} has no entry for {} of {} addresses: code compiled after the map was \
+                 written, or an incomplete map",
+                path.display(),
+                result.unresolved,
+                addrs.len()
+            ),
+        });
     }
     result
 }

@@ -5,7 +5,7 @@
 
 use super::SymbolOptions;
 use super::{ModuleResult, all_unknown, hex};
-use crate::model::{Frame, FrameKind, perf};
+use crate::model::{Frame, FrameKind, Unresolved, perf};
 use std::path::{Path, PathBuf};
 
 pub struct KernelSource {
@@ -62,7 +62,7 @@ impl Loaded {
         let symbols = match self.symbols {
             Ok(s) => s,
             Err(reason) => {
-                let mut r = all_unknown(module, addrs.len(), reason);
+                let mut r = all_unknown(module, addrs.len(), Unresolved::Other { detail: reason });
                 r.warnings = warnings;
                 return r;
             }
@@ -103,6 +103,11 @@ impl Loaded {
                     result.frames.push(vec![super::unknown_frame(module)]);
                 }
             }
+        }
+        if result.unresolved > 0 {
+            result.reason = Some(Unresolved::Other {
+                detail: "no kernel symbol covers the addresses".into(),
+            });
         }
         result
     }

@@ -5,7 +5,8 @@
 //! 1. `--binary-path DIR` (like PPROF_BINARY_PATH): `DIR/BUILDID/NAME`, `DIR/BUILDID`,
 //!    `DIR/.build-id/xx/rest[.debug]`, `DIR/NAME`, `DIR/<recorded path>`;
 //! 2. the recorded path, under `--symfs DIR` when given (perf's root prefix);
-//! 3. perf's build-id cache `~/.debug/.build-id/xx/rest/{elf,debug}`;
+//! 3. perf's build-id cache `~/.debug/.build-id/xx/rest/{elf,debug}`, and what
+//!    `debuginfod-find` fetched into `~/.cache/debuginfod_client/ID/{debuginfo,executable}`;
 //! 4. `/usr/lib/debug/.build-id/xx/rest.debug` (under `--symfs`);
 //! 5. the binary's `.gnu_debuglink`: next to it, in its `.debug/`, under `/usr/lib/debug/`.
 //!
@@ -112,6 +113,10 @@ fn debug_paths_by_id(id: &str, options: &SymbolOptions) -> Vec<PathBuf> {
         out.push(cache.join("elf"));
         out.push(cache.join("debug"));
         out.push(cache);
+        // what `debuginfod-find debuginfo|executable ID` fetched (its default cache)
+        let debuginfod = Path::new(&home).join(".cache/debuginfod_client").join(id);
+        out.push(debuginfod.join("debuginfo"));
+        out.push(debuginfod.join("executable"));
     }
     out.push(under_symfs(
         options,
@@ -123,7 +128,8 @@ fn debug_paths_by_id(id: &str, options: &SymbolOptions) -> Vec<PathBuf> {
     out
 }
 
-fn own_build_id(path: &Path) -> Option<Vec<u8>> {
+/// The build id a file declares.
+pub fn own_build_id(path: &Path) -> Option<Vec<u8>> {
     let map = map_file(path).ok()?;
     let file = object::File::parse(&*map).ok()?;
     file.build_id().ok()?.map(<[u8]>::to_vec)
@@ -143,7 +149,8 @@ fn build_id_dir_paths(dir: &Path, id: &str) -> Vec<PathBuf> {
     ]
 }
 
-fn under_symfs(options: &SymbolOptions, path: &str) -> PathBuf {
+/// `path` on this machine: under `--symfs` when given (perf's root prefix).
+pub fn under_symfs(options: &SymbolOptions, path: &str) -> PathBuf {
     match &options.symfs {
         Some(root) => root.join(path.trim_start_matches('/')),
         None => PathBuf::from(path),

@@ -11,9 +11,12 @@
 //! Nothing is dropped: an address without a symbol becomes an `[unknown]` frame of kind
 //! unknown that keeps its module, so module rules still classify it, and the module is
 //! reported as missing with the reason. The diagnostics are this stage's: which modules have
-//! no symbols and how many samples that costs, how many distinct addresses there were.
+//! no symbols and how many samples that costs, how many distinct addresses there were, and per
+//! module why addresses found no symbol ([`crate::model::Unresolved`]: not found, another
+//! build id, stripped, JIT map missing), which the quality figures show with the fix.
 
 pub mod addresses;
+pub mod debug_package;
 pub mod elf;
 pub mod jit;
 pub mod kernel;
@@ -23,7 +26,7 @@ mod profile;
 pub use addresses::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 pub use profile::to_profile;
 
-use crate::model::{Frame, FrameKind, perf};
+use crate::model::{Frame, FrameKind, Unresolved, perf};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
@@ -113,6 +116,8 @@ pub struct ModuleResult {
     pub missing: Option<String>,
     /// How many of the addresses found no symbol.
     pub unresolved: usize,
+    /// Why those addresses found none (set whenever `unresolved` > 0).
+    pub reason: Option<Unresolved>,
     pub warnings: Vec<String>,
 }
 
@@ -187,7 +192,9 @@ impl Preloaded {
             _ => all_unknown(
                 &kind.display_name(),
                 addresses.len(),
-                "module kind changed".into(),
+                Unresolved::Other {
+                    detail: "module kind changed".into(),
+                },
             ),
         }
     }
@@ -205,12 +212,13 @@ pub fn unknown_frame(module: &str) -> Frame {
 }
 
 /// A result in which every address is unknown, with the reason.
-pub fn all_unknown(module: &str, count: usize, reason: String) -> ModuleResult {
+pub fn all_unknown(module: &str, count: usize, reason: Unresolved) -> ModuleResult {
     let frame = unknown_frame(module);
     ModuleResult {
         frames: vec![vec![frame]; count],
-        missing: Some(reason),
+        missing: Some(reason.short()),
         unresolved: count,
+        reason: Some(reason),
         warnings: Vec::new(),
     }
 }
@@ -218,4 +226,41 @@ pub fn all_unknown(module: &str, count: usize, reason: String) -> ModuleResult {
 /// `1f2e...` for messages and build-id paths.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Why `perf script` text printed `[unknown]` in a file: perf had no symbol there, and the
+/// text does not say why. It names no build id either, so this machine's file of that name is
+/// looked at (`--binary-path`, the path under `--symfs`): when it has no `.symtab`, the binary
+/// is most likely stripped where perf ran too, and the reason says it was judged by name only.
+/// A file not found, or one with symbols (another build?), tells nothing: no reason then.
+pub fn diagnose_printed_unknowns(
+    profile: &crate::model::Profile,
+    options: &SymbolOptions,
+) -> Vec<crate::model::UnresolvedModule> {
+    let mut modules: Vec<&str> = profile
+        .frames()
+        .filter(|f| f.kind == FrameKind::Unknown)
+        .filter_map(|f| f.module.as_deref())
+        .filter(|m| m.starts_with('/') && !perf::is_jit_module(m.rsplit('/').next().unwrap_or(m)))
+        .collect();
+    modules.sort_unstable();
+    modules.dedup();
+    modules
+        .into_iter()
+        .filter_map(|module| {
+            let located = locate::locate(module, None, options);
+            let file = located.debug.as_ref().or(located.code.as_ref())?;
+            (!file.has_symtab).then(|| crate::model::UnresolvedModule {
+                module: module.to_string(),
+                reason: Unresolved::Stripped {
+                    path: file.path.display().to_string(),
+                    build_id: locate::own_build_id(&file.path).map(|id| hex(&id)),
+                    package: (file.path == locate::under_symfs(options, module))
+                        .then(|| debug_package::installed_by(options.symfs.as_deref(), module))
+                        .flatten(),
+                    by_name_only: true,
+                },
+            })
+        })
+        .collect()
 }

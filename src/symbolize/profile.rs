@@ -1,10 +1,11 @@
 //! The stage itself: an [`AddressProfile`] in, a [`Profile`] of frames out, with what
 //! symbolisation has to tell (modules without symbols and what they cost, how many addresses
-//! were resolved) in its notes and warnings.
+//! were resolved) in its notes and warnings, and per module why addresses found no symbol in
+//! `meta.unresolved`, for the quality figures.
 
 use super::addresses::{AddressProfile, NO_MODULE};
 use super::{ModuleKind, ModuleRequest, ModuleResult, Preloaded, SymbolOptions, symbolize};
-use crate::model::{Frame, FrameId, FrameKind, Profile, StackId, ThreadId};
+use crate::model::{Frame, FrameId, FrameKind, Profile, StackId, ThreadId, UnresolvedModule};
 use rustc_hash::FxHashMap;
 use std::path::Path;
 
@@ -196,4 +197,13 @@ fn report(
     for res in results {
         profile.meta.warnings.extend(res.warnings.iter().cloned());
     }
+    profile
+        .meta
+        .unresolved
+        .extend(requests.iter().zip(results).filter_map(|(req, res)| {
+            Some(UnresolvedModule {
+                module: req.kind.display_name(),
+                reason: res.reason.clone()?,
+            })
+        }));
 }

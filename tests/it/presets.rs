@@ -2,6 +2,8 @@
 //! the preset must give them. A wrong claim here (a Rust rule eating C++ frames, a JDK rule
 //! eating the JDK's HTTP server) is a wrong report for every user of that ecosystem.
 
+use super::common::*;
+use serde_json::Value;
 use whose::{Frame, FrameKind};
 use whose::{RuleOptions, RuleSet};
 
@@ -247,4 +249,237 @@ fn kotlin_native() {
             (n("mi_malloc"), "kotlin-native-alloc"),
         ],
     );
+}
+
+// ---------------------------------------------------------------- presets and user code
+// detected from what a profile shows (issue 14): hand-made inputs whose answer follows from
+// the rules by hand.
+
+/// The owners' (self, owner) weights of a `report --format json`, by name.
+fn owner_weights(json: &Value) -> Vec<(String, u64, u64)> {
+    json["inputs"][0]["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["name"].as_str().unwrap().to_string(),
+                o["self"].as_u64().unwrap(),
+                o["owner"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn weight_of(json: &Value, owner: &str) -> (u64, u64) {
+    owner_weights(json)
+        .into_iter()
+        .find(|(n, ..)| n == owner)
+        .map_or((0, 0), |(_, s, o)| (s, o))
+}
+
+/// One `perf script` sample of `python3.11` (period 1000), frames leaf first as
+/// `(symbol, module)`.
+fn perf_script_sample(frames: &[(&str, &str)]) -> String {
+    let mut s = String::from("python3.11 4242  100.000000:       1000 cpu-clock:ppp: \n");
+    for (i, (sym, module)) in frames.iter().enumerate() {
+        s.push_str(&format!(
+            "\t{:>16x} {sym}+0x10 ({module})\n",
+            0x1000 + i * 0x100
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+#[test]
+fn cpython_under_perf_is_detected_from_libpython_and_its_c_frames_are_the_interpreters() {
+    let libpython = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0";
+    let python = "/usr/bin/python3.11";
+    let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    // every stack: the interpreter's loop under Py_RunMain, main (python3.11), libc's start
+    let base = [
+        ("_PyEval_EvalFrameDefault", libpython),
+        ("PyEval_EvalCode", libpython),
+        ("Py_RunMain", libpython),
+        ("main", python),
+        ("__libc_start_call_main", libc),
+    ];
+    let with_leaf = |leaf: Option<(&'static str, &'static str)>| {
+        let mut frames: Vec<(&str, &str)> = leaf.into_iter().collect();
+        frames.extend(base);
+        perf_script_sample(&frames)
+    };
+    // 4 samples of 1000: the eval loop itself (cpython), pymalloc, glibc's malloc and the
+    // cyclic GC, one each
+    let text = [
+        with_leaf(None),
+        with_leaf(Some(("PyObject_Malloc", libpython))),
+        with_leaf(Some(("malloc", libc))),
+        with_leaf(Some(("gc_collect_main", libpython))),
+    ]
+    .concat();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_temp(dir.path(), "cpython.perf-script.txt", text);
+    let json: Value = serde_json::from_str(&whose_ok(&[
+        "report",
+        "--format",
+        "json",
+        path.to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(
+        json["presets"],
+        serde_json::json!(["python", "native", "allocators", "kernel"])
+    );
+    assert_eq!(json["presets_detected"], true);
+    assert_eq!(json["inputs"][0]["total"], 4000);
+    // by hand: each leaf's owner keeps its sample in the self view; every frame is transparent
+    // (runtime, allocator, gc), so the owner view is the self view again
+    assert_eq!(weight_of(&json, "cpython"), (1000, 1000));
+    assert_eq!(weight_of(&json, "pymalloc"), (1000, 1000));
+    assert_eq!(weight_of(&json, "glibc-malloc"), (1000, 1000));
+    assert_eq!(weight_of(&json, "cpython-gc"), (1000, 1000));
+    assert_eq!(weight_of(&json, "unclassified"), (0, 0));
+}
+
+#[test]
+fn a_folded_cpp_stack_selects_the_native_preset_by_std_and_malloc() {
+    let dir = tempfile::tempdir().unwrap();
+    // no modules: only the names say C++ (`std::`) and C allocation (`malloc`)
+    let path = write_temp(
+        dir.path(),
+        "cpp.folded",
+        "main;Index::build;std::vector<int, std::allocator<int> >::_M_realloc_insert;operator new(unsigned long);malloc 6\n\
+         main;Index::build;std::__introsort_loop<int*, long> 3\n\
+         main;Index::build 1\n",
+    );
+    let json: Value = serde_json::from_str(&whose_ok(&[
+        "report",
+        "--format",
+        "json",
+        path.to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(
+        json["presets"],
+        serde_json::json!(["native", "allocators", "kernel"])
+    );
+    // by hand: malloc (allocators' glibc-malloc, by name) 6, the introsort (libstdc++) 3, the
+    // program's own `Index::build` 1 in the self view; in the owner view both transparent
+    // stacks look through to `Index::build`, which no rule claims: unclassified 10
+    assert_eq!(weight_of(&json, "glibc-malloc"), (6, 0));
+    assert_eq!(weight_of(&json, "libstdc++"), (3, 0));
+    assert_eq!(weight_of(&json, "unclassified"), (1, 10));
+    let suggested = &json["inputs"][0]["suggested_user"];
+    assert_eq!(suggested["prefix"], "Index::");
+}
+
+#[test]
+fn a_rust_binarys_own_crate_is_guessed_as_user_code_and_named_in_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    // a worker thread of `crunch` calling serde (a known dependency) and itoa (unknown to the
+    // presets, but called by crunch: never the outermost), and std's runtime around it
+    let path = write_temp(
+        dir.path(),
+        "crunch.folded",
+        "std::sys::thread::unix::Thread::new::thread_start;crunch::worker;serde_json::de::from_str 5\n\
+         std::sys::thread::unix::Thread::new::thread_start;crunch::worker;itoa::Buffer::format 2\n\
+         std::sys::thread::unix::Thread::new::thread_start;crunch::worker;crunch::Stats::add;alloc::raw_vec::RawVec<T,A>::grow_one;__rust_alloc 3\n",
+    );
+    let file = path.to_str().unwrap();
+    let json: Value =
+        serde_json::from_str(&whose_ok(&["report", "--format", "json", file])).unwrap();
+    assert_eq!(
+        json["user_code_guessed"],
+        serde_json::json!([{
+            "unit": "rust crate",
+            "name": "crunch",
+            "prefixes": ["crunch::"],
+            "evidence": "outermost crate frames in 100.0% of the weight"
+        }])
+    );
+    // by hand: user owns its own leaf nothing (crunch::Stats::add is not a leaf), and in the
+    // owner view the 3 samples under rust-alloc and rust-std look through to crunch::Stats::add;
+    // serde keeps its 5, itoa is unclassified 2
+    assert_eq!(weight_of(&json, "user"), (0, 3));
+    assert_eq!(weight_of(&json, "serde"), (5, 5));
+    assert_eq!(weight_of(&json, "unclassified"), (2, 2));
+    let table = whose_ok(&["report", file]);
+    assert!(
+        table.contains(
+            "user code guessed: rust crate crunch (`crunch::`), detected from outermost crate \
+             frames in 100.0% of the weight; --user PREFIX adds more"
+        ),
+        "{table}"
+    );
+    let explain = whose_ok(&["explain", file]);
+    assert!(
+        explain.contains("user code guessed: rust crate crunch"),
+        "{explain}"
+    );
+    assert!(
+        explain.contains("prefix \"crunch::\" @ rust crate crunch (detected from"),
+        "{explain}"
+    );
+    // a user rule that claims the crate otherwise wins over the guess
+    let rules = write_temp(
+        dir.path(),
+        "r.toml",
+        "[[owner]]\nname = \"crunch-lib\"\ncategory = \"library\"\nprefix = [\"crunch::\"]\n",
+    );
+    let json: Value = serde_json::from_str(&whose_ok(&[
+        "report",
+        "--format",
+        "json",
+        file,
+        "--rules",
+        rules.to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(weight_of(&json, "crunch-lib"), (0, 3));
+    assert_eq!(weight_of(&json, "user"), (0, 0));
+}
+
+/// CPython recorded here by perf: the interpreter's module selects the python preset, whose
+/// `cpython`, `pymalloc` and `cpython-gc` owners then claim most of the samples (before, only
+/// native was detected and the interpreter's frames were unclassified).
+#[test]
+#[ignore = "needs perf permitted to record and python3 with its symbols: .ci/run runs it where \
+            perf records"]
+fn live_cpython_under_perf_selects_the_python_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("py.data");
+    let perf = std::process::Command::new("perf")
+        .args(["record", "-q", "-F", "999", "-g", "-o"])
+        .arg(&data)
+        .args([
+            "--",
+            "python3",
+            "-c",
+            "import json\nd=[{'a': i, 'b': str(i) * 3} for i in range(20000)]\n\
+             for _ in range(10): json.loads(json.dumps(d))\n",
+        ])
+        .output()
+        .expect("perf");
+    assert!(
+        perf.status.success(),
+        "{}",
+        String::from_utf8_lossy(&perf.stderr)
+    );
+    let json: Value = serde_json::from_str(&whose_ok(&[
+        "report",
+        "--format",
+        "json",
+        data.to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(json["presets"][0], "python", "{}", json["presets"]);
+    let total = json["inputs"][0]["total"].as_u64().unwrap() as f64;
+    let interpreter: u64 = ["cpython", "pymalloc", "cpython-gc"]
+        .iter()
+        .map(|o| weight_of(&json, o).0)
+        .sum();
+    let share = interpreter as f64 * 100.0 / total;
+    assert!(share > 40.0, "the interpreter's own frames: {share:.1}%");
 }
