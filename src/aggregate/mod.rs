@@ -316,6 +316,7 @@ pub fn aggregate(
     let mut types: FxHashMap<FrameId, FxHashMap<OwnerId, u128>> = FxHashMap::default();
     let mut quality = Quality::default();
     let mut unresolved_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
+    let mut ownerless_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
     for row in profile.rows() {
         let w = row.values[options.metric];
         if w == 0 {
@@ -326,6 +327,8 @@ pub fn aggregate(
         quality.max_depth = quality.max_depth.max(facts.depth);
         if facts.ownerless {
             quality.ownerless += w;
+            let stack = profile.stack(row.stack).iter().map(|&f| profile.frame(f));
+            *ownerless_modules.entry(quality::cut_in(stack)).or_default() += w;
         }
         if facts.leaf_unresolved {
             quality.unresolved_leaf += w;
@@ -378,12 +381,17 @@ pub fn aggregate(
             per_owner,
         )
     };
-    let mut by_module: Vec<(String, u128)> = unresolved_modules
-        .into_iter()
-        .map(|(m, w)| (m.unwrap_or("[unknown]").to_string(), w))
-        .collect();
-    by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    quality.unresolved_by_module = by_module;
+    let by_module = |modules: FxHashMap<Option<&str>, u128>| {
+        let mut list: Vec<(String, u128)> = modules
+            .into_iter()
+            .map(|(m, w)| (m.unwrap_or("[unknown]").to_string(), w))
+            .collect();
+        list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        list
+    };
+    quality.unresolved_by_module = by_module(unresolved_modules);
+    quality.ownerless_by_module = by_module(ownerless_modules);
+    quality.recording = profile.meta.recording.clone();
     let suggested_user = quality::suggest_user_prefix(
         unclassified
             .iter()

@@ -9,11 +9,15 @@ mod frame;
 mod intern;
 mod owner;
 pub mod perf;
+mod recording;
 mod units;
 
 pub use frame::{Frame, FrameKind};
 pub use intern::Interner;
 pub use owner::{Category, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
+pub use recording::{
+    CallGraph, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
+};
 pub use units::{SampleType, Unit};
 
 use rustc_hash::FxHashMap;
@@ -48,6 +52,8 @@ pub struct ProfileMeta {
     /// Sampling period and its type, when the input declares them (pprof `period`).
     pub period: Option<(i64, SampleType)>,
     pub duration_nanos: Option<i64>,
+    /// How the samples were recorded and what was lost doing it (perf.data only).
+    pub recording: Recording,
 }
 
 #[derive(Debug, Clone)]

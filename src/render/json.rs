@@ -3,6 +3,7 @@
 //! report types, so the schema changes only on purpose.
 
 use crate::aggregate::report::{Report, share};
+use crate::model::CallGraph;
 use serde::Serialize;
 use std::io::Write;
 
@@ -51,8 +52,39 @@ struct Quality<'a> {
     unresolved_anywhere: u128,
     module_only_leaf: u128,
     unresolved_by_module: Vec<ModuleWeight<'a>>,
+    /// Where the ownerless stacks stop.
+    ownerless_by_module: Vec<ModuleWeight<'a>>,
+    /// `none`, `fp`, `dwarf`, `lbr`; `null` when the input does not say (not perf.data).
+    call_graph: Option<&'static str>,
+    /// What the recording says about itself, in samples (0 where the input does not say).
+    samples: u64,
+    lost_events: u64,
+    lost_samples: u64,
+    throttles: u64,
+    /// DWARF recordings only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated_stacks: Option<TruncatedStacks<'a>>,
     /// What the figures mean for the answer, with the cause and the fix.
     findings: Vec<String>,
+}
+
+/// DWARF-unwound user stacks that stopped early, in samples.
+#[derive(Serialize)]
+struct TruncatedStacks<'a> {
+    /// The `--call-graph dwarf,SIZE` stack copy, in bytes.
+    stack_copy: u64,
+    stacks: u64,
+    truncated: u64,
+    copy_exhausted: u64,
+    no_unwind_info: Vec<NoUnwindInfo<'a>>,
+}
+
+#[derive(Serialize)]
+struct NoUnwindInfo<'a> {
+    module: &'a str,
+    stacks: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -221,6 +253,37 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
                 weight: *weight,
             })
             .collect(),
+        ownerless_by_module: q
+            .ownerless_by_module
+            .iter()
+            .map(|(module, weight)| ModuleWeight {
+                module,
+                weight: *weight,
+            })
+            .collect(),
+        call_graph: q.recording.call_graph.map(|m| m.as_str()),
+        samples: q.recording.samples,
+        lost_events: q.recording.lost_events,
+        lost_samples: q.recording.lost_samples,
+        throttles: q.recording.throttles,
+        truncated_stacks: q.recording.dwarf.as_ref().map(|d| TruncatedStacks {
+            stack_copy: match q.recording.call_graph {
+                Some(CallGraph::Dwarf { copy_size }) => copy_size,
+                _ => 0,
+            },
+            stacks: d.stacks,
+            truncated: d.truncated,
+            copy_exhausted: d.copy_exhausted,
+            no_unwind_info: d
+                .no_unwind_info
+                .iter()
+                .map(|(module, stacks, reason)| NoUnwindInfo {
+                    module,
+                    stacks: *stacks,
+                    reason: reason.as_deref(),
+                })
+                .collect(),
+        }),
         findings: q.findings(total),
     }
 }

@@ -57,6 +57,8 @@ pub(super) struct Reader<'p> {
     path: &'p Path,
     /// `--call-graph dwarf`: the unwinder, fed the same process events as the maps.
     pub(super) unwind: Option<crate::unwind::perf::PerfUnwind>,
+    /// How the call chains were recorded (from the event attributes).
+    pub(super) call_graph: Option<crate::model::CallGraph>,
     /// The user addresses of the sample being unwound: the callchain's, then the unwinder's.
     chain_user: Vec<u64>,
     user_addrs: Vec<u64>,
@@ -107,6 +109,8 @@ struct Folding {
     samples_type: usize,
     samples: u64,
     lost: u64,
+    lost_samples: u64,
+    throttles: u64,
     /// tid → thread name.
     comms: FxHashMap<i32, ThreadId>,
     threads: crate::model::Interner<Box<str>>,
@@ -328,6 +332,7 @@ impl<'p> Reader<'p> {
         Reader {
             path,
             unwind: None,
+            call_graph: None,
             chain_user: Vec::new(),
             user_addrs: Vec::new(),
             maps: Maps {
@@ -357,6 +362,8 @@ impl<'p> Reader<'p> {
                 samples_type,
                 samples: 0,
                 lost: 0,
+                lost_samples: 0,
+                throttles: 0,
                 comms: FxHashMap::default(),
                 threads: crate::model::Interner::default(),
                 stack_buf: Vec::new(),
@@ -447,6 +454,8 @@ impl Reader<'_> {
                 }
             }
             Event::Lost(n) => self.folding.lost += n,
+            Event::LostSamples(n) => self.folding.lost_samples += n,
+            Event::Throttle => self.folding.throttles += 1,
             Event::BuildId(key, id) => {
                 self.maps.build_ids.insert(key.clone(), id.clone());
             }
@@ -730,7 +739,19 @@ impl Reader<'_> {
                 "no samples in this perf.data",
             ));
         }
+        let recording = crate::model::Recording {
+            call_graph: self.call_graph,
+            samples: self.folding.samples,
+            lost_events: self.folding.lost,
+            lost_samples: self.folding.lost_samples,
+            throttles: self.folding.throttles,
+            dwarf: self
+                .unwind
+                .as_ref()
+                .map(|u| u.unwinder.stats.truncated_stacks()),
+        };
         let lost = self.folding.lost;
+        let lost_samples = self.folding.lost_samples;
         let addresses = self.folding.into_addresses(sample_types, self.maps.modules);
         let symbolize_started = std::time::Instant::now();
         let mut profile = symbolize::to_profile(addresses, self.path, &options.symbols, ready);
@@ -740,17 +761,29 @@ impl Reader<'_> {
                 symbolize_started.elapsed(),
             );
         }
-        if lost > 0 {
-            // the recording's own loss, before what symbolisation has to say
+        // the recording's own loss, before what symbolisation has to say
+        if lost_samples > 0 {
             profile.meta.warnings.insert(
                 0,
                 format!(
-                    "{}: perf lost {lost} events (LOST records): the kernel's buffer \
-                     overflowed; shares are of the samples that were kept",
+                    "{}: the kernel could not write {lost_samples} samples (LOST_SAMPLES \
+                     records); shares are of the samples that were kept",
                     self.path.display()
                 ),
             );
         }
+        if lost > 0 {
+            profile.meta.warnings.insert(
+                0,
+                format!(
+                    "{}: perf lost {lost} events (LOST records): the kernel's buffer \
+                     overflowed; shares are of the samples that were kept; {}",
+                    self.path.display(),
+                    crate::model::LOST_FIX
+                ),
+            );
+        }
+        profile.meta.recording = recording;
         if let Some(unwind) = &self.unwind {
             let (notes, warnings) = unwind.unwinder.stats.report();
             profile.meta.notes.extend(notes);
