@@ -254,7 +254,8 @@ pub struct GateArgs {
     #[arg(long, value_name = "PERCENT", default_value = defaults::GATE_GUARD)]
     pub max_ownerless: String,
     /// Refuse a verdict (exit 2) on a perf.data input that lost more than this share of its
-    /// samples (LOST and LOST_SAMPLES records, against the samples kept plus lost); `100%`
+    /// samples (the larger of the LOST and LOST_SAMPLES counts, against the samples kept plus
+    /// lost); `100%`
     /// turns the guard off. Truncated DWARF stacks count under --max-ownerless when they
     /// leave only transparent frames; throttling is reported, not guarded.
     #[arg(long, value_name = "PERCENT", default_value = defaults::GATE_GUARD)]

@@ -204,7 +204,7 @@ impl Quality {
                 d.stacks
             ));
         }
-        if recording.lost_events + recording.lost_samples > 0 {
+        if recording.lost() > 0 {
             line.push_str(&format!(
                 "; lost {:.1}% of samples",
                 recording.lost_percent()
@@ -275,25 +275,30 @@ impl Quality {
             .or(dwarf.no_unwind_info.first());
         if let Some((module, _, why)) = no_info {
             causes.push(format!(
-                "unwinding stopped in {module}{}: give whose the binary the program ran with \
-                 (--binary-path) or install its debug info",
+                "DWARF unwinding stopped in {module}{}, which has no usable unwind \
+                 information: give whose the binary the program ran with (--binary-path) or \
+                 install its debug info",
                 why.as_deref().map_or(String::new(), |w| format!(" ({w})"))
             ));
-        } else if let Some(module) = top {
-            causes.push(format!(
-                "unwinding stopped in {module}, whose unwind information (`.eh_frame`) did not \
-                 reach a caller: install its debug info, or give whose the binary the program \
-                 ran with (--binary-path)"
-            ));
         }
-        if dwarf.copy_exhausted > 0 || causes.is_empty() {
+        if dwarf.copy_exhausted > 0 {
             causes.push(format!(
                 "the {copy_size}-byte stack copy ran out: record with `--call-graph dwarf,{}`",
                 crate::model::larger_stack_copy(copy_size)
             ));
         }
+        if causes.is_empty() {
+            causes.push(match top {
+                Some(module) => format!(
+                    "DWARF unwinding stopped in {module}, whose unwind information (`.eh_frame`) \
+                     did not reach a caller: install its debug info, or give whose the binary \
+                     the program ran with (--binary-path)"
+                ),
+                None => "DWARF unwinding stopped early (the DWARF unwinding note says why)".into(),
+            });
+        }
         format!(
-            "the recording has DWARF call graphs, but {}",
+            "the recording has DWARF call graphs, but they stop short{stops}: {}",
             causes.join("; or ")
         )
     }
@@ -417,7 +422,7 @@ impl Quality {
         let lost = recording.lost_percent();
         if lost > UNFIT_PERCENT {
             out.push(format!(
-                "{lost:.1}% of the samples were lost ({} events in LOST records, {} in \
+                "{lost:.1}% of the samples were lost ({} in LOST records, {} counted in \
                  LOST_SAMPLES): the shares are of the samples kept, and the loss comes in bursts \
                  when perf falls behind, so it is not spread evenly over the code; {}",
                 recording.lost_events,

@@ -268,7 +268,8 @@ fn record(kind: u32, words: &[u64]) -> Vec<u8> {
 fn lost_samples_and_throttling_are_figures_findings_and_a_gate_refusal() {
     // c-malloc.perf.data has 4461 samples; 300 events in LOST records (type 2: id, count),
     // 100 in LOST_SAMPLES (type 13: count) and two THROTTLE records (type 5: time, id,
-    // stream id) are added: 400 of 4861 = 8.2 % of the samples lost
+    // stream id) are added. LOST_SAMPLES counts the LOST records' losses too, so the loss is
+    // the larger count: 300 of 4761 = 6.3 %
     let perf = std::fs::read(fixture("perf/c-malloc.perf.data")).unwrap();
     let bytes = with_records(
         &perf,
@@ -302,7 +303,7 @@ fn lost_samples_and_throttling_are_figures_findings_and_a_gate_refusal() {
         .unwrap_or_else(|| panic!("{findings:?}"));
     assert!(
         lost.starts_with(
-            "8.2% of the samples were lost (300 events in LOST records, 100 in LOST_SAMPLES)"
+            "6.3% of the samples were lost (300 in LOST records, 100 counted in LOST_SAMPLES)"
         ),
         "{lost}"
     );
@@ -321,13 +322,11 @@ fn lost_samples_and_throttling_are_figures_findings_and_a_gate_refusal() {
         stderr.contains("perf lost 300 events (LOST records)"),
         "{stderr}"
     );
-    assert!(
-        stderr.contains("could not write 100 samples (LOST_SAMPLES"),
-        "{stderr}"
-    );
+    // fewer LOST_SAMPLES than LOST: nothing more to say about them
+    assert!(!stderr.contains("LOST_SAMPLES"), "{stderr}");
     let (table, _) = h.run_ok(&["report"], &path, &["--no-presets"]);
     assert!(
-        table.contains("; lost 8.2% of samples; throttled 2 times"),
+        table.contains("; lost 6.3% of samples; throttled 2 times"),
         "{table}"
     );
 
@@ -349,7 +348,7 @@ fn lost_samples_and_throttling_are_figures_findings_and_a_gate_refusal() {
     );
     assert!(
         refusal.contains(
-            "perf lost 8.2% of its samples (LOST and LOST_SAMPLES records; --max-lost 5%)"
+            "perf lost 6.3% of its samples (LOST and LOST_SAMPLES records; --max-lost 5%)"
         ),
         "{refusal}"
     );

@@ -733,11 +733,18 @@ impl Reader<'_> {
     ) -> Result<Profile> {
         self.maps.late_build_ids();
         if self.folding.samples == 0 {
-            return Err(Error::input(
-                self.path,
-                Position::Whole,
-                "no samples in this perf.data",
-            ));
+            let (lost, lost_samples) = (self.folding.lost, self.folding.lost_samples);
+            let why = if lost.max(lost_samples) > 0 {
+                // every sample was lost: say so, not just that there are none
+                format!(
+                    "no samples in this perf.data: perf lost all of them ({lost} events in \
+                     LOST records, {lost_samples} in LOST_SAMPLES); {}",
+                    crate::model::LOST_FIX
+                )
+            } else {
+                "no samples in this perf.data".to_string()
+            };
+            return Err(Error::input(self.path, Position::Whole, why));
         }
         let recording = crate::model::Recording {
             call_graph: self.call_graph,
@@ -762,13 +769,20 @@ impl Reader<'_> {
             );
         }
         // the recording's own loss, before what symbolisation has to say
-        if lost_samples > 0 {
+        // perf writes the kernel's count of lost samples as LOST_SAMPLES at the end, and it
+        // includes the ring-buffer losses the LOST records count: only more is news
+        if lost_samples > lost {
             profile.meta.warnings.insert(
                 0,
                 format!(
                     "{}: the kernel could not write {lost_samples} samples (LOST_SAMPLES \
-                     records); shares are of the samples that were kept",
-                    self.path.display()
+                     records){}; shares are of the samples that were kept",
+                    self.path.display(),
+                    if lost > 0 {
+                        format!(", {lost} of them for want of buffer space (LOST records)")
+                    } else {
+                        String::new()
+                    }
                 ),
             );
         }
