@@ -27,6 +27,7 @@ mod it {
     mod presets;
     mod properties;
     mod quality;
+    mod quality_live;
     mod readers;
     mod report;
 }
