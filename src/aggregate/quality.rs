@@ -400,14 +400,10 @@ impl Quality {
                     }
                 ));
             }
-            let other = d
-                .truncated
-                .saturating_sub(d.copy_exhausted)
-                .saturating_sub(d.no_unwind_info.iter().map(|(_, n, _)| n).sum::<u64>());
-            if other > 0 {
+            for (cause, n) in d.other.iter().take(3) {
                 causes.push(format!(
-                    "{:.1}% for other reasons (see the DWARF unwinding note)",
-                    percent(other.into(), d.stacks.into())
+                    "{cause} {:.1}%",
+                    percent((*n).into(), d.stacks.into())
                 ));
             }
             out.push(format!(
@@ -601,6 +597,7 @@ mod tests {
                 60,
                 Some("no .eh_frame".to_string()),
             )],
+            other: Vec::new(),
         };
         let dwarf = cut(CallGraph::Dwarf { copy_size: 4096 }, Some(stopped));
         let text = dwarf.findings(100).join("\n");
@@ -622,6 +619,7 @@ mod tests {
             truncated: 60,
             copy_exhausted: 60,
             no_unwind_info: Vec::new(),
+            other: Vec::new(),
         };
         let text = cut(CallGraph::Dwarf { copy_size: 4096 }, Some(exhausted))
             .findings(100)

@@ -42,6 +42,9 @@ pub struct TruncatedStacks {
     /// Stopped in a module without usable unwind information, per module path, heaviest
     /// first, with why the module could not be used when that is known.
     pub no_unwind_info: Vec<(String, u64, Option<String>)>,
+    /// The other causes (an address outside every mapping, missing registers, the unwinder's
+    /// own messages ...), as the unwinder words them, with their counts, heaviest first.
+    pub other: Vec<(String, u64)>,
 }
 
 /// What the recording says about itself.
@@ -74,7 +77,7 @@ pub const THROTTLE_FIX: &str = "record with a lower frequency (`-F`), or raise \
 /// The stack copy to suggest when `copy_size` bytes were too few: four times as much, within
 /// the kernel's limit of 65528.
 pub fn larger_stack_copy(copy_size: u64) -> u64 {
-    copy_size.saturating_mul(4).clamp(1024, 65528)
+    copy_size.saturating_mul(4).min(65528)
 }
 
 impl Recording {
@@ -129,6 +132,13 @@ impl Recording {
                 }
                 a.no_unwind_info
                     .sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+                for (cause, n) in &b.other {
+                    match a.other.iter_mut().find(|(x, _)| x == cause) {
+                        Some((_, k)) => *k += n,
+                        None => a.other.push((cause.clone(), *n)),
+                    }
+                }
+                a.other.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
             }
             (None, Some(b)) => self.dwarf = Some(b.clone()),
             _ => {}
@@ -163,6 +173,6 @@ mod tests {
     fn a_larger_copy_stays_within_the_kernel_limit() {
         assert_eq!(larger_stack_copy(4096), 16384);
         assert_eq!(larger_stack_copy(32768), 65528);
-        assert_eq!(larger_stack_copy(0), 1024);
+        assert_eq!(larger_stack_copy(16), 64);
     }
 }

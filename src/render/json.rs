@@ -77,6 +77,13 @@ struct TruncatedStacks<'a> {
     truncated: u64,
     copy_exhausted: u64,
     no_unwind_info: Vec<NoUnwindInfo<'a>>,
+    other: Vec<Cause<'a>>,
+}
+
+#[derive(Serialize)]
+struct Cause<'a> {
+    cause: &'a str,
+    stacks: u64,
 }
 
 #[derive(Serialize)]
@@ -281,6 +288,14 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
                     module,
                     stacks: *stacks,
                     reason: reason.as_deref(),
+                })
+                .collect(),
+            other: d
+                .other
+                .iter()
+                .map(|(cause, stacks)| Cause {
+                    cause,
+                    stacks: *stacks,
                 })
                 .collect(),
         }),

@@ -203,11 +203,24 @@ impl UnwindStats {
             .map(|(m, n)| (m.clone(), *n, self.module_problems.get(m).cloned()))
             .collect();
         no_unwind_info.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut other: Vec<(String, u64)> = [
+            ("ran past the copied stack", self.stack_exhausted_short),
+            ("code outside any mapped file (JIT?)", self.unmapped),
+            ("registers or stack missing", self.missing_registers),
+            ("stack size larger than its record", self.bad_records),
+        ]
+        .into_iter()
+        .map(|(cause, n)| (cause.to_string(), n))
+        .chain(self.failed.iter().map(|(m, n)| (m.clone(), *n)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+        other.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         crate::model::TruncatedStacks {
             stacks: self.stacks,
             truncated: self.truncated,
             copy_exhausted: self.copy_exhausted,
             no_unwind_info,
+            other,
         }
     }
 
