@@ -23,8 +23,8 @@ pub mod defaults {
     pub const MIN_WIDTH_PERCENT: f64 = 0.01;
     /// `--views`: all three, in the order the tables show them.
     pub const VIEWS: &str = "self,owner,anywhere";
-    /// `gate --max-unresolved` and `--max-ownerless`: the recording-quality guards (the
-    /// share above which the report warns, `aggregate::quality::UNFIT_PERCENT`).
+    /// `gate --max-unresolved`, `--max-ownerless` and `--max-lost`: the recording-quality
+    /// guards (the share above which the report warns, `aggregate::quality::UNFIT_PERCENT`).
     pub const GATE_GUARD: &str = "5%";
 }
 
@@ -255,6 +255,13 @@ pub struct GateArgs {
     /// `100%` turns the guard off.
     #[arg(long, value_name = "PERCENT", default_value = defaults::GATE_GUARD)]
     pub max_ownerless: String,
+    /// Refuse a verdict (exit 2) on a perf.data input that lost more than this share of its
+    /// samples (the larger of the LOST and LOST_SAMPLES counts, against the samples kept plus
+    /// lost); `100%`
+    /// turns the guard off. Truncated DWARF stacks count under --max-ownerless when they
+    /// leave only transparent frames; throttling is reported, not guarded.
+    #[arg(long, value_name = "PERCENT", default_value = defaults::GATE_GUARD)]
+    pub max_lost: String,
     /// Several profiles are always repeats in a gate; accepted so `report --repeats` and
     /// `gate` take the same flags.
     #[arg(long)]

@@ -340,6 +340,7 @@ impl GatePlan {
             guards: Guards {
                 max_unresolved: gate::parse_guard("--max-unresolved", &args.max_unresolved)?,
                 max_ownerless: gate::parse_guard("--max-ownerless", &args.max_ownerless)?,
+                max_lost: gate::parse_guard("--max-lost", &args.max_lost)?,
             },
         })
     }

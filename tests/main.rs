@@ -28,6 +28,7 @@ mod it {
     mod presets;
     mod properties;
     mod quality;
+    mod quality_live;
     mod readers;
     mod report;
 }

@@ -316,6 +316,7 @@ pub fn aggregate(
     let mut types: FxHashMap<FrameId, FxHashMap<OwnerId, u128>> = FxHashMap::default();
     let mut quality = Quality::default();
     let mut unresolved_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
+    let mut ownerless_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
     for row in profile.rows() {
         let w = row.values[options.metric];
         if w == 0 {
@@ -326,6 +327,8 @@ pub fn aggregate(
         quality.max_depth = quality.max_depth.max(facts.depth);
         if facts.ownerless {
             quality.ownerless += w;
+            let stack = profile.stack(row.stack).iter().map(|&f| profile.frame(f));
+            *ownerless_modules.entry(quality::cut_in(stack)).or_default() += w;
         }
         if facts.leaf_unresolved {
             quality.unresolved_leaf += w;
@@ -392,6 +395,13 @@ pub fn aggregate(
             .then_with(|| a.module.cmp(&b.module))
     });
     quality.unresolved_by_module = by_module;
+    let mut ownerless_by_module: Vec<(String, u128)> = ownerless_modules
+        .into_iter()
+        .map(|(m, w)| (m.unwrap_or("[unknown]").to_string(), w))
+        .collect();
+    ownerless_by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    quality.ownerless_by_module = ownerless_by_module;
+    quality.recording = profile.meta.recording.clone();
     let suggested_user = quality::suggest_user_prefix(
         unclassified
             .iter()

@@ -15,7 +15,7 @@
 //!   the unresolved weight carries why ([`why_unresolved`]: what symbolisation found, else
 //!   what the module's name tells), so each finding names the cause and the fix.
 
-use crate::model::{Frame, FrameKind, OwnerId, Profile, Unresolved, perf};
+use crate::model::{CallGraph, Frame, FrameKind, OwnerId, Profile, Recording, Unresolved, perf};
 
 /// Function names a complete stack ends in: process and thread entry points of C, the JVM,
 /// Go, Python and the kernel. Compared without perf's `@GLIBC...` version suffixes.
@@ -68,6 +68,17 @@ pub fn is_cut_short(frames: &[(&Frame, OwnerId)]) -> bool {
             .any(|(f, o)| is_root(f) || (is_unresolved(f, *o) && mapped(f)))
 }
 
+/// The module a cut stack (`frames`, leaf first) stops in: that of its outermost frame in a
+/// known mapping. A truncated DWARF stack and an address perf could not map end in
+/// `[unknown]` without a module, so those are skipped: the frame below them is where the
+/// unwinding gave up.
+pub fn cut_in<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>) -> Option<&'a str> {
+    frames
+        .rev()
+        .filter_map(|f| f.module.as_deref())
+        .find(|m| *m != "[unknown]")
+}
+
 /// Whether `frame`, owned by `owner`, is an address that nothing places (see the module doc).
 pub fn is_unresolved(frame: &Frame, owner: OwnerId) -> bool {
     if frame.kind != FrameKind::Unknown {
@@ -108,6 +119,11 @@ pub struct Quality {
     pub module_only_leaf: u128,
     /// Unresolved leaf weight per module (`[unknown]` without one), heaviest first, and why.
     pub unresolved_by_module: Vec<UnresolvedWeight>,
+    /// Ownerless weight per module its stacks stop in ([`cut_in`]; `[unknown]` when no frame
+    /// has one), heaviest first: where frame-pointer or DWARF unwinding gave up.
+    pub ownerless_by_module: Vec<(String, u128)>,
+    /// How the input was recorded and what was lost doing it, in samples (perf.data only).
+    pub recording: Recording,
 }
 
 /// One module's unresolved leaf weight and why its addresses have no symbol.
@@ -152,20 +168,173 @@ impl Quality {
         percent(self.unresolved_owner, total)
     }
 
-    /// One line of figures for a report header.
+    /// Adds the figures of another input (`--merge`); the deepest stack is the deeper one.
+    pub fn merge(&mut self, other: &Quality) {
+        fn merge_modules(into: &mut Vec<(String, u128)>, from: &[(String, u128)]) {
+            for (m, w) in from {
+                match into.iter_mut().find(|(x, _)| x == m) {
+                    Some((_, v)) => *v += w,
+                    None => into.push((m.clone(), *w)),
+                }
+            }
+            into.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        }
+        // a module unresolved in several inputs keeps the first input's reason
+        fn merge_unresolved(into: &mut Vec<UnresolvedWeight>, from: &[UnresolvedWeight]) {
+            for m in from {
+                match into.iter_mut().find(|x| x.module == m.module) {
+                    Some(x) => x.weight += m.weight,
+                    None => into.push(m.clone()),
+                }
+            }
+            into.sort_by(|a, b| {
+                b.weight
+                    .cmp(&a.weight)
+                    .then_with(|| a.module.cmp(&b.module))
+            });
+        }
+        self.max_depth = self.max_depth.max(other.max_depth);
+        self.ownerless += other.ownerless;
+        self.unresolved_leaf += other.unresolved_leaf;
+        self.unresolved_owner += other.unresolved_owner;
+        self.unresolved_anywhere += other.unresolved_anywhere;
+        self.module_only_leaf += other.module_only_leaf;
+        merge_unresolved(&mut self.unresolved_by_module, &other.unresolved_by_module);
+        merge_modules(&mut self.ownerless_by_module, &other.ownerless_by_module);
+        self.recording.merge(&other.recording);
+    }
+
+    /// One line of figures for a report header; what the recording says about itself (the
+    /// call-graph mode, truncated DWARF stacks, loss, throttling) where it says anything.
     pub fn summary(&self, total: u128) -> String {
-        let chains = if self.callchains() {
-            format!("call chains up to {} frames", self.max_depth)
-        } else {
-            "no call chains".to_string()
+        let recording = &self.recording;
+        let mode = match recording.call_graph {
+            Some(CallGraph::Dwarf { copy_size }) => {
+                format!(" (--call-graph dwarf, {copy_size}-byte stack copy)")
+            }
+            Some(mode @ (CallGraph::FramePointers | CallGraph::Lbr)) => {
+                format!(" (--call-graph {})", mode.as_str())
+            }
+            Some(CallGraph::None) => " (recorded without -g)".to_string(),
+            None => String::new(),
         };
-        format!(
+        let chains = if self.callchains() {
+            format!("call chains up to {} frames{mode}", self.max_depth)
+        } else {
+            format!("no call chains{mode}")
+        };
+        let mut line = format!(
             "quality: {chains}; ownerless {:.1}%; unresolved {:.1}% of leaves, {:.1}% of owner \
              frames; classified by module only {:.1}% of leaves",
             self.ownerless_percent(total),
             self.unresolved_leaf_percent(total),
             self.unresolved_owner_percent(total),
             percent(self.module_only_leaf, total)
+        );
+        if let Some(d) = &recording.dwarf {
+            line.push_str(&format!(
+                "; DWARF stacks truncated {:.1}% ({} of {})",
+                recording.truncated_percent(),
+                d.truncated,
+                d.stacks
+            ));
+        }
+        if recording.lost() > 0 {
+            line.push_str(&format!(
+                "; lost {:.1}% of samples",
+                recording.lost_percent()
+            ));
+        }
+        if recording.throttles > 0 {
+            line.push_str(&format!("; throttled {} times", recording.throttles));
+        }
+        line
+    }
+
+    /// Why stacks stopped short of a root, and what to do; the report's finding and the
+    /// gate's refusal say it alike. Frame pointers (or an input that does not say) want DWARF;
+    /// a DWARF recording whose unwinding stopped wants the module's unwind information or a
+    /// larger stack copy, never the advice to record DWARF again.
+    pub fn ownerless_advice(&self, total: u128) -> String {
+        // where the cut stacks stop, as far as a module says (0.1 % and more)
+        let stops: Vec<String> = self
+            .ownerless_by_module
+            .iter()
+            .filter(|(m, w)| m != "[unknown]" && percent(*w, total) >= 0.05)
+            .take(3)
+            .map(|(m, w)| format!("{m} {:.1}%", percent(*w, total)))
+            .collect();
+        let stops = if stops.is_empty() {
+            String::new()
+        } else {
+            format!(", here in {}", stops.join(", "))
+        };
+        let copy_size = match self.recording.call_graph {
+            Some(CallGraph::Dwarf { copy_size }) => copy_size,
+            // text and pprof inputs do not say how they were recorded
+            None => {
+                return format!(
+                    "frame-pointer unwinding stops in code built without frame pointers \
+                     (glibc, -O2 C/C++, Rust's std), DWARF unwinding in a binary without unwind \
+                     information or at the end of the stack copy{stops}; record with \
+                     `--call-graph dwarf` (or `lbr`), or if it was, with the binaries' debug \
+                     info installed and a larger `dwarf,SIZE`"
+                );
+            }
+            Some(CallGraph::Lbr) => {
+                return format!(
+                    "the CPU's branch records hold only the last 16 to 32 calls{stops}; record \
+                     with `--call-graph dwarf`"
+                );
+            }
+            Some(_) => {
+                return format!(
+                    "frame-pointer unwinding stops in code built without frame pointers \
+                     (glibc, -O2 C/C++, Rust's std){stops}; record with `--call-graph dwarf` \
+                     (or `lbr`)"
+                );
+            }
+        };
+        let dwarf = self.recording.dwarf.clone().unwrap_or_default();
+        let mut causes = Vec::new();
+        // the module the cut stacks stop in, and why the unwinder could not go on from it
+        let top = self
+            .ownerless_by_module
+            .iter()
+            .map(|(m, _)| m.as_str())
+            .find(|m| *m != "[unknown]");
+        let no_info = dwarf
+            .no_unwind_info
+            .iter()
+            .find(|(m, _, _)| Some(m.as_str()) == top)
+            .or(dwarf.no_unwind_info.first());
+        if let Some((module, _, why)) = no_info {
+            causes.push(format!(
+                "DWARF unwinding stopped in {module}{}, which has no usable unwind \
+                 information: give whose the binary the program ran with (--binary-path) or \
+                 install its debug info",
+                why.as_deref().map_or(String::new(), |w| format!(" ({w})"))
+            ));
+        }
+        if dwarf.copy_exhausted > 0 {
+            causes.push(format!(
+                "the {copy_size}-byte stack copy ran out: record with `--call-graph dwarf,{}`",
+                crate::model::larger_stack_copy(copy_size)
+            ));
+        }
+        if causes.is_empty() {
+            causes.push(match top {
+                Some(module) => format!(
+                    "DWARF unwinding stopped in {module}, whose unwind information (`.eh_frame`) \
+                     did not reach a caller: install its debug info, or give whose the binary \
+                     the program ran with (--binary-path)"
+                ),
+                None => "DWARF unwinding stopped early (the DWARF unwinding note says why)".into(),
+            });
+        }
+        format!(
+            "the recording has DWARF call graphs, but they stop short{stops}: {}",
+            causes.join("; or ")
         )
     }
 
@@ -184,13 +353,13 @@ impl Quality {
             );
         }
         let ownerless = self.ownerless_percent(total);
-        if ownerless > UNFIT_PERCENT {
+        // without call chains every one-frame stack "reaches no root": said above already
+        if ownerless > UNFIT_PERCENT && self.callchains() {
             out.push(format!(
                 "{ownerless:.1}% of the weight is in stacks of only transparent frames that \
-                 reach no thread root (_start, start_thread, ...): stacks cut short, as \
-                 frame-pointer unwinding does in code built without frame pointers (glibc, -O2 \
-                 C/C++, Rust's std); the owner view gives that weight to the leaf's owner. \
-                 Record with `--call-graph dwarf` (or `lbr`)"
+                 reach no thread root (_start, start_thread, ...): stacks cut short, whose \
+                 weight the owner view gives to the leaf's owner; {}",
+                self.ownerless_advice(total)
             ));
         }
         let (leaf, owner) = (
@@ -225,6 +394,87 @@ impl Quality {
                         )
                     }),
             );
+        }
+        out.extend(self.recording_findings());
+        out
+    }
+}
+
+impl Quality {
+    /// Findings on what the recording says about itself: truncated DWARF stacks, lost
+    /// samples and throttling, each with its cause and fix.
+    fn recording_findings(&self) -> Vec<String> {
+        let recording = &self.recording;
+        let mut out = Vec::new();
+        let truncated = recording.truncated_percent();
+        if let (Some(d), true) = (&recording.dwarf, truncated > UNFIT_PERCENT) {
+            let mut causes = Vec::new();
+            if d.copy_exhausted > 0 {
+                let size = match recording.call_graph {
+                    Some(CallGraph::Dwarf { copy_size }) => copy_size,
+                    _ => 8192,
+                };
+                causes.push(format!(
+                    "{:.1}% ran out of the {size}-byte stack copy (record with `--call-graph \
+                     dwarf,{}`)",
+                    percent(d.copy_exhausted.into(), d.stacks.into()),
+                    crate::model::larger_stack_copy(size)
+                ));
+            }
+            let modules: Vec<String> = d
+                .no_unwind_info
+                .iter()
+                .take(3)
+                .map(|(module, n, _)| {
+                    format!("{module} {:.1}%", percent((*n).into(), d.stacks.into()))
+                })
+                .collect();
+            if !modules.is_empty() {
+                causes.push(format!(
+                    "stopped in a module without usable unwind information ({}{}): give whose \
+                     the binaries the program ran with (--binary-path) or install their debug \
+                     info",
+                    modules.join(", "),
+                    if d.no_unwind_info.len() > 3 {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            for (cause, n) in d.other.iter().take(3) {
+                causes.push(format!(
+                    "{cause} {:.1}%",
+                    percent((*n).into(), d.stacks.into())
+                ));
+            }
+            out.push(format!(
+                "{truncated:.1}% of the DWARF user stacks ({} of {} samples) stopped before \
+                 their outermost frame: the anywhere view misses the callers above the cut, \
+                 and a cut that leaves only transparent frames counts as ownerless; causes: {}",
+                d.truncated,
+                d.stacks,
+                causes.join("; ")
+            ));
+        }
+        let lost = recording.lost_percent();
+        if lost > UNFIT_PERCENT {
+            out.push(format!(
+                "{lost:.1}% of the samples were lost ({} in LOST records, {} counted in \
+                 LOST_SAMPLES): the shares are of the samples kept, and the loss comes in bursts \
+                 when perf falls behind, so it is not spread evenly over the code; {}",
+                recording.lost_events,
+                recording.lost_samples,
+                crate::model::LOST_FIX
+            ));
+        }
+        if recording.throttles > 0 {
+            out.push(format!(
+                "the kernel throttled sampling {} times (THROTTLE records): while throttled \
+                 nothing is sampled, so the busiest moments are under-represented; {}",
+                recording.throttles,
+                crate::model::THROTTLE_FIX
+            ));
         }
         out
     }
@@ -355,5 +605,127 @@ mod tests {
             suggest_user_prefix([("app.A.run", 1)].into_iter(), 1000),
             None
         );
+    }
+
+    /// A quality with 60 of 100 weight ownerless, stopping in libc, recorded in `mode`.
+    fn cut(mode: CallGraph, dwarf: Option<crate::model::TruncatedStacks>) -> Quality {
+        Quality {
+            max_depth: 8,
+            ownerless: 60,
+            ownerless_by_module: vec![("/lib/libc.so.6".to_string(), 60)],
+            recording: Recording {
+                call_graph: Some(mode),
+                samples: 100,
+                dwarf,
+                ..Recording::default()
+            },
+            ..Quality::default()
+        }
+    }
+
+    #[test]
+    fn ownerless_advice_follows_the_recording_mode() {
+        let fp = cut(CallGraph::FramePointers, None).findings(100).join("\n");
+        assert!(fp.contains("60.0% of the weight"), "{fp}");
+        assert!(fp.contains("here in /lib/libc.so.6 60.0%"), "{fp}");
+        assert!(fp.contains("record with `--call-graph dwarf`"), "{fp}");
+
+        let stopped = crate::model::TruncatedStacks {
+            stacks: 100,
+            truncated: 60,
+            copy_exhausted: 0,
+            no_unwind_info: vec![(
+                "/lib/libc.so.6".to_string(),
+                60,
+                Some("no .eh_frame".to_string()),
+            )],
+            other: Vec::new(),
+        };
+        let dwarf = cut(CallGraph::Dwarf { copy_size: 4096 }, Some(stopped));
+        let text = dwarf.findings(100).join("\n");
+        // already DWARF: the cause is the module, never "record with DWARF" again
+        assert!(!text.contains("record with `--call-graph dwarf`"), "{text}");
+        assert!(
+            text.contains("unwinding stopped in /lib/libc.so.6 (no .eh_frame)"),
+            "{text}"
+        );
+        assert!(text.contains("install its debug info"), "{text}");
+        // and the truncated stacks are a finding of their own
+        assert!(
+            text.contains("60.0% of the DWARF user stacks (60 of 100 samples)"),
+            "{text}"
+        );
+
+        let exhausted = crate::model::TruncatedStacks {
+            stacks: 100,
+            truncated: 60,
+            copy_exhausted: 60,
+            no_unwind_info: Vec::new(),
+            other: Vec::new(),
+        };
+        let text = cut(CallGraph::Dwarf { copy_size: 4096 }, Some(exhausted))
+            .findings(100)
+            .join("\n");
+        assert!(text.contains("`--call-graph dwarf,16384`"), "{text}");
+    }
+
+    #[test]
+    fn loss_and_throttling_are_findings_with_their_fix() {
+        let mut q = Quality {
+            max_depth: 3,
+            ..Quality::default()
+        };
+        q.recording = Recording {
+            call_graph: Some(CallGraph::FramePointers),
+            samples: 940,
+            lost_events: 60,
+            ..Recording::default()
+        };
+        let text = q.findings(100).join("\n");
+        assert!(text.contains("6.0% of the samples were lost"), "{text}");
+        assert!(text.contains("-m 1024"), "{text}");
+        assert!(q.summary(100).contains("lost 6.0% of samples"));
+        // 1 % lost is below the unfit share: the reader's warning says it, no finding
+        q.recording.lost_events = 9;
+        q.recording.samples = 891;
+        assert!(q.findings(100).is_empty(), "{:?}", q.findings(100));
+        q.recording.throttles = 3;
+        let text = q.findings(100).join("\n");
+        assert!(text.contains("throttled sampling 3 times"), "{text}");
+        assert!(text.contains("kernel.perf_event_max_sample_rate"), "{text}");
+    }
+
+    #[test]
+    fn without_call_chains_only_that_is_said() {
+        let q = Quality {
+            max_depth: 1,
+            ownerless: 80,
+            recording: Recording {
+                call_graph: Some(CallGraph::None),
+                ..Recording::default()
+            },
+            ..Quality::default()
+        };
+        let findings = q.findings(100);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(findings[0].contains("no call chains"));
+        assert!(
+            q.summary(100)
+                .contains("no call chains (recorded without -g)")
+        );
+    }
+
+    #[test]
+    fn merged_inputs_sum_their_figures() {
+        let mut a = cut(CallGraph::FramePointers, None);
+        let b = cut(CallGraph::FramePointers, None);
+        a.merge(&b);
+        assert_eq!(a.ownerless, 120);
+        assert_eq!(
+            a.ownerless_by_module,
+            vec![("/lib/libc.so.6".to_string(), 120)]
+        );
+        assert_eq!(a.recording.samples, 200);
+        assert_eq!(a.recording.call_graph, Some(CallGraph::FramePointers));
     }
 }

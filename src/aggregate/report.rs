@@ -308,6 +308,7 @@ fn merge_aggregate(into: &mut Aggregate, from: Aggregate) {
         }
     }
     into.distinct_stacks += from.distinct_stacks;
+    into.quality.merge(&from.quality);
 }
 
 #[cfg(test)]

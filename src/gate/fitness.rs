@@ -7,11 +7,18 @@ use crate::aggregate::report::{Report, View};
 use crate::error::{Error, Result};
 use crate::gate::Requirement;
 
-/// `--max-unresolved` and `--max-ownerless`, in percent (100 turns a guard off).
+/// `--max-unresolved`, `--max-ownerless` and `--max-lost`, in percent (100 turns a guard
+/// off).
+///
+/// Truncated DWARF stacks have no guard of their own: a cut that leaves only transparent
+/// frames is ownerless (guarded), and a cut above the owner frame leaves the owner view right.
+/// Throttling has none either: perf does not say how many samples it cost. Both are findings
+/// in the report.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Guards {
     pub max_unresolved: f64,
     pub max_ownerless: f64,
+    pub max_lost: f64,
 }
 
 /// Checks every input of `report` (the repeats `requirement` is measured over) against the
@@ -56,10 +63,20 @@ pub fn check_fit(report: &Report, requirement: &Requirement, guards: &Guards) ->
         if view != View::Self_ && ownerless > guards.max_ownerless {
             return refuse(format!(
                 "{ownerless:.1}% of its weight is in stacks cut short (only transparent frames, \
-                 no thread root; --max-ownerless {}%), whose callers the owner view cannot see; \
-                 record with `--call-graph dwarf` (or `lbr`), or raise --max-ownerless to \
-                 accept them",
-                guards.max_ownerless
+                 no thread root; --max-ownerless {}%), whose callers the owner view cannot see: \
+                 {}; or raise --max-ownerless to accept them",
+                guards.max_ownerless,
+                quality.ownerless_advice(total)
+            ));
+        }
+        let lost = quality.recording.lost_percent();
+        if lost > guards.max_lost {
+            return refuse(format!(
+                "perf lost {lost:.1}% of its samples (LOST and LOST_SAMPLES records; --max-lost \
+                 {}%), and the loss comes in bursts, not evenly over the code; {}, or raise \
+                 --max-lost to accept it",
+                guards.max_lost,
+                crate::model::LOST_FIX
             ));
         }
     }

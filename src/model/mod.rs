@@ -9,12 +9,16 @@ mod frame;
 mod intern;
 mod owner;
 pub mod perf;
+mod recording;
 mod units;
 mod unresolved;
 
 pub use frame::{Frame, FrameKind};
 pub use intern::Interner;
 pub use owner::{Category, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
+pub use recording::{
+    CallGraph, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
+};
 pub use units::{SampleType, Unit};
 pub use unresolved::{Unresolved, UnresolvedModule};
 
@@ -52,6 +56,8 @@ pub struct ProfileMeta {
     pub duration_nanos: Option<i64>,
     /// Per module whose addresses found no symbol, why (symbolisation of perf.data).
     pub unresolved: Vec<UnresolvedModule>,
+    /// How the samples were recorded and what was lost doing it (perf.data only).
+    pub recording: Recording,
 }
 
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 //! report types, so the schema changes only on purpose.
 
 use crate::aggregate::report::{Report, share};
+use crate::model::CallGraph;
 use serde::Serialize;
 use std::io::Write;
 
@@ -63,9 +64,47 @@ struct Quality<'a> {
     unresolved_owner: u128,
     unresolved_anywhere: u128,
     module_only_leaf: u128,
-    unresolved_by_module: Vec<ModuleWeight<'a>>,
+    unresolved_by_module: Vec<UnresolvedModule<'a>>,
+    /// Where the ownerless stacks stop.
+    ownerless_by_module: Vec<ModuleWeight<'a>>,
+    /// `none`, `fp`, `dwarf`, `lbr`; `null` when the input does not say (not perf.data).
+    call_graph: Option<&'static str>,
+    /// What the recording says about itself, in samples (0 where the input does not say).
+    samples: u64,
+    lost_events: u64,
+    lost_samples: u64,
+    throttles: u64,
+    /// DWARF recordings only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated_stacks: Option<TruncatedStacks<'a>>,
     /// What the figures mean for the answer, with the cause and the fix.
     findings: Vec<String>,
+}
+
+/// DWARF-unwound user stacks that stopped early, in samples.
+#[derive(Serialize)]
+struct TruncatedStacks<'a> {
+    /// The `--call-graph dwarf,SIZE` stack copy, in bytes.
+    stack_copy: u64,
+    stacks: u64,
+    truncated: u64,
+    copy_exhausted: u64,
+    no_unwind_info: Vec<NoUnwindInfo<'a>>,
+    other: Vec<Cause<'a>>,
+}
+
+#[derive(Serialize)]
+struct Cause<'a> {
+    cause: &'a str,
+    stacks: u64,
+}
+
+#[derive(Serialize)]
+struct NoUnwindInfo<'a> {
+    module: &'a str,
+    stacks: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -77,6 +116,12 @@ struct SuggestedUser<'a> {
 
 #[derive(Serialize)]
 struct ModuleWeight<'a> {
+    module: &'a str,
+    weight: u128,
+}
+
+#[derive(Serialize)]
+struct UnresolvedModule<'a> {
     module: &'a str,
     weight: u128,
     /// Why the module's addresses have no symbol (`model::Unresolved::code`), in words, and
@@ -244,7 +289,7 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
         unresolved_by_module: q
             .unresolved_by_module
             .iter()
-            .map(|m| ModuleWeight {
+            .map(|m| UnresolvedModule {
                 module: &m.module,
                 weight: m.weight,
                 reason: m.reason.code(),
@@ -252,6 +297,45 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
                 fix: m.reason.fix(),
             })
             .collect(),
+        ownerless_by_module: q
+            .ownerless_by_module
+            .iter()
+            .map(|(module, weight)| ModuleWeight {
+                module,
+                weight: *weight,
+            })
+            .collect(),
+        call_graph: q.recording.call_graph.map(|m| m.as_str()),
+        samples: q.recording.samples,
+        lost_events: q.recording.lost_events,
+        lost_samples: q.recording.lost_samples,
+        throttles: q.recording.throttles,
+        truncated_stacks: q.recording.dwarf.as_ref().map(|d| TruncatedStacks {
+            stack_copy: match q.recording.call_graph {
+                Some(CallGraph::Dwarf { copy_size }) => copy_size,
+                _ => 0,
+            },
+            stacks: d.stacks,
+            truncated: d.truncated,
+            copy_exhausted: d.copy_exhausted,
+            no_unwind_info: d
+                .no_unwind_info
+                .iter()
+                .map(|(module, stacks, reason)| NoUnwindInfo {
+                    module,
+                    stacks: *stacks,
+                    reason: reason.as_deref(),
+                })
+                .collect(),
+            other: d
+                .other
+                .iter()
+                .map(|(cause, stacks)| Cause {
+                    cause,
+                    stacks: *stacks,
+                })
+                .collect(),
+        }),
         findings: q.findings(total),
     }
 }

@@ -195,6 +195,35 @@ impl UnwindStats {
         }
     }
 
+    /// The counts the recording-quality figures carry (`model::Recording::dwarf`).
+    pub fn truncated_stacks(&self) -> crate::model::TruncatedStacks {
+        let mut no_unwind_info: Vec<(String, u64, Option<String>)> = self
+            .by_module
+            .iter()
+            .map(|(m, n)| (m.clone(), *n, self.module_problems.get(m).cloned()))
+            .collect();
+        no_unwind_info.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut other: Vec<(String, u64)> = [
+            ("ran past the copied stack", self.stack_exhausted_short),
+            ("code outside any mapped file (JIT?)", self.unmapped),
+            ("registers or stack missing", self.missing_registers),
+            ("stack size larger than its record", self.bad_records),
+        ]
+        .into_iter()
+        .map(|(cause, n)| (cause.to_string(), n))
+        .chain(self.failed.iter().map(|(m, n)| (m.clone(), *n)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+        other.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        crate::model::TruncatedStacks {
+            stacks: self.stacks,
+            truncated: self.truncated,
+            copy_exhausted: self.copy_exhausted,
+            no_unwind_info,
+            other,
+        }
+    }
+
     /// Percentage of user stacks that stopped early.
     pub fn truncated_share(&self) -> f64 {
         if self.stacks == 0 {
@@ -261,7 +290,7 @@ impl UnwindStats {
         notes.push(note);
         if self.copy_exhausted > 0 {
             let size = self.copy_size.unwrap_or(8192);
-            let bigger = (size.saturating_mul(4)).min(65528);
+            let bigger = crate::model::larger_stack_copy(size);
             let warning = format!(
                 "{} of user stacks were longer than the {size}-byte stack copy; \
                  record with a larger copy, e.g. `perf record --call-graph dwarf,{bigger}`",

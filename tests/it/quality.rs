@@ -156,7 +156,7 @@ fn frame_pointer_stacks_cut_in_glibc_are_ownerless_and_dwarf_ones_are_not() {
         quality(&fp)["findings"][0]
             .as_str()
             .unwrap()
-            .contains("Record with `--call-graph dwarf` (or `lbr`)")
+            .contains("record with `--call-graph dwarf` (or `lbr`)")
     );
     let dwarf = report_json(&[
         &fixture_arg("perf/c-malloc.perf-dwarf.perf-script.txt.gz"),
@@ -553,4 +553,171 @@ fn perf_script_text_without_symbols_is_judged_by_this_machines_file_of_that_name
             .unwrap()
             .contains(&format!("debuginfod-find debuginfo {CHURN_BUILD_ID}"))
     );
+}
+
+/// `perf` with `records` (whole kernel records, header included) appended to its data
+/// section; the feature sections after it move.
+fn with_records(perf: &[u8], records: &[Vec<u8>]) -> Vec<u8> {
+    let mut bytes = perf.to_vec();
+    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let (data, size) = (u64_at(&bytes, 40) as usize, u64_at(&bytes, 48) as usize);
+    let end = data + size;
+    let added: Vec<u8> = records.concat();
+    let features = bytes[72..104]
+        .iter()
+        .map(|b| b.count_ones() as usize)
+        .sum::<usize>();
+    for i in 0..features {
+        let at = end + i * 16;
+        let offset = u64_at(&bytes, at) + added.len() as u64;
+        bytes[at..at + 8].copy_from_slice(&offset.to_le_bytes());
+    }
+    bytes[48..56].copy_from_slice(&((size + added.len()) as u64).to_le_bytes());
+    bytes.splice(end..end, added);
+    bytes
+}
+
+/// A kernel record of `kind` whose body is `words`, then the sample_id trailer this
+/// recording has (tid and time: two zero words).
+fn record(kind: u32, words: &[u64]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&kind.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(&((8 + 8 * (words.len() + 2)) as u16).to_le_bytes());
+    for w in words.iter().chain(&[0, 0]) {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+#[test]
+fn lost_samples_and_throttling_are_figures_findings_and_a_gate_refusal() {
+    // c-malloc.perf.data has 4461 samples; 300 events in LOST records (type 2: id, count),
+    // 100 in LOST_SAMPLES (type 13: count) and two THROTTLE records (type 5: time, id,
+    // stream id) are added. LOST_SAMPLES counts the LOST records' losses too, so the loss is
+    // the larger count: 300 of 4761 = 6.3 %
+    let perf = std::fs::read(fixture("perf/c-malloc.perf.data")).unwrap();
+    let bytes = with_records(
+        &perf,
+        &[
+            record(2, &[0, 300]),
+            record(13, &[100]),
+            record(5, &[1, 0, 0]),
+            record(5, &[2, 0, 0]),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_temp(dir.path(), "lossy.data", &bytes);
+    let h = Hermetic::new();
+    let (json, stderr) = h.report(&path, &["--no-presets"]);
+    let q = quality(&json);
+    assert_eq!(q["call_graph"], "fp");
+    assert_eq!(q["samples"], 4461);
+    assert_eq!(q["lost_events"], 300);
+    assert_eq!(q["lost_samples"], 100);
+    assert_eq!(q["throttles"], 2);
+    assert!(q.get("truncated_stacks").is_none(), "no DWARF here: {q}");
+    let findings: Vec<&str> = q["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let lost = findings
+        .iter()
+        .find(|f| f.contains("of the samples were lost"))
+        .unwrap_or_else(|| panic!("{findings:?}"));
+    assert!(
+        lost.starts_with(
+            "6.3% of the samples were lost (300 in LOST records, 100 counted in LOST_SAMPLES)"
+        ),
+        "{lost}"
+    );
+    assert!(lost.contains("perf record -m 1024"), "{lost}");
+    let throttled = findings
+        .iter()
+        .find(|f| f.contains("throttled"))
+        .unwrap_or_else(|| panic!("{findings:?}"));
+    assert!(throttled.contains("2 times"), "{throttled}");
+    assert!(
+        throttled.contains("kernel.perf_event_max_sample_rate"),
+        "{throttled}"
+    );
+    // the reader says each loss once, whatever the command
+    assert!(
+        stderr.contains("perf lost 300 events (LOST records)"),
+        "{stderr}"
+    );
+    // fewer LOST_SAMPLES than LOST: nothing more to say about them
+    assert!(!stderr.contains("LOST_SAMPLES"), "{stderr}");
+    let (table, _) = h.run_ok(&["report"], &path, &["--no-presets"]);
+    assert!(
+        table.contains("; lost 6.3% of samples; throttled 2 times"),
+        "{table}"
+    );
+
+    // the gate: a self-view requirement that the recording could otherwise answer is refused
+    // for the loss, with the JSON verdict written; --max-lost 10% accepts it
+    let verdict = dir.path().join("verdict.json");
+    let refusal = h.run_err(
+        &["gate"],
+        &path,
+        &[
+            "--no-presets",
+            "--require",
+            "category:runtime.self <= 99%",
+            "--format",
+            "json",
+            "-o",
+            verdict.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        refusal.contains(
+            "perf lost 6.3% of its samples (LOST and LOST_SAMPLES records; --max-lost 5%)"
+        ),
+        "{refusal}"
+    );
+    let written: Value = serde_json::from_slice(&std::fs::read(&verdict).unwrap()).unwrap();
+    assert_eq!(written["status"], "error");
+    assert!(written["reason"].as_str().unwrap().contains("--max-lost"));
+    let out = h.run(
+        &["gate"],
+        &path,
+        &[
+            "--no-presets",
+            "--require",
+            "category:runtime.self <= 99%",
+            "--max-lost",
+            "10%",
+            "--max-unresolved",
+            "100%",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_dwarf_recording_says_so_and_counts_its_truncated_stacks() {
+    // the c-malloc DWARF recording read with the recorded glibc (hermetic): every stack is
+    // unwound to a root, so nothing is truncated but the few the unwind note names
+    let h = Hermetic::with_recorded_glibc();
+    let path = fixture("perf/c-malloc.perf-dwarf.data.gz");
+    let (json, _) = h.report(&path, &["--no-presets"]);
+    let q = quality(&json);
+    assert_eq!(q["call_graph"], "dwarf");
+    let t = &q["truncated_stacks"];
+    assert_eq!(t["stack_copy"], 4096);
+    assert_eq!(t["stacks"], 1423);
+    let (truncated, stacks) = super::common::truncated(&json);
+    assert_eq!(
+        (t["truncated"].as_u64().unwrap(), 1423),
+        (truncated, stacks)
+    );
+    assert_eq!(q["ownerless"], 0);
 }

@@ -43,7 +43,12 @@ pub(super) enum Event {
         tid: i32,
         ptid: i32,
     },
+    /// LOST: events dropped because the ring buffer was full.
     Lost(u64),
+    /// LOST_SAMPLES: samples the kernel could not write.
+    LostSamples(u64),
+    /// THROTTLE: the kernel stopped sampling an event for the rest of a tick.
+    Throttle,
     BuildId(DsoKey, Vec<u8>),
 }
 
@@ -199,6 +204,18 @@ fn decode_event(
             ptid: f.ptid,
         },
         EventRecord::Lost(l) => Event::Lost(l.count),
+        EventRecord::Throttle(_) => Event::Throttle,
+        // the library has no parser for it: the lost count is its first word
+        EventRecord::Raw(r) if r.record_type == RecordType::LOST_SAMPLES => {
+            let lost = r.data.as_slice().get(..8).map_or(0, |w| {
+                let w: [u8; 8] = w.try_into().unwrap_or_default();
+                match r.parse_info.endian {
+                    linux_perf_data::Endianness::LittleEndian => u64::from_le_bytes(w),
+                    linux_perf_data::Endianness::BigEndian => u64::from_be_bytes(w),
+                }
+            });
+            Event::LostSamples(lost)
+        }
         EventRecord::Sample(_) => return Ok(()),
         _ => return Ok(()),
     };

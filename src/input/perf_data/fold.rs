@@ -57,6 +57,8 @@ pub(super) struct Reader<'p> {
     path: &'p Path,
     /// `--call-graph dwarf`: the unwinder, fed the same process events as the maps.
     pub(super) unwind: Option<crate::unwind::perf::PerfUnwind>,
+    /// How the call chains were recorded (from the event attributes).
+    pub(super) call_graph: Option<crate::model::CallGraph>,
     /// The user addresses of the sample being unwound: the callchain's, then the unwinder's.
     chain_user: Vec<u64>,
     user_addrs: Vec<u64>,
@@ -107,6 +109,8 @@ struct Folding {
     samples_type: usize,
     samples: u64,
     lost: u64,
+    lost_samples: u64,
+    throttles: u64,
     /// tid → thread name.
     comms: FxHashMap<i32, ThreadId>,
     threads: crate::model::Interner<Box<str>>,
@@ -328,6 +332,7 @@ impl<'p> Reader<'p> {
         Reader {
             path,
             unwind: None,
+            call_graph: None,
             chain_user: Vec::new(),
             user_addrs: Vec::new(),
             maps: Maps {
@@ -357,6 +362,8 @@ impl<'p> Reader<'p> {
                 samples_type,
                 samples: 0,
                 lost: 0,
+                lost_samples: 0,
+                throttles: 0,
                 comms: FxHashMap::default(),
                 threads: crate::model::Interner::default(),
                 stack_buf: Vec::new(),
@@ -447,6 +454,8 @@ impl Reader<'_> {
                 }
             }
             Event::Lost(n) => self.folding.lost += n,
+            Event::LostSamples(n) => self.folding.lost_samples += n,
+            Event::Throttle => self.folding.throttles += 1,
             Event::BuildId(key, id) => {
                 self.maps.build_ids.insert(key.clone(), id.clone());
             }
@@ -724,13 +733,32 @@ impl Reader<'_> {
     ) -> Result<Profile> {
         self.maps.late_build_ids();
         if self.folding.samples == 0 {
-            return Err(Error::input(
-                self.path,
-                Position::Whole,
-                "no samples in this perf.data",
-            ));
+            let (lost, lost_samples) = (self.folding.lost, self.folding.lost_samples);
+            let why = if lost.max(lost_samples) > 0 {
+                // every sample was lost: say so, not just that there are none
+                format!(
+                    "no samples in this perf.data: perf lost all of them ({lost} events in \
+                     LOST records, {lost_samples} in LOST_SAMPLES); {}",
+                    crate::model::LOST_FIX
+                )
+            } else {
+                "no samples in this perf.data".to_string()
+            };
+            return Err(Error::input(self.path, Position::Whole, why));
         }
+        let recording = crate::model::Recording {
+            call_graph: self.call_graph,
+            samples: self.folding.samples,
+            lost_events: self.folding.lost,
+            lost_samples: self.folding.lost_samples,
+            throttles: self.folding.throttles,
+            dwarf: self
+                .unwind
+                .as_ref()
+                .map(|u| u.unwinder.stats.truncated_stacks()),
+        };
         let lost = self.folding.lost;
+        let lost_samples = self.folding.lost_samples;
         let addresses = self.folding.into_addresses(sample_types, self.maps.modules);
         let symbolize_started = std::time::Instant::now();
         let mut profile = symbolize::to_profile(addresses, self.path, &options.symbols, ready);
@@ -740,17 +768,36 @@ impl Reader<'_> {
                 symbolize_started.elapsed(),
             );
         }
+        // the recording's own loss, before what symbolisation has to say
+        // perf writes the kernel's count of lost samples as LOST_SAMPLES at the end, and it
+        // includes the ring-buffer losses the LOST records count: only more is news
+        if lost_samples > lost {
+            profile.meta.warnings.insert(
+                0,
+                format!(
+                    "{}: the kernel could not write {lost_samples} samples (LOST_SAMPLES \
+                     records){}; shares are of the samples that were kept",
+                    self.path.display(),
+                    if lost > 0 {
+                        format!(", {lost} of them for want of buffer space (LOST records)")
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
         if lost > 0 {
-            // the recording's own loss, before what symbolisation has to say
             profile.meta.warnings.insert(
                 0,
                 format!(
                     "{}: perf lost {lost} events (LOST records): the kernel's buffer \
-                     overflowed; shares are of the samples that were kept",
-                    self.path.display()
+                     overflowed; shares are of the samples that were kept; {}",
+                    self.path.display(),
+                    crate::model::LOST_FIX
                 ),
             );
         }
+        profile.meta.recording = recording;
         if let Some(unwind) = &self.unwind {
             let (notes, warnings) = unwind.unwinder.stats.report();
             profile.meta.notes.extend(notes);

@@ -13,8 +13,11 @@
 //!
 //! Sample types: one per event, weighted by the sample period (so `cpu-clock` and
 //! `task-clock` weigh nanoseconds, `cycles` cycles), then `samples`; the first event is the
-//! default metric. LOST records are counted and reported. What zstd-compressed records
-//! inflate to is capped by `--max-decompressed` before the library inflates them (`inflate`).
+//! default metric. LOST and LOST_SAMPLES records are counted and reported, THROTTLE records
+//! counted, and the call-graph mode is read from the event attributes; all go to the
+//! profile's [`crate::model::Recording`] for the recording-quality figures. What
+//! zstd-compressed records inflate to is capped by `--max-decompressed` before the library
+//! inflates them (`inflate`).
 //!
 //! `header` checks what the library would trust before it reads anything; `decode` runs on
 //! its own thread, turning records into owned batches; `fold` keeps the maps, caches and
@@ -37,7 +40,7 @@ use super::read_ahead::ReadAhead;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
 use crate::model::perf::is_kernel_address;
-use crate::model::{Profile, SampleType, ThreadId};
+use crate::model::{CallGraph, Profile, SampleType, ThreadId};
 use crate::symbolize::{self, ModuleKind};
 use linux_perf_data::linux_perf_event_reader::{
     CpuMode, EventRecord, Mmap2FileId, RecordType, SampleFormat,
@@ -185,6 +188,7 @@ fn read_records<R: Read + Send>(
     });
     let mut reader = Reader::new(path, build_ids, attr_type, sample_types.len(), samples_type);
     reader.unwind = unwind;
+    reader.call_graph = Some(call_graph(&attrs));
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
     // and hands owned batches to this one, which keeps all the state and unwinds: two cores,
     // two halves (and the file is read ahead by a third, see `ReadAhead`).
@@ -225,6 +229,36 @@ fn read_records<R: Read + Send>(
         Ok(early.and_then(|h| h.join().ok()).into_iter().collect())
     })?;
     reader.finish(sample_types, options, ready)
+}
+
+/// How the call chains were recorded: a stack copy with user registers is `--call-graph
+/// dwarf`, a branch call stack `lbr`, a callchain alone frame pointers; the first event that
+/// records more than the address decides (perf applies one mode to all).
+fn call_graph(attrs: &[linux_perf_data::AttributeDescription]) -> CallGraph {
+    use linux_perf_data::linux_perf_event_reader::BranchSampleFormat;
+    let mode = |a: &linux_perf_data::AttributeDescription| {
+        let format = a.attr.sample_format;
+        if format.contains(SampleFormat::STACK_USER) && format.contains(SampleFormat::REGS_USER) {
+            CallGraph::Dwarf {
+                copy_size: u64::from(a.attr.sample_stack_user),
+            }
+        } else if format.contains(SampleFormat::BRANCH_STACK)
+            && a.attr
+                .branch_sample_format
+                .contains(BranchSampleFormat::CALL_STACK)
+        {
+            CallGraph::Lbr
+        } else if format.contains(SampleFormat::CALLCHAIN) {
+            CallGraph::FramePointers
+        } else {
+            CallGraph::None
+        }
+    };
+    attrs
+        .iter()
+        .map(mode)
+        .find(|m| *m != CallGraph::None)
+        .unwrap_or(CallGraph::None)
 }
 
 /// Whether some event samples the kernel (`exclude_kernel` unset).
