@@ -31,4 +31,5 @@ mod it {
     mod quality_live;
     mod readers;
     mod report;
+    mod speedscope;
 }
