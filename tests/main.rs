@@ -14,6 +14,7 @@ mod it {
     mod gate;
     mod goldens;
     mod hardening;
+    mod inline_live;
     mod memory_caps;
     mod mutations;
     mod output;
