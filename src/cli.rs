@@ -95,10 +95,13 @@ pub struct InputArgs {
     #[arg(long, value_name = "DIR")]
     pub jit_map_dir: Vec<PathBuf>,
     /// perf.data: give each function inlined at an address its own frame (from DWARF).
-    /// Off by default, like `perf script` (6.1) for frame-pointer call graphs, so both
-    /// readings of a recording agree.
-    #[arg(long)]
+    /// Default: as `perf report` and `perf script` (6.1) do, on for `--call-graph dwarf`
+    /// recordings and off for frame pointers; the report header says which it was.
+    #[arg(long, overrides_with = "no_inline")]
     pub inline: bool,
+    /// perf.data: no inline frames, each address its physical function only.
+    #[arg(long, overrides_with = "inline")]
+    pub no_inline: bool,
     /// Largest input held whole, in bytes: a gzip stream or perf.data's zstd records as they
     /// inflate, and a raw pprof or perf.data file. Past it the read is refused (exit 2) rather
     /// than exhausting memory; raise it for a genuine profile that large.

@@ -98,7 +98,11 @@ impl LoadConfig {
                     symfs: input.symfs.clone(),
                     kallsyms: input.kallsyms.clone(),
                     jit_map_dir: input.jit_map_dir.clone(),
-                    inline: input.inline,
+                    inline: match (input.inline, input.no_inline) {
+                        (true, _) => Some(true),
+                        (_, true) => Some(false),
+                        _ => None,
+                    },
                 },
                 max_decompressed: Some(input.max_decompressed),
             },

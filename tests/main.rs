@@ -14,6 +14,7 @@ mod it {
     mod gate;
     mod goldens;
     mod hardening;
+    mod inline_live;
     mod memory_caps;
     mod mutations;
     mod output;
@@ -31,4 +32,5 @@ mod it {
     mod quality_live;
     mod readers;
     mod report;
+    mod speedscope;
 }

@@ -10,6 +10,7 @@ pub mod pprof;
 pub mod progress;
 pub mod read_ahead;
 pub mod source;
+pub mod speedscope;
 
 use crate::error::{Error, Position, Result};
 use crate::model::{Profile, Unit};
@@ -31,6 +32,9 @@ pub enum InputFormat {
     PerfScript,
     Pprof,
     PerfData,
+    /// speedscope JSON (py-spy, rbspy...): sampled and evented profiles, one thread each.
+    #[value(help = None::<&str>)]
+    Speedscope,
 }
 
 impl InputFormat {
@@ -41,6 +45,7 @@ impl InputFormat {
             InputFormat::PerfScript => "perf script",
             InputFormat::Pprof => "pprof",
             InputFormat::PerfData => "perf.data",
+            InputFormat::Speedscope => "speedscope",
         }
     }
 }
@@ -71,6 +76,7 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
         InputFormat::Pprof => pprof::read(source, options)?,
         InputFormat::PerfScript => perf_script::read(source, options)?,
         InputFormat::PerfData => perf_data::read(source, options)?,
+        InputFormat::Speedscope => speedscope::read(source, options)?,
     };
     profile
         .meta
@@ -138,7 +144,26 @@ fn detect(source: &mut Source) -> Result<InputFormat> {
              (perf.data, pprof, perf script text or folded stacks)",
         ));
     }
+    if looks_like_speedscope(head) {
+        return Ok(InputFormat::Speedscope);
+    }
     Ok(detect_text(head))
+}
+
+/// A JSON object whose `$schema` names speedscope, or that has `profiles` and `shared` (py-spy
+/// writes `shared` last, so a head cut before it with `profiles` in it counts too).
+fn looks_like_speedscope(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    if !text.trim_start().starts_with('{') {
+        return false;
+    }
+    let has = |key: &str| text.contains(&format!("\"{key}\""));
+    let schema_names_speedscope = text.split_once("\"$schema\"").is_some_and(|(_, rest)| {
+        rest.split(',')
+            .next()
+            .is_some_and(|v| v.contains("speedscope"))
+    });
+    schema_names_speedscope || (has("profiles") && (has("shared") || head.len() >= 64 * 1024))
 }
 
 /// pprof is a protobuf `Profile`; its fields come in any order (Go writes `time_nanos` or
@@ -197,5 +222,17 @@ mod tests {
             detect_text(b"# comment\nio/ktor/A.b;byte[]_[i] 10\n"),
             InputFormat::Folded
         );
+    }
+
+    #[test]
+    fn detects_speedscope_json() {
+        let schema =
+            br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":[]}"#;
+        assert!(looks_like_speedscope(schema));
+        assert!(looks_like_speedscope(
+            b"\n {\"shared\":{\"frames\":[]},\"profiles\":[]}"
+        ));
+        assert!(!looks_like_speedscope(b"{\"profiles\": 1}"));
+        assert!(!looks_like_speedscope(b"a;b;c 1\n"));
     }
 }

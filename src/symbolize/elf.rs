@@ -155,7 +155,7 @@ impl Symbolizer {
         located: &Located,
         options: &SymbolOptions,
     ) -> Result<Symbolizer, String> {
-        let inline = options.inline;
+        let inline = options.inline.unwrap_or(false);
         let placement = match (&located.code, &located.debug) {
             (Some(code), _) => segments_of(code)?,
             (None, Some(debug)) => exec_page_of(debug)?,

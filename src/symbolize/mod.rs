@@ -38,8 +38,16 @@ pub struct SymbolOptions {
     pub symfs: Option<PathBuf>,
     pub kallsyms: Option<PathBuf>,
     pub jit_map_dir: Vec<PathBuf>,
-    /// Expand functions inlined at each address into frames of their own (DWARF).
-    pub inline: bool,
+    /// Expand functions inlined at each address into frames of their own (DWARF). `None`
+    /// until a reader decides it ([`inline_for`]); symbolisation takes `None` as no.
+    pub inline: Option<bool>,
+}
+
+/// Whether a recording's frames get inline frames when the command line does not say (issue
+/// 13): what `perf report` and `perf script` 6.1 show, which is inline frames for DWARF-unwound
+/// call chains and none for frame-pointer, LBR or no call chains.
+pub fn inline_for(asked: Option<bool>, dwarf_call_graph: bool) -> bool {
+    asked.unwrap_or(dwarf_call_graph)
 }
 
 /// What a module is, as far as the recording says.

@@ -165,6 +165,9 @@ fn read_records<R: Read + Send>(
         )
     })?;
     let attrs = perf_file.event_attributes().to_vec();
+    let mode = call_graph(&attrs);
+    let (options, inline_note) = with_inline_decided(options, mode);
+    let options = &options;
     // --call-graph dwarf: user stacks are unwound from each sample's stack copy
     let unwind = crate::unwind::for_recording(&attrs, &options.symbols)
         .map(crate::unwind::perf::PerfUnwind::new);
@@ -188,7 +191,7 @@ fn read_records<R: Read + Send>(
     });
     let mut reader = Reader::new(path, build_ids, attr_type, sample_types.len(), samples_type);
     reader.unwind = unwind;
-    reader.call_graph = Some(call_graph(&attrs));
+    reader.call_graph = Some(mode);
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
     // and hands owned batches to this one, which keeps all the state and unwinds: two cores,
     // two halves (and the file is read ahead by a third, see `ReadAhead`).
@@ -228,7 +231,29 @@ fn read_records<R: Read + Send>(
         }
         Ok(early.and_then(|h| h.join().ok()).into_iter().collect())
     })?;
-    reader.finish(sample_types, options, ready)
+    let mut profile = reader.finish(sample_types, options, ready)?;
+    profile.meta.notes.push(inline_note);
+    Ok(profile)
+}
+
+/// The options with `--inline`/`--no-inline` decided for this recording's call-graph mode
+/// ([`symbolize::inline_for`]), and the header note that says which it was and why.
+fn with_inline_decided(options: &ReadOptions, mode: CallGraph) -> (ReadOptions, String) {
+    let asked = options.symbols.inline;
+    let inline = symbolize::inline_for(asked, matches!(mode, CallGraph::Dwarf { .. }));
+    let why = match asked {
+        Some(true) => "--inline".to_string(),
+        Some(false) => "--no-inline".to_string(),
+        None => format!(
+            "as perf report shows {} call graphs; {} to change",
+            mode.as_str(),
+            if inline { "--no-inline" } else { "--inline" }
+        ),
+    };
+    let mut decided = options.clone();
+    decided.symbols.inline = Some(inline);
+    let state = if inline { "on" } else { "off" };
+    (decided, format!("inline frames: {state} ({why})"))
 }
 
 /// How the call chains were recorded: a stack copy with user registers is `--call-graph

@@ -1,0 +1,473 @@
+//! speedscope JSON (<https://www.speedscope.app/file-format-schema.json>): what py-spy, rbspy
+//! and many other tools write, and what people share.
+//!
+//! A file holds `shared.frames` (`{name, file?, line?, col?}`) and `profiles`, each either
+//! `sampled` (`samples`: stacks of frame indices, root first, with one `weights` entry each) or
+//! `evented` (`events`: `O`pen / `C`lose of a frame `at` a time). Each profile becomes a thread
+//! named by its `name`. Evented profiles give self time: the time between two events is charged
+//! to the stack open during it, which is how speedscope's own "left heavy" view weighs them.
+//!
+//! Weights are floats in the profile's `unit`; they are converted to whose's integer units
+//! (nanoseconds, bytes, samples) by rounding each *position* (sample weight or event time) once,
+//! so an evented profile's intervals add up to exactly its span.
+
+use super::ReadOptions;
+use super::folded::folded_frame;
+use super::source::Source;
+use crate::error::{Error, Position, Result, quote};
+use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Unit};
+use crate::names;
+use serde::Deserialize;
+use std::path::Path;
+
+#[derive(Deserialize)]
+struct FileJson {
+    #[serde(default)]
+    exporter: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    shared: Option<SharedJson>,
+    profiles: Vec<ProfileJson>,
+}
+
+#[derive(Deserialize)]
+struct SharedJson {
+    frames: Vec<FrameJson>,
+}
+
+#[derive(Deserialize)]
+struct FrameJson {
+    name: String,
+    #[serde(default)]
+    file: Option<String>,
+    #[serde(default)]
+    line: Option<f64>,
+}
+
+/// Both profile types in one struct (rather than a `type`-tagged enum) so that serde_json
+/// reports errors inside a profile at their own line and column, not at the profile's end.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProfileJson {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    name: Option<String>,
+    unit: String,
+    #[serde(default)]
+    end_value: Option<f64>,
+    #[serde(default)]
+    samples: Option<Vec<Vec<u64>>>,
+    #[serde(default)]
+    weights: Option<Vec<f64>>,
+    #[serde(default)]
+    events: Option<Vec<EventJson>>,
+}
+
+#[derive(Deserialize)]
+struct EventJson {
+    #[serde(rename = "type")]
+    kind: String,
+    at: f64,
+    frame: u64,
+}
+
+/// What a speedscope unit becomes: the sample type and the factor from the file's numbers to
+/// the sample type's integer unit.
+fn sample_type(unit: &str) -> Option<(SampleType, f64)> {
+    let time = |scale| Some((SampleType::new("time", Unit::Nanoseconds), scale));
+    match unit {
+        "nanoseconds" => time(1.0),
+        "microseconds" => time(1e3),
+        "milliseconds" => time(1e6),
+        "seconds" => time(1e9),
+        "bytes" => Some((SampleType::new("bytes", Unit::Bytes), 1.0)),
+        "none" => Some((SampleType::samples(), 1.0)),
+        _ => None,
+    }
+}
+
+pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
+    let path = source.path.clone();
+    let bytes = source.read_capped(options.max_decompressed)?;
+    let mut warnings = Vec::new();
+    let parsed: FileJson = match std::str::from_utf8(&bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(e) => {
+            warnings.push(format!(
+                "{}: not valid UTF-8 (first bad byte at offset {}); read with U+FFFD in place \
+                 of the bad bytes",
+                path.display(),
+                e.valid_up_to()
+            ));
+            serde_json::from_str(&String::from_utf8_lossy(&bytes))
+        }
+    }
+    .map_err(|e| json_error(&path, &bytes, &e))?;
+    let mut profile = build(&path, parsed)?;
+    profile.meta.warnings.extend(warnings);
+    Ok(profile)
+}
+
+/// serde_json's message without its own " at line L column C" (the position goes where every
+/// whose error puts it), with the text around that column quoted.
+fn json_error(path: &Path, bytes: &[u8], e: &serde_json::Error) -> Error {
+    let message = e.to_string();
+    let message = message
+        .rsplit_once(" at line ")
+        .map_or(message.as_str(), |(m, _)| m);
+    let line_start = bytes
+        .split(|&b| b == b'\n')
+        .take(e.line().saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum::<usize>()
+        .min(bytes.len());
+    let line = bytes[line_start..]
+        .split(|&b| b == b'\n')
+        .next()
+        .unwrap_or(&[]);
+    let at = e.column().saturating_sub(1).min(line.len());
+    let near = &line[at.saturating_sub(30)..(at + 30).min(line.len())];
+    Error::input(
+        path,
+        Position::LineColumn(e.line() as u64, e.column() as u64),
+        format!(
+            "{message}, near {}: expected speedscope JSON ({{\"shared\": {{\"frames\": [...]}}, \
+             \"profiles\": [...]}})",
+            quote(near)
+        ),
+    )
+}
+
+/// The profile being built: sample types in order of first use, frames interned once each.
+struct Builder<'a> {
+    path: &'a Path,
+    profile: Profile,
+    frames: Vec<FrameId>,
+    values: Vec<u128>,
+    leaf_first: Vec<FrameId>,
+    rounded_counts: u64,
+}
+
+fn build(path: &Path, file: FileJson) -> Result<Profile> {
+    let shared_frames = file.shared.map(|s| s.frames).unwrap_or_default();
+    let pyspy = file
+        .exporter
+        .as_deref()
+        .is_some_and(|e| e.starts_with("py-spy"));
+    // every profile's sample type, in file order without repeats
+    let mut types: Vec<SampleType> = Vec::new();
+    let mut scales = Vec::with_capacity(file.profiles.len());
+    for (i, p) in file.profiles.iter().enumerate() {
+        let Some((ty, scale)) = sample_type(&p.unit) else {
+            return Err(Error::input(
+                path,
+                Position::Whole,
+                format!(
+                    "profile {i} ({}): unit {} is not one of speedscope's units (none, \
+                     nanoseconds, microseconds, milliseconds, seconds, bytes)",
+                    profile_name(p),
+                    quote(p.unit.as_bytes())
+                ),
+            ));
+        };
+        let index = types.iter().position(|t| *t == ty).unwrap_or_else(|| {
+            types.push(ty);
+            types.len() - 1
+        });
+        scales.push((index, scale));
+    }
+    if file.profiles.is_empty() {
+        return Err(Error::input(
+            path,
+            Position::Whole,
+            "no samples: `profiles` is empty",
+        ));
+    }
+    let mut b = Builder {
+        path,
+        profile: Profile::new(types.clone()),
+        values: vec![0; types.len()],
+        frames: Vec::with_capacity(shared_frames.len()),
+        leaf_first: Vec::new(),
+        rounded_counts: 0,
+    };
+    for f in &shared_frames {
+        let frame = make_frame(f, pyspy);
+        b.frames.push(b.profile.intern_frame(frame));
+    }
+    for (i, (p, (type_index, scale))) in file.profiles.iter().zip(scales).enumerate() {
+        let thread = p
+            .name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .map(|n| b.profile.intern_thread(n));
+        let at = Where {
+            index: i,
+            name: profile_name(p),
+        };
+        match p.kind.as_str() {
+            "sampled" => b.sampled(&at, p, thread, type_index, scale)?,
+            "evented" => b.evented(&at, p, thread, type_index, scale)?,
+            other => {
+                return Err(Error::input(
+                    path,
+                    Position::Whole,
+                    format!(
+                        "profile {at}: type {} is not `sampled` or `evented`",
+                        quote(other.as_bytes())
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(exporter) = file.exporter {
+        b.profile.meta.notes.push(format!("exporter: {exporter}"));
+    }
+    if let Some(name) = file.name.filter(|n| !n.is_empty()) {
+        b.profile.meta.notes.push(format!("name: {name}"));
+    }
+    if b.profile.rows().next().is_none() {
+        return Err(Error::input(
+            path,
+            Position::Whole,
+            "no samples: every profile is empty",
+        ));
+    }
+    if b.rounded_counts > 0 {
+        b.profile.meta.warnings.push(format!(
+            "{}: {} weight(s) or time(s) were not whole numbers of their unit (samples, \
+             nanoseconds or bytes); each was rounded to the nearest",
+            path.display(),
+            b.rounded_counts
+        ));
+    }
+    Ok(b.profile)
+}
+
+/// Which profile a message is about: its index and name.
+struct Where {
+    index: usize,
+    name: String,
+}
+
+impl std::fmt::Display for Where {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.index, self.name)
+    }
+}
+
+fn profile_name(p: &ProfileJson) -> String {
+    p.name
+        .as_deref()
+        .map_or_else(|| "unnamed".to_string(), |n| quote(n.as_bytes()))
+}
+
+/// py-spy's frames are Python functions with their file and line, the same as in its raw
+/// output: both go through [`names::pyspy_frame`], so one program read either way has the
+/// same frames. Other exporters' frames are read like folded frames, keeping file and line.
+fn make_frame(f: &FrameJson, pyspy: bool) -> Frame {
+    let line = f
+        .line
+        .filter(|l| l.is_finite() && *l >= 0.0 && *l <= f64::from(u32::MAX))
+        .map(|l| l as u32);
+    if pyspy && let Some(file) = &f.file {
+        let raw = match line {
+            Some(l) => format!("{} ({file}:{l})", f.name),
+            None => format!("{} ({file})", f.name),
+        };
+        if let Some(py) = names::pyspy_frame(&raw) {
+            return Frame {
+                name: py.name.into(),
+                file: Some(py.file.into()),
+                line: py.line,
+                kind: FrameKind::Interpreted,
+                module: None,
+            };
+        }
+    }
+    let mut frame = folded_frame(&f.name);
+    frame.file = f.file.as_deref().map(Into::into);
+    frame.line = line;
+    frame
+}
+
+impl Builder<'_> {
+    fn error(&self, at: &Where, message: String) -> Error {
+        Error::input(
+            self.path,
+            Position::Whole,
+            format!("profile {at}: {message}"),
+        )
+    }
+
+    /// A position (weight or time) in the file's unit as a whole number of whose's unit.
+    fn scaled(&mut self, at: &Where, what: &str, value: f64, scale: f64) -> Result<u128> {
+        if !value.is_finite() || value < 0.0 {
+            return Err(self.error(
+                at,
+                format!("{what} is {value}; expected a number of at least 0"),
+            ));
+        }
+        let scaled = (value * scale).round();
+        if scale == 1.0 && scaled != value {
+            self.rounded_counts += 1;
+        }
+        Ok(scaled as u128)
+    }
+
+    fn frame(&self, at: &Where, index: u64, what: &str) -> Result<FrameId> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.frames.get(i).copied())
+            .ok_or_else(|| {
+                self.error(
+                    at,
+                    format!(
+                        "{what} names frame {index}, but shared.frames has {} frame(s)",
+                        self.frames.len()
+                    ),
+                )
+            })
+    }
+
+    fn add(&mut self, stack_root_first: &[FrameId], thread: Option<ThreadId>, ty: usize, v: u128) {
+        self.leaf_first.clear();
+        self.leaf_first.extend(stack_root_first.iter().rev());
+        let stack = self.profile.intern_stack(&self.leaf_first);
+        self.values.iter_mut().for_each(|x| *x = 0);
+        self.values[ty] = v;
+        self.profile.add_sample(stack, thread, &self.values);
+    }
+
+    fn sampled(
+        &mut self,
+        at: &Where,
+        p: &ProfileJson,
+        thread: Option<ThreadId>,
+        ty: usize,
+        scale: f64,
+    ) -> Result<()> {
+        let samples = p.samples.as_deref().unwrap_or_default();
+        let weights = p.weights.as_deref().unwrap_or_default();
+        if samples.len() != weights.len() {
+            return Err(self.error(
+                at,
+                format!(
+                    "{} sample(s) but {} weight(s); a sampled profile has one weight per sample",
+                    samples.len(),
+                    weights.len()
+                ),
+            ));
+        }
+        let mut stack = Vec::new();
+        for (s, (sample, &weight)) in samples.iter().zip(weights).enumerate() {
+            stack.clear();
+            for &index in sample {
+                stack.push(self.frame(at, index, &format!("sample {s}"))?);
+            }
+            let value = self.scaled(at, &format!("the weight of sample {s}"), weight, scale)?;
+            self.add(&stack, thread, ty, value);
+        }
+        Ok(())
+    }
+
+    /// Replays the open/close events; each interval between two events is self time of the
+    /// stack open during it. A close must match the innermost open frame (speedscope refuses
+    /// such a file too); frames still open at the end are closed at `endValue`.
+    fn evented(
+        &mut self,
+        at: &Where,
+        p: &ProfileJson,
+        thread: Option<ThreadId>,
+        ty: usize,
+        scale: f64,
+    ) -> Result<()> {
+        let events = p.events.as_deref().unwrap_or_default();
+        let mut open: Vec<FrameId> = Vec::new();
+        let mut open_index: Vec<u64> = Vec::new();
+        let mut last: u128 = 0;
+        for (e, event) in events.iter().enumerate() {
+            let now = self.scaled(at, &format!("`at` of event {e}"), event.at, scale)?;
+            if now < last && e > 0 {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "event {e} is at {}, before the event ahead of it; expected events \
+                         in time order",
+                        event.at
+                    ),
+                ));
+            }
+            if !open.is_empty() && now > last {
+                let stack = std::mem::take(&mut open);
+                self.add(&stack, thread, ty, now - last);
+                open = stack;
+            }
+            last = now;
+            match event.kind.as_str() {
+                "O" => {
+                    open.push(self.frame(at, event.frame, &format!("event {e}"))?);
+                    open_index.push(event.frame);
+                }
+                "C" => {
+                    if open_index.last() != Some(&event.frame) {
+                        return Err(self.error(
+                            at,
+                            format!(
+                                "event {e} closes frame {} but the innermost open frame is {}",
+                                event.frame,
+                                open_index
+                                    .last()
+                                    .map_or_else(|| "none".to_string(), u64::to_string)
+                            ),
+                        ));
+                    }
+                    open.pop();
+                    open_index.pop();
+                }
+                other => {
+                    return Err(self.error(
+                        at,
+                        format!(
+                            "event {e} has type {}; expected \"O\" or \"C\"",
+                            quote(other.as_bytes())
+                        ),
+                    ));
+                }
+            }
+        }
+        if !open.is_empty() {
+            let end = match p.end_value {
+                Some(v) => self.scaled(at, "endValue", v, scale)?,
+                None => last,
+            };
+            if end > last {
+                let stack = std::mem::take(&mut open);
+                self.add(&stack, thread, ty, end - last);
+                open = stack;
+            }
+            self.profile.meta.warnings.push(format!(
+                "{}: profile {at}: {} frame(s) still open after the last event; closed at \
+                 endValue",
+                self.path.display(),
+                open.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_scale_to_whose_units() {
+        assert_eq!(sample_type("milliseconds").unwrap().1, 1e6);
+        assert_eq!(sample_type("none").unwrap().0, SampleType::samples());
+        assert_eq!(sample_type("bytes").unwrap().0.unit, Unit::Bytes);
+        assert!(sample_type("furlongs").is_none());
+    }
+}
