@@ -124,13 +124,13 @@ struct FactCache<'a> {
     rules: &'a RuleSet,
     classes: &'a Classification,
     types_as_frames: bool,
-    /// Facts of the stacks that more than one row refers to (`shared`); every other stack's
+    /// Facts of the stacks that more than one row refers to; every other stack's
     /// facts are computed once, used by its row and dropped, so that memory does not grow by
     /// a [`StackFacts`] per distinct stack (issue 17).
     facts: FxHashMap<StackId, StackFacts>,
-    /// Per stack: whether its facts are kept in `facts`; empty when each stack is asked for
-    /// once.
-    shared: Vec<bool>,
+    /// Per stack: how many weighed rows refer to it, saturating at 2; facts are kept for 2.
+    /// Empty when each stack is asked for once.
+    rows_per_stack: Vec<u8>,
     /// Lengths of the flat vectors that kept facts refer to; a stack that is not kept is
     /// computed past them, and its ranges stay valid until the next [`FactCache::get`].
     kept_lens: (usize, usize, usize),
@@ -149,7 +149,7 @@ impl<'a> FactCache<'a> {
         rules: &'a RuleSet,
         classes: &'a Classification,
         types_as_frames: bool,
-        shared: Vec<bool>,
+        rows_per_stack: Vec<u8>,
     ) -> FactCache<'a> {
         FactCache {
             profile,
@@ -157,7 +157,7 @@ impl<'a> FactCache<'a> {
             classes,
             types_as_frames,
             facts: FxHashMap::default(),
-            shared,
+            rows_per_stack,
             kept_lens: (0, 0, 0),
             owners_flat: Vec::new(),
             categories_flat: Vec::new(),
@@ -178,7 +178,7 @@ impl<'a> FactCache<'a> {
         self.categories_flat.truncate(categories);
         self.frames_flat.truncate(frames);
         let f = self.compute(stack);
-        if self.shared.get(stack.0 as usize) == Some(&true) {
+        if self.rows_per_stack.get(stack.0 as usize) == Some(&2) {
             self.kept_lens = (
                 self.owners_flat.len(),
                 self.categories_flat.len(),
@@ -347,8 +347,13 @@ pub fn aggregate(
         }
     }
     let distinct_stacks = rows_per_stack.iter().filter(|&&n| n > 0).count();
-    let shared = rows_per_stack.into_iter().map(|n| n > 1).collect();
-    let mut cache = FactCache::new(profile, rules, classes, options.types_as_frames, shared);
+    let mut cache = FactCache::new(
+        profile,
+        rules,
+        classes,
+        options.types_as_frames,
+        rows_per_stack,
+    );
     let n_owners = rules.owners().len();
     let mut all = Attribution::new(n_owners);
     let mut threads: FxHashMap<String, Attribution> = FxHashMap::default();
@@ -596,8 +601,6 @@ fn heaviest<'p>(
             }
         }
     }
-    // frame ids only (4 bytes an entry); weights are looked up in `totals` and `merged`
-    let mut entries: Vec<FrameId> = first_of_label.into_iter().collect();
     let weight = |f: FrameId| merged.get(&f).copied().unwrap_or_else(|| totals.get(f));
     let order = |a: &FrameId, b: &FrameId| {
         weight(*b)
@@ -605,16 +608,34 @@ fn heaviest<'p>(
             .then_with(|| owner_name(*a).cmp(owner_name(*b)))
             .then_with(|| label(*a).cmp(&label(*b)))
     };
-    if per_owner {
-        entries.sort_unstable_by_key(|&f| owner_name(f));
-    }
-    let mut kept = Vec::new();
-    for group in entries.chunk_by_mut(|&a, &b| !per_owner || owner_name(a) == owner_name(b)) {
-        if group.len() > top {
-            group.select_nth_unstable_by(top - 1, order);
+    // the best `top` of each group (each owner, or all), straight from the index: no list of
+    // every entry; `worst` is the position of the group's last kept entry once it is full
+    let mut groups: Vec<(&str, Vec<FrameId>, usize)> = Vec::new();
+    for f in first_of_label.iter().copied() {
+        let key = if per_owner { owner_name(f) } else { "" };
+        let group = match groups.iter().position(|g| g.0 == key) {
+            Some(i) => &mut groups[i],
+            None => {
+                groups.push((key, Vec::with_capacity(top), 0));
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        let (_, kept, worst) = group;
+        if kept.len() < top {
+            kept.push(f);
+        } else if order(&f, &kept[*worst]).is_lt() {
+            kept[*worst] = f;
+        } else {
+            continue;
         }
-        kept.extend_from_slice(&group[..top.min(group.len())]);
+        if kept.len() == top {
+            *worst = (0..top)
+                .max_by(|&i, &j| order(&kept[i], &kept[j]))
+                .expect("top > 0");
+        }
     }
+    drop(first_of_label);
+    let mut kept: Vec<FrameId> = groups.into_iter().flat_map(|g| g.1).collect();
     kept.sort_by(order);
     kept.into_iter()
         .map(|f| FrameWeight {
