@@ -14,6 +14,7 @@ mod it {
     mod gate;
     mod goldens;
     mod hardening;
+    mod memory;
     mod mutations;
     mod output;
     mod perf_data;
