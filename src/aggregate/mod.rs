@@ -415,6 +415,9 @@ pub fn aggregate(
             *types.entry(t).or_default().entry(facts.owner).or_default() += w;
         }
     }
+    // the facts, marks and per-stack counts are done with: free them before the frame lists
+    // build their indexes, which is when memory peaks on millions of distinct frames
+    drop(cache);
     let owner_of = |f: FrameId| classes.owner_of(f);
     let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
     let name_frames = |totals: FrameTotals, per_owner: bool| {

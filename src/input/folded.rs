@@ -30,12 +30,12 @@ pub fn read(mut source: Source, format: InputFormat, options: &ReadOptions) -> R
     folder.finish()
 }
 
-/// Bytes the cache of distinct stack texts may hold: about 700 k lines of 20 bytes or 6 k
-/// JVM stacks of 5 KB, more than the few thousand distinct stacks of a real recording.
-const STACK_CACHE_BYTES: usize = 32 << 20;
+/// Bytes the cache of distinct stack texts may hold: about 350 k lines of 20 bytes or 3 k
+/// JVM stacks of 5 KB, the few thousand distinct stacks of a real recording.
+const STACK_CACHE_BYTES: usize = 16 << 20;
 
 /// Bytes the cache of distinct raw frame texts may hold.
-const FRAME_CACHE_BYTES: usize = 8 << 20;
+const FRAME_CACHE_BYTES: usize = 4 << 20;
 
 struct Folder {
     path: PathBuf,

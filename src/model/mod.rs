@@ -60,8 +60,12 @@ pub struct Profile {
     frames: Interner<Frame>,
     stacks: SliceInterner<FrameId>,
     threads: Interner<Box<str>>,
-    /// Row ids, found by hashing `row_keys[id]`: the key is stored once, in `row_keys`.
-    row_index: HashTable<u32>,
+    /// The row of each stack without a thread, by `StackId` ([`NO_ROW`]: none yet): four
+    /// bytes a stack and no hashing for the usual folded or pprof input.
+    stack_rows: Vec<u32>,
+    /// Rows with a thread, found by hashing `row_keys[id]`: the key is stored once, in
+    /// `row_keys`.
+    thread_rows: HashTable<u32>,
     row_keys: Vec<RowKey>,
     /// Row-major: `values[row * sample_types.len() + type]`.
     values: Vec<u128>,
@@ -77,7 +81,8 @@ impl Profile {
             frames: Interner::default(),
             stacks: SliceInterner::default(),
             threads: Interner::default(),
-            row_index: HashTable::new(),
+            stack_rows: Vec::new(),
+            thread_rows: HashTable::new(),
             row_keys: Vec::new(),
             values: Vec::new(),
             meta: ProfileMeta::default(),
@@ -107,22 +112,45 @@ impl Profile {
         debug_assert_eq!(values.len(), self.sample_types.len());
         let n = self.sample_types.len();
         let key = RowKey::new(stack, thread);
-        let hash = FxBuildHasher.hash_one(key);
-        let keys = &self.row_keys;
-        match self.row_index.find(hash, |&row| keys[row as usize] == key) {
-            Some(&row) => {
-                let slot = &mut self.values[row as usize * n..(row as usize + 1) * n];
-                for (s, v) in slot.iter_mut().zip(values) {
-                    *s = s.saturating_add(*v);
-                }
-            }
-            None => {
-                let row = self.row_keys.len() as u32;
-                self.row_keys.push(key);
-                self.values.extend_from_slice(values);
+        let found = match thread {
+            None => self
+                .stack_rows
+                .get(stack.0 as usize)
+                .copied()
+                .filter(|&row| row != NO_ROW),
+            Some(_) => {
                 let keys = &self.row_keys;
-                self.row_index
-                    .insert_unique(hash, row, |&row| FxBuildHasher.hash_one(keys[row as usize]));
+                self.thread_rows
+                    .find(FxBuildHasher.hash_one(key), |&row| {
+                        keys[row as usize] == key
+                    })
+                    .copied()
+            }
+        };
+        if let Some(row) = found {
+            let slot = &mut self.values[row as usize * n..(row as usize + 1) * n];
+            for (s, v) in slot.iter_mut().zip(values) {
+                *s = s.saturating_add(*v);
+            }
+            return;
+        }
+        let row = self.row_keys.len() as u32;
+        self.row_keys.push(key);
+        self.values.extend_from_slice(values);
+        match thread {
+            None => {
+                let i = stack.0 as usize;
+                if self.stack_rows.len() <= i {
+                    self.stack_rows.resize(i + 1, NO_ROW);
+                }
+                self.stack_rows[i] = row;
+            }
+            Some(_) => {
+                let keys = &self.row_keys;
+                self.thread_rows
+                    .insert_unique(FxBuildHasher.hash_one(key), row, |&row| {
+                        FxBuildHasher.hash_one(keys[row as usize])
+                    });
             }
         }
     }
@@ -216,6 +244,9 @@ impl Profile {
         Ok(())
     }
 }
+
+/// No row yet, in [`Profile`]'s `stack_rows`.
+const NO_ROW: u32 = u32::MAX;
 
 /// A row's (stack, thread) in 8 bytes rather than the 12 of `(StackId, Option<ThreadId>)`: the
 /// key is held once per distinct row (issue 17).
