@@ -15,6 +15,7 @@ mod it {
     mod goldens;
     mod hardening;
     mod inline_live;
+    mod memory;
     mod memory_caps;
     mod mutations;
     mod output;

@@ -192,7 +192,8 @@ pub fn flame_lines(
         rules,
         classes,
         options,
-        facts: FactCache::new(profile, rules, classes, options.types_as_frames),
+        // each stack once: nothing to keep
+        facts: FactCache::new(profile, rules, classes, options.types_as_frames, Vec::new()),
         texts: FxHashMap::default(),
         frame_owners: Vec::new(),
         roots: FxHashMap::default(),

@@ -17,10 +17,14 @@ pub mod quality;
 pub mod report;
 
 use crate::classify::{Classification, RuleSet};
-use crate::model::{Category, FrameId, FrameKind, OwnerId, Profile, StackId, UNCLASSIFIED};
+use crate::model::{Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId};
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 use marks::Marks;
 use quality::Quality;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::borrow::Cow;
+use std::hash::BuildHasher;
 
 /// What to aggregate. Built once from the command line.
 #[derive(Debug, Clone)]
@@ -120,7 +124,16 @@ struct FactCache<'a> {
     rules: &'a RuleSet,
     classes: &'a Classification,
     types_as_frames: bool,
-    facts: Vec<Option<StackFacts>>,
+    /// Facts of the stacks that more than one row refers to; every other stack's
+    /// facts are computed once, used by its row and dropped, so that memory does not grow by
+    /// a [`StackFacts`] per distinct stack (issue 17).
+    facts: FxHashMap<StackId, StackFacts>,
+    /// Per stack: how many weighed rows refer to it, saturating at 2; facts are kept for 2.
+    /// Empty when each stack is asked for once.
+    rows_per_stack: Vec<u8>,
+    /// Lengths of the flat vectors that kept facts refer to; a stack that is not kept is
+    /// computed past them, and its ranges stay valid until the next [`FactCache::get`].
+    kept_lens: (usize, usize, usize),
     owners_flat: Vec<OwnerId>,
     categories_flat: Vec<u8>,
     frames_flat: Vec<FrameId>,
@@ -136,13 +149,16 @@ impl<'a> FactCache<'a> {
         rules: &'a RuleSet,
         classes: &'a Classification,
         types_as_frames: bool,
+        rows_per_stack: Vec<u8>,
     ) -> FactCache<'a> {
         FactCache {
             profile,
             rules,
             classes,
             types_as_frames,
-            facts: vec![None; profile.stack_count()],
+            facts: FxHashMap::default(),
+            rows_per_stack,
+            kept_lens: (0, 0, 0),
             owners_flat: Vec::new(),
             categories_flat: Vec::new(),
             frames_flat: Vec::new(),
@@ -152,12 +168,24 @@ impl<'a> FactCache<'a> {
         }
     }
 
+    /// The facts of `stack`; their ranges into the flat vectors hold until the next call.
     fn get(&mut self, stack: StackId) -> StackFacts {
-        if let Some(f) = &self.facts[stack.0 as usize] {
+        if let Some(f) = self.facts.get(&stack) {
             return f.clone();
         }
+        let (owners, categories, frames) = self.kept_lens;
+        self.owners_flat.truncate(owners);
+        self.categories_flat.truncate(categories);
+        self.frames_flat.truncate(frames);
         let f = self.compute(stack);
-        self.facts[stack.0 as usize] = Some(f.clone());
+        if self.rows_per_stack.get(stack.0 as usize) == Some(&2) {
+            self.kept_lens = (
+                self.owners_flat.len(),
+                self.categories_flat.len(),
+                self.frames_flat.len(),
+            );
+            self.facts.insert(stack, f.clone());
+        }
         f
     }
 
@@ -306,13 +334,33 @@ pub fn aggregate(
     classes: &Classification,
     options: &AggregateOptions,
 ) -> Aggregate {
-    let mut cache = FactCache::new(profile, rules, classes, options.types_as_frames);
+    // how many weighed rows refer to each stack, saturating at 2: a stack of one row needs
+    // its facts once, and the count of stacks with any is the report's distinct stacks
+    let mut rows_per_stack = vec![0u8; profile.stack_count()];
+    let mut metric_total = 0u128;
+    for row in profile.rows() {
+        let w = row.values[options.metric];
+        if w != 0 {
+            let n = &mut rows_per_stack[row.stack.0 as usize];
+            *n = (*n + 1).min(2);
+            metric_total = metric_total.saturating_add(w);
+        }
+    }
+    let distinct_stacks = rows_per_stack.iter().filter(|&&n| n > 0).count();
+    let mut cache = FactCache::new(
+        profile,
+        rules,
+        classes,
+        options.types_as_frames,
+        rows_per_stack,
+    );
     let n_owners = rules.owners().len();
     let mut all = Attribution::new(n_owners);
     let mut threads: FxHashMap<String, Attribution> = FxHashMap::default();
-    let mut self_frames: FxHashMap<(OwnerId, FrameId), u128> = FxHashMap::default();
-    let mut owner_frames: FxHashMap<(OwnerId, FrameId), u128> = FxHashMap::default();
-    let mut unclassified: FxHashMap<FrameId, u128> = FxHashMap::default();
+    // The owner of a self or owner frame is the frame's own owner, so these are per frame.
+    let mut self_frames = FrameTotals::new(profile.frame_count(), metric_total);
+    let mut owner_frames = FrameTotals::new(profile.frame_count(), metric_total);
+    let mut unclassified = FrameTotals::new(profile.frame_count(), metric_total);
     let mut types: FxHashMap<FrameId, FxHashMap<OwnerId, u128>> = FxHashMap::default();
     let mut quality = Quality::default();
     let mut unresolved_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
@@ -357,29 +405,26 @@ pub fn aggregate(
                 .add(&facts, &cache, w, rules);
         }
         if let Some(f) = facts.self_frame {
-            *self_frames.entry((facts.self_owner, f)).or_default() += w;
+            self_frames.add(f, w);
         }
         if let Some(f) = facts.owner_frame {
-            *owner_frames.entry((facts.owner, f)).or_default() += w;
+            owner_frames.add(f, w);
         }
         let (a, b) = facts.unclassified;
         for &f in &cache.frames_flat[a as usize..b as usize] {
-            *unclassified.entry(f).or_default() += w;
+            unclassified.add(f, w);
         }
         if let Some(t) = facts.alloc_type {
             *types.entry(t).or_default().entry(facts.owner).or_default() += w;
         }
     }
-    let name_frames = |map: FxHashMap<(OwnerId, FrameId), u128>, per_owner: bool| {
-        heaviest(
-            map.into_iter().map(|((o, f), w)| FrameWeight {
-                owner: rules.owner(o).name.clone(),
-                frame: profile.frame(f).name.to_string(),
-                weight: w,
-            }),
-            options.top,
-            per_owner,
-        )
+    // the facts, marks and per-stack counts are done with: free them before the frame lists
+    // build their indexes, which is when memory peaks on millions of distinct frames
+    drop(cache);
+    let owner_of = |f: FrameId| classes.owner_of(f);
+    let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
+    let name_frames = |totals: FrameTotals, per_owner: bool| {
+        heaviest(totals, rules, &owner_of, &name, options.top, per_owner)
     };
     let mut by_module: Vec<quality::UnresolvedWeight> = unresolved_modules
         .into_iter()
@@ -404,8 +449,8 @@ pub fn aggregate(
     quality.recording = profile.meta.recording.clone();
     let suggested_user = quality::suggest_user_prefix(
         unclassified
-            .iter()
-            .map(|(&f, &w)| (&*profile.frame(f).name, w)),
+            .weighed()
+            .map(|(f, w)| (&*profile.frame(f).name, w)),
         all.total,
     );
     let mut threads: Vec<(String, Attribution)> = threads.into_iter().collect();
@@ -415,11 +460,10 @@ pub fn aggregate(
         top_self: name_frames(self_frames, true),
         top_owner_frames: name_frames(owner_frames, false),
         unclassified_frames: heaviest(
-            unclassified.into_iter().map(|(f, w)| FrameWeight {
-                owner: UNCLASSIFIED.to_string(),
-                frame: profile.frame(f).to_string(),
-                weight: w,
-            }),
+            unclassified,
+            rules,
+            &|_| OwnerId::UNCLASSIFIED,
+            &|f| frame_label(profile.frame(f)),
             options.top,
             false,
         ),
@@ -427,7 +471,7 @@ pub fn aggregate(
         threads,
         quality,
         suggested_user,
-        distinct_stacks: cache.facts.iter().filter(|f| f.is_some()).count(),
+        distinct_stacks,
     }
 }
 
@@ -446,7 +490,8 @@ pub fn stack_owners(
     classes: &Classification,
     types_as_frames: bool,
 ) -> Vec<StackOwners> {
-    let mut cache = FactCache::new(profile, rules, classes, types_as_frames);
+    // each stack is asked for once: nothing to keep
+    let mut cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
     (0..profile.stack_count())
         .map(|i| {
             let facts = cache.get(StackId(i as u32));
@@ -475,42 +520,151 @@ pub fn frame_inclusive_weights(profile: &Profile, metric: usize) -> Vec<u128> {
     weights
 }
 
-/// Merges entries of equal (owner, frame name) — frames that differ only by line or module
-/// read as one function — then keeps the heaviest `top` (per owner when `per_owner`).
-fn heaviest(
-    items: impl Iterator<Item = FrameWeight>,
+/// Weight per frame, dense by `FrameId`, in the narrowest integer that holds the metric's
+/// total: 4 bytes a frame for most profiles, where the hash maps of (owner, frame) to u128
+/// they replace cost about 70 bytes per distinct frame (issue 17). A list adds a row's weight
+/// to a frame at most once (one self frame, one owner frame, each unclassified frame once per
+/// stack), so no frame's sum passes the total and no addition can overflow.
+enum FrameTotals {
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    U128(Vec<u128>),
+}
+
+impl FrameTotals {
+    /// Totals of `frames` frames whose sums are at most `total`.
+    fn new(frames: usize, total: u128) -> FrameTotals {
+        if total <= u128::from(u32::MAX) {
+            FrameTotals::U32(vec![0; frames])
+        } else if total <= u128::from(u64::MAX) {
+            FrameTotals::U64(vec![0; frames])
+        } else {
+            FrameTotals::U128(vec![0; frames])
+        }
+    }
+
+    /// Adds `w`; saturating only to stay panic-free should the bound above ever not hold.
+    fn add(&mut self, f: FrameId, w: u128) {
+        let i = f.0 as usize;
+        match self {
+            FrameTotals::U32(v) => v[i] = v[i].saturating_add(w.try_into().unwrap_or(u32::MAX)),
+            FrameTotals::U64(v) => v[i] = v[i].saturating_add(w.try_into().unwrap_or(u64::MAX)),
+            FrameTotals::U128(v) => v[i] = v[i].saturating_add(w),
+        }
+    }
+
+    fn get(&self, f: FrameId) -> u128 {
+        let i = f.0 as usize;
+        match self {
+            FrameTotals::U32(v) => v[i].into(),
+            FrameTotals::U64(v) => v[i].into(),
+            FrameTotals::U128(v) => v[i],
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            FrameTotals::U32(v) => v.len(),
+            FrameTotals::U64(v) => v.len(),
+            FrameTotals::U128(v) => v.len(),
+        }
+    }
+
+    /// Every frame with weight, in id order.
+    fn weighed(&self) -> impl Iterator<Item = (FrameId, u128)> + '_ {
+        (0..self.len() as u32)
+            .map(|i| (FrameId(i), self.get(FrameId(i))))
+            .filter(|&(_, w)| w > 0)
+    }
+}
+
+/// How a frame reads in the unclassified list: its name and module, as `Frame` displays.
+fn frame_label(frame: &Frame) -> Cow<'_, str> {
+    match frame.module {
+        None => Cow::Borrowed(&frame.name),
+        Some(_) => Cow::Owned(frame.to_string()),
+    }
+}
+
+/// The heaviest `top` entries of `totals` (per owner when `per_owner`), named for display.
+/// Frames of one owner whose labels are equal (frames that differ only by line or module read
+/// as one function) are merged into one entry first. Ordered by weight, then owner name, then
+/// label. Works on frame ids and allocates names only for what it keeps, so a profile of
+/// millions of distinct frames costs an index of the merged entries, not a string each.
+fn heaviest<'p>(
+    totals: FrameTotals,
+    rules: &RuleSet,
+    owner_of: &dyn Fn(FrameId) -> OwnerId,
+    label: &dyn Fn(FrameId) -> Cow<'p, str>,
     top: usize,
     per_owner: bool,
 ) -> Vec<FrameWeight> {
-    let mut merged: FxHashMap<(String, String), u128> = FxHashMap::default();
-    for item in items {
-        *merged.entry((item.owner, item.frame)).or_default() += item.weight;
+    if top == 0 {
+        return Vec::new();
     }
-    let mut list: Vec<FrameWeight> = merged
-        .into_iter()
-        .map(|((owner, frame), weight)| FrameWeight {
-            owner,
-            frame,
-            weight,
+    let owner_name = |f: FrameId| rules.owner(owner_of(f)).name.as_str();
+    let hash = |f: FrameId| FxBuildHasher.hash_one((owner_name(f), &*label(f)));
+    let same = |a: FrameId, b: FrameId| owner_name(a) == owner_name(b) && label(a) == label(b);
+    // the first frame of each (owner, label) stands for the others; the sums of those that
+    // stand for more than one are kept apart, in u128 (one stack may hold two frames of one
+    // label, so such a sum may pass the total that sized `totals`)
+    let mut first_of_label: HashTable<FrameId> = HashTable::new();
+    let mut merged: FxHashMap<FrameId, u128> = FxHashMap::default();
+    for (f, w) in totals.weighed() {
+        match first_of_label.entry(hash(f), |&g| same(f, g), |&g| hash(g)) {
+            Entry::Occupied(first) => {
+                let first = *first.get();
+                let sum = merged.entry(first).or_insert_with(|| totals.get(first));
+                *sum = sum.saturating_add(w);
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(f);
+            }
+        }
+    }
+    let weight = |f: FrameId| merged.get(&f).copied().unwrap_or_else(|| totals.get(f));
+    let order = |a: &FrameId, b: &FrameId| {
+        weight(*b)
+            .cmp(&weight(*a))
+            .then_with(|| owner_name(*a).cmp(owner_name(*b)))
+            .then_with(|| label(*a).cmp(&label(*b)))
+    };
+    // the best `top` of each group (each owner, or all), straight from the index: no list of
+    // every entry; `worst` is the position of the group's last kept entry once it is full
+    let mut groups: Vec<(&str, Vec<FrameId>, usize)> = Vec::new();
+    for f in first_of_label.iter().copied() {
+        let key = if per_owner { owner_name(f) } else { "" };
+        let group = match groups.iter().position(|g| g.0 == key) {
+            Some(i) => &mut groups[i],
+            None => {
+                groups.push((key, Vec::with_capacity(top), 0));
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        let (_, kept, worst) = group;
+        if kept.len() < top {
+            kept.push(f);
+        } else if order(&f, &kept[*worst]).is_lt() {
+            kept[*worst] = f;
+        } else {
+            continue;
+        }
+        if kept.len() == top {
+            *worst = (0..top)
+                .max_by(|&i, &j| order(&kept[i], &kept[j]))
+                .expect("top > 0");
+        }
+    }
+    drop(first_of_label);
+    let mut kept: Vec<FrameId> = groups.into_iter().flat_map(|g| g.1).collect();
+    kept.sort_by(order);
+    kept.into_iter()
+        .map(|f| FrameWeight {
+            owner: owner_name(f).to_string(),
+            frame: label(f).into_owned(),
+            weight: weight(f),
         })
-        .collect();
-    list.sort_by(|a, b| {
-        b.weight
-            .cmp(&a.weight)
-            .then_with(|| a.owner.cmp(&b.owner))
-            .then_with(|| a.frame.cmp(&b.frame))
-    });
-    if !per_owner {
-        list.truncate(top);
-        return list;
-    }
-    let mut kept: FxHashMap<String, usize> = FxHashMap::default();
-    list.retain(|fw| {
-        let n = kept.entry(fw.owner.clone()).or_default();
-        *n += 1;
-        *n <= top
-    });
-    list
+        .collect()
 }
 
 fn type_weights(
@@ -545,6 +699,27 @@ fn type_weights(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frame_totals_are_as_wide_as_the_total_needs() {
+        let most = [u128::from(u32::MAX), u128::from(u64::MAX), u128::MAX];
+        for (i, total) in most.into_iter().enumerate() {
+            let mut t = FrameTotals::new(3, total);
+            let width = match t {
+                FrameTotals::U32(_) => 0,
+                FrameTotals::U64(_) => 1,
+                FrameTotals::U128(_) => 2,
+            };
+            assert_eq!(width, i);
+            t.add(FrameId(1), total - 5);
+            t.add(FrameId(1), 5);
+            t.add(FrameId(2), 1);
+            assert_eq!(
+                t.weighed().collect::<Vec<_>>(),
+                [(FrameId(1), total), (FrameId(2), 1)]
+            );
+        }
+    }
 
     #[test]
     fn thread_pools_fold() {

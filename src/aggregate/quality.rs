@@ -541,15 +541,14 @@ pub fn suggest_user_prefix<'a>(
     frames: impl Iterator<Item = (&'a str, u128)>,
     total: u128,
 ) -> Option<(String, u128)> {
-    let mut by_prefix: Vec<(String, u128)> = Vec::new();
+    // a map, not a list searched per frame: millions of distinct prefixes made that quadratic
+    let mut by_prefix: rustc_hash::FxHashMap<String, u128> = Default::default();
     for (name, weight) in frames {
         let Some(prefix) = package_prefix(name) else {
             continue;
         };
-        match by_prefix.iter_mut().find(|(p, _)| *p == prefix) {
-            Some((_, w)) => *w = (*w).max(weight),
-            None => by_prefix.push((prefix, weight)),
-        }
+        let w = by_prefix.entry(prefix).or_default();
+        *w = (*w).max(weight);
     }
     by_prefix
         .into_iter()

@@ -14,7 +14,7 @@ mod units;
 mod unresolved;
 
 pub use frame::{Frame, FrameKind};
-pub use intern::Interner;
+pub use intern::{BoundedTextMap, Interner, SliceInterner};
 pub use owner::{Category, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
     CallGraph, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
@@ -22,7 +22,9 @@ pub use recording::{
 pub use units::{SampleType, Unit};
 pub use unresolved::{Unresolved, UnresolvedModule};
 
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
+use std::hash::BuildHasher;
 
 /// Index of a distinct frame within one profile; meaningless in any other profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -66,10 +68,15 @@ pub struct Profile {
     /// Index into `sample_types` used when the user names no metric.
     pub default_sample_type: usize,
     frames: Interner<Frame>,
-    stacks: Interner<Box<[FrameId]>>,
+    stacks: SliceInterner<FrameId>,
     threads: Interner<Box<str>>,
-    row_index: FxHashMap<(StackId, Option<ThreadId>), u32>,
-    row_keys: Vec<(StackId, Option<ThreadId>)>,
+    /// The row of each stack without a thread, by `StackId` ([`NO_ROW`]: none yet): four
+    /// bytes a stack and no hashing for the usual folded or pprof input.
+    stack_rows: Vec<u32>,
+    /// Rows with a thread, found by hashing `row_keys[id]`: the key is stored once, in
+    /// `row_keys`.
+    thread_rows: HashTable<u32>,
+    row_keys: Vec<RowKey>,
     /// Row-major: `values[row * sample_types.len() + type]`.
     values: Vec<u128>,
     pub meta: ProfileMeta,
@@ -82,9 +89,10 @@ impl Profile {
             sample_types,
             default_sample_type: 0,
             frames: Interner::default(),
-            stacks: Interner::default(),
+            stacks: SliceInterner::default(),
             threads: Interner::default(),
-            row_index: FxHashMap::default(),
+            stack_rows: Vec::new(),
+            thread_rows: HashTable::new(),
             row_keys: Vec::new(),
             values: Vec::new(),
             meta: ProfileMeta::default(),
@@ -100,7 +108,7 @@ impl Profile {
     }
 
     pub fn intern_stack(&mut self, leaf_first: &[FrameId]) -> StackId {
-        StackId(self.stacks.intern::<[FrameId]>(leaf_first))
+        StackId(self.stacks.intern(leaf_first))
     }
 
     pub fn intern_thread(&mut self, name: &str) -> ThreadId {
@@ -113,15 +121,46 @@ impl Profile {
     pub fn add_sample(&mut self, stack: StackId, thread: Option<ThreadId>, values: &[u128]) {
         debug_assert_eq!(values.len(), self.sample_types.len());
         let n = self.sample_types.len();
-        let next = self.row_keys.len() as u32;
-        let row = *self.row_index.entry((stack, thread)).or_insert(next);
-        if row == next {
-            self.row_keys.push((stack, thread));
-            self.values.extend_from_slice(values);
-        } else {
+        let key = RowKey::new(stack, thread);
+        let found = match thread {
+            None => self
+                .stack_rows
+                .get(stack.0 as usize)
+                .copied()
+                .filter(|&row| row != NO_ROW),
+            Some(_) => {
+                let keys = &self.row_keys;
+                self.thread_rows
+                    .find(FxBuildHasher.hash_one(key), |&row| {
+                        keys[row as usize] == key
+                    })
+                    .copied()
+            }
+        };
+        if let Some(row) = found {
             let slot = &mut self.values[row as usize * n..(row as usize + 1) * n];
             for (s, v) in slot.iter_mut().zip(values) {
                 *s = s.saturating_add(*v);
+            }
+            return;
+        }
+        let row = self.row_keys.len() as u32;
+        self.row_keys.push(key);
+        self.values.extend_from_slice(values);
+        match thread {
+            None => {
+                let i = stack.0 as usize;
+                if self.stack_rows.len() <= i {
+                    self.stack_rows.resize(i + 1, NO_ROW);
+                }
+                self.stack_rows[i] = row;
+            }
+            Some(_) => {
+                let keys = &self.row_keys;
+                self.thread_rows
+                    .insert_unique(FxBuildHasher.hash_one(key), row, |&row| {
+                        FxBuildHasher.hash_one(keys[row as usize])
+                    });
             }
         }
     }
@@ -155,9 +194,9 @@ impl Profile {
         self.row_keys
             .iter()
             .zip(self.values.chunks(n))
-            .map(|(&(stack, thread), values)| Row {
-                stack,
-                thread,
+            .map(|(&key, values)| Row {
+                stack: key.stack,
+                thread: key.thread(),
                 values,
             })
     }
@@ -198,7 +237,8 @@ impl Profile {
         if self.values.len() != self.row_keys.len() * n {
             return Err(Invalid::ValueMatrix);
         }
-        for &(stack, thread) in &self.row_keys {
+        for &key in &self.row_keys {
+            let (stack, thread) = (key.stack, key.thread());
             if stack.0 as usize >= self.stacks.len() {
                 return Err(Invalid::MissingStack(stack.0));
             }
@@ -212,6 +252,33 @@ impl Profile {
             }
         }
         Ok(())
+    }
+}
+
+/// No row yet, in [`Profile`]'s `stack_rows`.
+const NO_ROW: u32 = u32::MAX;
+
+/// A row's (stack, thread) in 8 bytes rather than the 12 of `(StackId, Option<ThreadId>)`: the
+/// key is held once per distinct row (issue 17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct RowKey {
+    stack: StackId,
+    /// The thread id, or [`RowKey::NO_THREAD`]; no profile has 2^32 - 1 threads.
+    thread: u32,
+}
+
+impl RowKey {
+    const NO_THREAD: u32 = u32::MAX;
+
+    fn new(stack: StackId, thread: Option<ThreadId>) -> RowKey {
+        RowKey {
+            stack,
+            thread: thread.map_or(RowKey::NO_THREAD, |t| t.0),
+        }
+    }
+
+    fn thread(self) -> Option<ThreadId> {
+        (self.thread != RowKey::NO_THREAD).then_some(ThreadId(self.thread))
     }
 }
 
