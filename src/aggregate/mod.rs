@@ -64,6 +64,9 @@ pub struct TypeWeight {
 #[derive(Debug, Clone, Default)]
 pub struct Attribution {
     pub total: u128,
+    /// The part of `total` in samples without a stack: in no owner or category, in every
+    /// view (shown as [`crate::model::NO_STACK`]).
+    pub stackless: u128,
     /// Indexed by `OwnerId`.
     pub owners: Vec<ViewWeights>,
     /// Indexed by `Category::ALL` position.
@@ -89,6 +92,9 @@ pub struct Aggregate {
     /// The `--user PREFIX` that would claim the heaviest unclassified frames, and the weight
     /// of the heaviest of them.
     pub suggested_user: Option<(String, u128)>,
+    /// The negative part of a delta profile's values in the metric, attributed as the
+    /// positive part is; shares are never computed from it (see `model::NegativeWeights`).
+    pub negative: Attribution,
 }
 
 /// Facts about one distinct stack that do not depend on the row's weight.
@@ -105,6 +111,8 @@ struct StackFacts {
     unclassified: (u32, u32),
     /// Frames in the stack (allocated-type leaves skipped unless they are frames).
     depth: usize,
+    /// The sample had no frame at all (not even an allocated type).
+    stackless: bool,
     /// Only transparent frames, and no root: a stack cut short (see [`quality`]).
     ownerless: bool,
     leaf_unresolved: bool,
@@ -214,6 +222,7 @@ impl<'a> FactCache<'a> {
             |f: Option<FrameId>, o: OwnerId| f.is_none_or(|f| quality::is_unresolved(frame(f), o));
         let leaf_unresolved = unresolved(frames.first().copied(), self_owner);
         StackFacts {
+            stackless: all.is_empty(),
             depth: frames.len(),
             ownerless: owner_pos.is_none()
                 && quality::is_cut_short(
@@ -258,6 +267,7 @@ impl Attribution {
     fn new(owners: usize) -> Attribution {
         Attribution {
             total: 0,
+            stackless: 0,
             owners: vec![ViewWeights::default(); owners],
             categories: vec![ViewWeights::default(); Category::ALL.len()],
         }
@@ -265,6 +275,10 @@ impl Attribution {
 
     fn add(&mut self, facts: &StackFacts, cache: &FactCache<'_>, w: u128, rules: &RuleSet) {
         self.total += w;
+        if facts.stackless {
+            self.stackless += w;
+            return;
+        }
         self.owners[facts.self_owner.0 as usize].self_ += w;
         self.owners[facts.owner.0 as usize].owner += w;
         let cat = |o: OwnerId| category_index(rules.owner(o).category) as usize;
@@ -324,6 +338,20 @@ pub fn aggregate(
         }
         let facts = cache.get(row.stack);
         all.add(&facts, &cache, w, rules);
+        if options.threads {
+            let name = row.thread.map_or_else(
+                || "(no thread)".to_string(),
+                |t| thread_group(profile.thread_name(t)),
+            );
+            threads
+                .entry(name)
+                .or_insert_with(|| Attribution::new(n_owners))
+                .add(&facts, &cache, w, rules);
+        }
+        if facts.stackless {
+            // no frame: nothing to judge the recording's quality by, nothing to list
+            continue;
+        }
         quality.max_depth = quality.max_depth.max(facts.depth);
         if facts.ownerless {
             quality.ownerless += w;
@@ -346,16 +374,6 @@ pub fn aggregate(
         if facts.leaf_module_only {
             quality.module_only_leaf += w;
         }
-        if options.threads {
-            let name = row.thread.map_or_else(
-                || "(no thread)".to_string(),
-                |t| thread_group(profile.thread_name(t)),
-            );
-            threads
-                .entry(name)
-                .or_insert_with(|| Attribution::new(n_owners))
-                .add(&facts, &cache, w, rules);
-        }
         if let Some(f) = facts.self_frame {
             *self_frames.entry((facts.self_owner, f)).or_default() += w;
         }
@@ -368,6 +386,16 @@ pub fn aggregate(
         }
         if let Some(t) = facts.alloc_type {
             *types.entry(t).or_default().entry(facts.owner).or_default() += w;
+        }
+    }
+    // the stacks with positive weight: what the report calls distinct
+    let distinct_stacks = cache.facts.iter().filter(|f| f.is_some()).count();
+    let mut negative = Attribution::new(n_owners);
+    for row in profile.negative.rows() {
+        let w = row.values[options.metric];
+        if w > 0 {
+            let facts = cache.get(row.stack);
+            negative.add(&facts, &cache, w, rules);
         }
     }
     let name_frames = |map: FxHashMap<(OwnerId, FrameId), u128>, per_owner: bool| {
@@ -427,7 +455,8 @@ pub fn aggregate(
         threads,
         quality,
         suggested_user,
-        distinct_stacks: cache.facts.iter().filter(|f| f.is_some()).count(),
+        distinct_stacks,
+        negative,
     }
 }
 

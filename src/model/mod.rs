@@ -7,6 +7,7 @@
 mod dump;
 mod frame;
 mod intern;
+mod negative;
 mod owner;
 pub mod perf;
 mod recording;
@@ -15,7 +16,8 @@ mod unresolved;
 
 pub use frame::{Frame, FrameKind};
 pub use intern::Interner;
-pub use owner::{Category, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
+pub use negative::NegativeWeights;
+pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
     CallGraph, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
 };
@@ -72,6 +74,8 @@ pub struct Profile {
     row_keys: Vec<(StackId, Option<ThreadId>)>,
     /// Row-major: `values[row * sample_types.len() + type]`.
     values: Vec<u128>,
+    /// The negative part of signed values (pprof delta profiles); the rows hold the rest.
+    pub negative: NegativeWeights,
     pub meta: ProfileMeta,
 }
 
@@ -87,6 +91,7 @@ impl Profile {
             row_index: FxHashMap::default(),
             row_keys: Vec::new(),
             values: Vec::new(),
+            negative: NegativeWeights::default(),
             meta: ProfileMeta::default(),
         }
     }
