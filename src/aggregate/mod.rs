@@ -68,6 +68,9 @@ pub struct TypeWeight {
 #[derive(Debug, Clone, Default)]
 pub struct Attribution {
     pub total: u128,
+    /// The part of `total` in samples without a stack: in no owner or category, in every
+    /// view (shown as [`crate::model::NO_STACK`]).
+    pub stackless: u128,
     /// Indexed by `OwnerId`.
     pub owners: Vec<ViewWeights>,
     /// Indexed by `Category::ALL` position.
@@ -93,6 +96,9 @@ pub struct Aggregate {
     /// The `--user PREFIX` that would claim the heaviest unclassified frames, and the weight
     /// of the heaviest of them.
     pub suggested_user: Option<(String, u128)>,
+    /// The negative part of a delta profile's values in the metric, attributed as the
+    /// positive part is; shares are never computed from it (see `model::NegativeWeights`).
+    pub negative: Attribution,
 }
 
 /// Facts about one distinct stack that do not depend on the row's weight.
@@ -109,6 +115,8 @@ struct StackFacts {
     unclassified: (u32, u32),
     /// Frames in the stack (allocated-type leaves skipped unless they are frames).
     depth: usize,
+    /// The sample had no frame at all (not even an allocated type).
+    stackless: bool,
     /// Only transparent frames, and no root: a stack cut short (see [`quality`]).
     ownerless: bool,
     leaf_unresolved: bool,
@@ -242,6 +250,7 @@ impl<'a> FactCache<'a> {
             |f: Option<FrameId>, o: OwnerId| f.is_none_or(|f| quality::is_unresolved(frame(f), o));
         let leaf_unresolved = unresolved(frames.first().copied(), self_owner);
         StackFacts {
+            stackless: all.is_empty(),
             depth: frames.len(),
             ownerless: owner_pos.is_none()
                 && quality::is_cut_short(
@@ -286,6 +295,7 @@ impl Attribution {
     fn new(owners: usize) -> Attribution {
         Attribution {
             total: 0,
+            stackless: 0,
             owners: vec![ViewWeights::default(); owners],
             categories: vec![ViewWeights::default(); Category::ALL.len()],
         }
@@ -293,6 +303,10 @@ impl Attribution {
 
     fn add(&mut self, facts: &StackFacts, cache: &FactCache<'_>, w: u128, rules: &RuleSet) {
         self.total += w;
+        if facts.stackless {
+            self.stackless += w;
+            return;
+        }
         self.owners[facts.self_owner.0 as usize].self_ += w;
         self.owners[facts.owner.0 as usize].owner += w;
         let cat = |o: OwnerId| category_index(rules.owner(o).category) as usize;
@@ -372,6 +386,20 @@ pub fn aggregate(
         }
         let facts = cache.get(row.stack);
         all.add(&facts, &cache, w, rules);
+        if options.threads {
+            let name = row.thread.map_or_else(
+                || "(no thread)".to_string(),
+                |t| thread_group(profile.thread_name(t)),
+            );
+            threads
+                .entry(name)
+                .or_insert_with(|| Attribution::new(n_owners))
+                .add(&facts, &cache, w, rules);
+        }
+        if facts.stackless {
+            // no frame: nothing to judge the recording's quality by, nothing to list
+            continue;
+        }
         quality.max_depth = quality.max_depth.max(facts.depth);
         if facts.ownerless {
             quality.ownerless += w;
@@ -394,16 +422,6 @@ pub fn aggregate(
         if facts.leaf_module_only {
             quality.module_only_leaf += w;
         }
-        if options.threads {
-            let name = row.thread.map_or_else(
-                || "(no thread)".to_string(),
-                |t| thread_group(profile.thread_name(t)),
-            );
-            threads
-                .entry(name)
-                .or_insert_with(|| Attribution::new(n_owners))
-                .add(&facts, &cache, w, rules);
-        }
         if let Some(f) = facts.self_frame {
             self_frames.add(f, w);
         }
@@ -416,6 +434,15 @@ pub fn aggregate(
         }
         if let Some(t) = facts.alloc_type {
             *types.entry(t).or_default().entry(facts.owner).or_default() += w;
+        }
+    }
+    // the negative part of signed values (pprof delta profiles), attributed the same way
+    let mut negative = Attribution::new(n_owners);
+    for row in profile.negative.rows() {
+        let w = row.values[options.metric];
+        if w > 0 {
+            let facts = cache.get(row.stack);
+            negative.add(&facts, &cache, w, rules);
         }
     }
     // the facts, marks and per-stack counts are done with: free them before the frame lists
@@ -472,6 +499,7 @@ pub fn aggregate(
         quality,
         suggested_user,
         distinct_stacks,
+        negative,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{Aggregate, Attribution, FrameWeight, ViewWeights};
 use crate::error::{Error, Result};
-use crate::model::{Category, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
+use crate::model::{Category, NO_STACK, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
 
 /// The three views (DESIGN "Semantics of the three views").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -187,6 +187,22 @@ impl Report {
                 .collect(),
         };
         rows.retain(|r| r.weights.iter().any(|w| w.self_ + w.owner + w.anywhere > 0));
+        if attributions.iter().any(|a| a.stackless > 0) {
+            // samples without a stack: their own line, the same weight in every view
+            rows.push(ShareRow {
+                name: NO_STACK.to_string(),
+                category: None,
+                transparent: false,
+                weights: attributions
+                    .iter()
+                    .map(|a| ViewWeights {
+                        self_: a.stackless,
+                        owner: a.stackless,
+                        anywhere: a.stackless,
+                    })
+                    .collect(),
+            });
+        }
         let key = |r: &ShareRow| -> (f64, f64) {
             let totals = attributions.iter().map(|a| a.total);
             let (mut o, mut s) = (0.0, 0.0);
@@ -256,6 +272,7 @@ impl Report {
 
 fn merge_attribution(into: &mut Attribution, from: &Attribution) {
     into.total += from.total;
+    into.stackless += from.stackless;
     for (a, b) in into.owners.iter_mut().zip(&from.owners) {
         a.self_ += b.self_;
         a.owner += b.owner;
@@ -283,6 +300,7 @@ fn merge_frames(into: &mut Vec<FrameWeight>, from: Vec<FrameWeight>) {
 
 fn merge_aggregate(into: &mut Aggregate, from: Aggregate) {
     merge_attribution(&mut into.all, &from.all);
+    merge_attribution(&mut into.negative, &from.negative);
     merge_frames(&mut into.top_self, from.top_self);
     merge_frames(&mut into.top_owner_frames, from.top_owner_frames);
     merge_frames(&mut into.unclassified_frames, from.unclassified_frames);

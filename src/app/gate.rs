@@ -70,6 +70,8 @@ fn metric_report(
     metric: Option<&str>,
 ) -> Result<Report> {
     let mut inputs = Vec::new();
+    // the inputs without a single sample (an unused pprof endpoint), not just without weight
+    let mut sampleless = Vec::new();
     for (i, profile) in loaded.profiles.iter().enumerate() {
         let index = match metric_index(profile, metric) {
             Some(t) => t,
@@ -77,6 +79,9 @@ fn metric_report(
             None if requirement.metric.is_some() => continue,
             None => return Err(missing_metric(loaded, requirement, metric.unwrap_or(""))),
         };
+        if profile.rows().next().is_none() {
+            sampleless.push(loaded.paths[i].display().to_string());
+        }
         inputs.push(aggregate_input(
             loaded,
             config,
@@ -92,9 +97,28 @@ fn metric_report(
     if let Some(empty) = inputs.iter().find(|i| i.aggregate.all.total == 0) {
         // a share of nothing is no measurement: neither a pass nor a fail
         return Err(Error::Usage(format!(
-            "--require `{}`: {} has no weight (total 0 in metric {}): there is nothing to \
+            "--require `{}`: {} has {} (total 0 in metric {}): there is nothing to \
              measure a share of, so no verdict",
-            requirement.text, empty.path, empty.metric.name
+            requirement.text,
+            empty.path,
+            if sampleless.contains(&empty.path) {
+                "no samples"
+            } else {
+                "no weight"
+            },
+            empty.metric.name
+        )));
+    }
+    if let Some(delta) = inputs.iter().find(|i| i.aggregate.negative.total > 0) {
+        // a share of a difference is no share: a gate on it would pass or fail at random
+        return Err(Error::Usage(format!(
+            "--require `{}`: {} has negative weights in metric {} (-{}, a delta profile): a \
+             share of a difference means nothing, so no verdict; gate on a metric without \
+             them or on the profiles before subtraction",
+            requirement.text,
+            delta.path,
+            delta.metric.name,
+            delta.metric.unit.format(delta.aggregate.negative.total)
         )));
     }
     if let Some((first, other)) = metric_mismatch(&inputs) {

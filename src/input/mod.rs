@@ -133,6 +133,14 @@ fn detect(source: &mut Source) -> Result<InputFormat> {
             ));
         }
     }
+    if let Some(kind) = pprof::legacy_kind(head) {
+        let name = path.display();
+        return Err(Error::input(
+            &path,
+            Position::Whole,
+            format!("{kind}: convert with `go tool pprof -proto {name} > {name}.pb.gz`"),
+        ));
+    }
     if looks_like_protobuf(head) {
         return Ok(InputFormat::Pprof);
     }

@@ -87,6 +87,66 @@ pub fn looks_like_pprof(head: &[u8]) -> bool {
     fields > 0
 }
 
+/// What a profile in one of pprof's pre-protobuf formats is, from its first bytes, or `None`:
+/// the text formats of gperftools/tcmalloc and Go's `debug=1` endpoints (`heap profile: …`,
+/// `--- contention:`, `goroutine profile: total 4`, `--- threadz 1 ---`) and the binary CPU
+/// profile of gperftools, whose header is the machine words 0, 3, 0, period, 0. They are told
+/// apart here only to be refused with the conversion that reads them (`go tool pprof`
+/// does): read as perf script or folded text they gave exit 0 and wrong numbers.
+pub fn legacy_kind(head: &[u8]) -> Option<&'static str> {
+    if legacy_cpu_header(head) {
+        return Some("legacy pprof binary CPU profile (gperftools)");
+    }
+    let first = head.split(|&b| b == b'\n').next()?;
+    let first = std::str::from_utf8(first).ok()?.trim();
+    let count_profile = first
+        .split_once(" profile: total ")
+        .is_some_and(|(name, n)| {
+            !name.is_empty()
+                && !name.contains(char::is_whitespace)
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+        });
+    let text = first.starts_with("heap profile:")
+        || count_profile
+        || [
+            "--- contention",
+            "--- mutex",
+            "--- threadz",
+            "--- heapz",
+            "--- growthz",
+        ]
+        .iter()
+        .any(|p| first.starts_with(p));
+    text.then_some("legacy pprof text format")
+}
+
+/// gperftools' binary CPU profile header: words 0 (header count), 3 (header words), 0
+/// (version), the sampling period in µs (non-zero), 0 (padding), as 32- or 64-bit words of
+/// either byte order, as pprof's `legacy_profile.go` accepts them.
+fn legacy_cpu_header(head: &[u8]) -> bool {
+    for size in [4usize, 8] {
+        if head.len() < 5 * size {
+            continue;
+        }
+        for big in [false, true] {
+            let word = |i: usize| {
+                let bytes = &head[i * size..(i + 1) * size];
+                let fold = |acc: u64, &b: &u8| (acc << 8) | u64::from(b);
+                if big {
+                    bytes.iter().fold(0, fold)
+                } else {
+                    bytes.iter().rev().fold(0, fold)
+                }
+            };
+            if (word(0), word(1), word(2), word(4)) == (0, 3, 0, 0) && word(3) != 0 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// A protobuf varint at `*pos`, advancing it; `None` when `bytes` ends first.
 fn varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     let mut value = 0u64;
@@ -125,9 +185,11 @@ pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<(Profile, Decoded)> {
 
 /// The tables, then the samples (held in `Decoded` only when `keep_samples`).
 fn decode(path: &Path, bytes: &[u8], keep_samples: bool) -> Result<(Profile, Decoded)> {
-    let (mut proto, offsets) = decode_tables(path, bytes)?;
-    let (profile, sample_stacks, samples) =
+    let mut warnings = Vec::new();
+    let (mut proto, offsets) = decode_tables(path, bytes, &mut warnings)?;
+    let (mut profile, sample_stacks, samples) =
         Builder::new(path, &proto, &offsets)?.build(bytes, keep_samples)?;
+    profile.meta.warnings.splice(0..0, warnings);
     proto.sample = samples;
     Ok((
         profile,
@@ -153,13 +215,31 @@ struct FieldOffsets {
 /// Every top-level field but the samples, merged into a `Profile` one field at a time
 /// (protobuf defines a message's encoding as the merge of its fields, so this is the decode
 /// of the whole minus `sample`).
-fn decode_tables(path: &Path, bytes: &[u8]) -> Result<(pb::Profile, FieldOffsets)> {
+fn decode_tables(
+    path: &Path,
+    bytes: &[u8],
+    warnings: &mut Vec<String>,
+) -> Result<(pb::Profile, FieldOffsets)> {
     let mut proto = pb::Profile::default();
     let mut offsets = FieldOffsets::default();
+    // (how many strings were not UTF-8, the offset of the first)
+    let mut lossy: (usize, Option<usize>) = (0, None);
     for field in Fields::new(path, bytes) {
         let field = field?;
         match field.number {
             SAMPLE_FIELD => continue,
+            // a length-delimited string: read lossily, as every text reader is (prost would
+            // reject the whole file for one bad byte in a symbol name)
+            STRING_TABLE_FIELD if field.value > field.at => {
+                let raw = &bytes[field.value..field.end];
+                let text = String::from_utf8_lossy(raw);
+                if let std::borrow::Cow::Owned(_) = text {
+                    lossy.0 += 1;
+                    lossy.1.get_or_insert(field.at);
+                }
+                proto.string_table.push(text.into_owned());
+                continue;
+            }
             1 => offsets.sample_type.push(field.at),
             3 => offsets.mapping.push(field.at),
             4 => offsets.location.push(field.at),
@@ -174,8 +254,18 @@ fn decode_tables(path: &Path, bytes: &[u8]) -> Result<(pb::Profile, FieldOffsets
             .merge(&bytes[field.at..field.end])
             .map_err(|e| field.error(path, format!("not a valid pprof protobuf: {e}")))?;
     }
+    if let (n, Some(first)) = lossy {
+        warnings.push(format!(
+            "{}: {n} string(s) of the string table were not valid UTF-8 (the first at byte \
+             offset {first}) and were read with U+FFFD in place of the bad bytes",
+            path.display()
+        ));
+    }
     Ok((proto, offsets))
 }
+
+/// `Profile.string_table`'s field number.
+const STRING_TABLE_FIELD: u32 = 6;
 
 /// `Profile.sample`'s field number.
 const SAMPLE_FIELD: u32 = 2;
@@ -352,6 +442,17 @@ impl<'a> Builder<'a> {
             )));
         }
         b.profile = Profile::new(b.sample_types()?);
+        let unnamed: Vec<String> = (b.profile.sample_types().iter().enumerate())
+            .filter(|(_, t)| t.name.is_empty())
+            .map(|(i, t)| {
+                format!(
+                    "sample type {i} ({}) has no name, as `go tool pprof` shows it: choose it \
+                     with `--metric {i}`",
+                    t.unit
+                )
+            })
+            .collect();
+        b.profile.meta.notes.extend(unnamed);
         b.profile.default_sample_type = b.default_sample_type()?;
         Ok(b)
     }
@@ -404,11 +505,7 @@ impl<'a> Builder<'a> {
                 self.at_entry(&self.offsets.sample_type, i);
                 let name = self.string(t.r#type, || format!("sample_type[{i}].type"))?;
                 let unit = self.string(t.unit, || format!("sample_type[{i}].unit"))?;
-                let name = if name.is_empty() {
-                    format!("type{i}")
-                } else {
-                    name.to_string()
-                };
+                // an empty name stays empty: `go tool pprof` shows it so (`-sample_index=0`)
                 Ok(SampleType::new(name, Unit::parse(unit)))
             })
             .collect()
@@ -717,6 +814,8 @@ impl<'a> Builder<'a> {
         let mut frames: Vec<FrameId> = Vec::new();
         let mut locs: Vec<Loc> = Vec::new();
         let mut values: Vec<u128> = vec![0; n_types];
+        let mut negative: Vec<u128> = vec![0; n_types];
+        let (mut stackless, mut negative_samples) = (0usize, 0usize);
         let mut thread_cache: FxHashMap<i64, ThreadId> = FxHashMap::default();
         let mut numeric_keys: Vec<i64> = Vec::new();
         let mut s = pb::Sample::default();
@@ -742,15 +841,18 @@ impl<'a> Builder<'a> {
                     self.type_names()
                 )));
             }
-            for (slot, &v) in values.iter_mut().zip(&s.value) {
-                *slot = u128::try_from(v).map_err(|_| {
-                    Error::Unsupported(format!(
-                        "{} at byte offset {}: sample {i} has a negative value ({v}), as in a \
-                         pprof -diff_base output; whose attributes non-negative weights only",
-                        self.path.display(),
-                        field.at
-                    ))
-                })?;
+            // a negative value (a delta profile) goes to the side table, its magnitude there
+            let mut has_negative = false;
+            for ((slot, neg), &v) in values.iter_mut().zip(&mut negative).zip(&s.value) {
+                (*slot, *neg) = if v < 0 {
+                    has_negative = true;
+                    (0, u128::from(v.unsigned_abs()))
+                } else {
+                    (v as u128, 0)
+                };
+            }
+            if s.location_id.is_empty() {
+                stackless += 1;
             }
             locs.clear();
             for &id in &s.location_id {
@@ -773,15 +875,28 @@ impl<'a> Builder<'a> {
                 }
             }
             self.profile.add_sample(stack, thread, &values);
+            if has_negative {
+                negative_samples += 1;
+                self.profile.negative.add(stack, thread, &negative);
+            }
             if keep {
                 stacks.push(stack);
                 kept_samples.push(s.clone());
             }
             i += 1;
         }
-        if i == 0 {
-            self.at.set(None);
-            return Err(self.error("the profile has no samples"));
+        if stackless > 0 {
+            self.profile.meta.notes.push(format!(
+                "{stackless} sample(s) without a stack (as Go's threadcreate profile \
+                 records them): they count in the total and in no owner, shown as `{}`",
+                crate::model::NO_STACK
+            ));
+        }
+        if negative_samples > 0 {
+            self.profile.meta.notes.push(format!(
+                "{negative_samples} sample(s) with negative values (a delta profile): \
+                 shares are of the positive part, the negative part is shown beside them"
+            ));
         }
         if !numeric_keys.is_empty() {
             let keys: Vec<&str> = numeric_keys

@@ -7,6 +7,7 @@
 mod dump;
 mod frame;
 mod intern;
+mod negative;
 mod owner;
 pub mod perf;
 mod recording;
@@ -15,7 +16,8 @@ mod unresolved;
 
 pub use frame::{Frame, FrameKind};
 pub use intern::{BoundedTextMap, Interner, SliceInterner};
-pub use owner::{Category, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
+pub use negative::NegativeWeights;
+pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
     CallGraph, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
 };
@@ -79,6 +81,8 @@ pub struct Profile {
     row_keys: Vec<RowKey>,
     /// Row-major: `values[row * sample_types.len() + type]`.
     values: Vec<u128>,
+    /// The negative part of signed values (pprof delta profiles); the rows hold the rest.
+    pub negative: NegativeWeights,
     pub meta: ProfileMeta,
 }
 
@@ -95,6 +99,7 @@ impl Profile {
             thread_rows: HashTable::new(),
             row_keys: Vec::new(),
             values: Vec::new(),
+            negative: NegativeWeights::default(),
             meta: ProfileMeta::default(),
         }
     }

@@ -92,3 +92,6 @@ pub struct Owner {
 pub const UNCLASSIFIED: &str = "unclassified";
 /// Addresses nobody could name: transparent, so they never hide the real owner.
 pub const UNSYMBOLIZED: &str = "unsymbolized";
+/// The report line of samples recorded without a stack (Go's threadcreate profile): they
+/// count in the total and belong to no owner, since there is no frame to own them.
+pub const NO_STACK: &str = "(no stack)";

@@ -37,6 +37,13 @@ struct Input<'a> {
     path: &'a str,
     metric: Metric<'a>,
     total: u128,
+    /// The part of `total` in samples without a stack, which no owner has.
+    #[serde(skip_serializing_if = "is_zero")]
+    stackless: u128,
+    /// The negative part of a delta profile's values, as magnitudes; `total` and the
+    /// owners' weights are the positive part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    negative: Option<Negative<'a>>,
     owners: Vec<Owner<'a>>,
     categories: Vec<Owner<'a>>,
     top_owner_frames: Vec<Frame<'a>>,
@@ -162,6 +169,17 @@ struct Type<'a> {
     weight: u128,
 }
 
+/// The negative weights of a delta profile, attributed as the positive ones are.
+#[derive(Serialize)]
+struct Negative<'a> {
+    total: u128,
+    owners: Vec<Owner<'a>>,
+}
+
+fn is_zero(w: &u128) -> bool {
+    *w == 0
+}
+
 #[derive(Serialize)]
 struct Thread<'a> {
     name: &'a str,
@@ -242,6 +260,11 @@ fn input(report: &Report, i: usize) -> Input<'_> {
             unit: inp.metric.unit.name(),
         },
         total: agg.all.total,
+        stackless: agg.all.stackless,
+        negative: (agg.negative.total > 0).then(|| Negative {
+            total: agg.negative.total,
+            owners: owners(report, &agg.negative),
+        }),
         owners: owners(report, &agg.all),
         categories,
         top_owner_frames: frames(&agg.top_owner_frames, agg.all.total),

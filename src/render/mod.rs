@@ -94,6 +94,9 @@ pub fn header_lines(report: &Report) -> Vec<String> {
         ));
         let (unclassified, unsymbolized) = report.special_shares(i);
         let mut notes = input.notes.clone();
+        if let Some(line) = negative_line(report, i) {
+            notes.push(line);
+        }
         notes.push(format!(
             "{} distinct stacks; unclassified {} and unsymbolized {} of self",
             input.aggregate.distinct_stacks,
@@ -124,6 +127,35 @@ pub fn header_lines(report: &Report) -> Vec<String> {
     ));
     lines.extend(report.own_code.iter().map(|c| c.header_line()));
     lines
+}
+
+/// A delta profile's negative weights, by owner in the self view: shown beside the shares,
+/// which are of the positive part.
+fn negative_line(report: &Report, input: usize) -> Option<String> {
+    let input = &report.inputs[input];
+    let negative = &input.aggregate.negative;
+    if negative.total == 0 {
+        return None;
+    }
+    let unit = &input.metric.unit;
+    let mut owners: Vec<(&str, u128)> = (report.owners.iter().zip(&negative.owners))
+        .filter(|(_, w)| w.self_ > 0)
+        .map(|(o, w)| (o.name.as_str(), w.self_))
+        .collect();
+    owners.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    if negative.stackless > 0 {
+        owners.push((crate::model::NO_STACK, negative.stackless));
+    }
+    let owners: Vec<String> = owners
+        .iter()
+        .map(|(name, w)| format!("{name} -{}", unit.format(*w)))
+        .collect();
+    Some(format!(
+        "negative weights: -{} beside the total (shares are of the positive part); self by \
+         owner: {}",
+        unit.format(negative.total),
+        owners.join(", ")
+    ))
 }
 
 /// The next step when unclassified frames share a package prefix: the `--user` that would

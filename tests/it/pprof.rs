@@ -535,3 +535,117 @@ fn every_go_function_name_is_kept_as_written() {
         assert_eq!(read, written, "{file}");
     }
 }
+
+/// Go's heap profile before and after (`fixtures/pprof/heapdelta.go`), their delta made by
+/// `go tool pprof -proto -diff_base`, and the same heap as legacy `debug=1` text.
+#[test]
+#[ignore = "needs Go (go run, go tool pprof): .ci/run installs golang-go and runs it"]
+fn go_delta_and_legacy_heap_profiles_agree_with_go_tool_pprof() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(fixture("pprof/heapdelta.go"), d.join("main.go")).unwrap();
+    std::fs::write(
+        d.join("go.mod"),
+        "module example.com/heapdelta\n\ngo 1.19\n",
+    )
+    .unwrap();
+    let go = |args: &[&str]| {
+        let out = std::process::Command::new("go")
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("run go");
+        assert!(
+            out.status.success(),
+            "go {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    go(&["run", "."]);
+    let delta = go(&[
+        "tool",
+        "pprof",
+        "-proto",
+        "-diff_base",
+        "base.pb.gz",
+        "new.pb.gz",
+    ]);
+    std::fs::write(d.join("delta.pb.gz"), delta).unwrap();
+    let top = go(&[
+        "tool",
+        "pprof",
+        "-sample_index=inuse_space",
+        "-unit=B",
+        "-top",
+        "-nodecount=1000",
+        "delta.pb.gz",
+    ]);
+    let top = String::from_utf8(top).unwrap();
+    // `Showing nodes accounting for …B, …% of 212336B total`: with -diff_base, pprof's
+    // total is the base's (the negated samples'), which is the negative part whose reports
+    let bytes = |s: &str| s.trim_end_matches('B').parse::<i64>().unwrap();
+    let total = top
+        .lines()
+        .find_map(|l| l.split(" of ").nth(1)?.strip_suffix(" total").map(bytes))
+        .unwrap_or_else(|| panic!("{top}"));
+    let flat = |func: &str| {
+        top.lines()
+            .find(|l| l.split_whitespace().last() == Some(func))
+            .map_or(0, |l| bytes(l.split_whitespace().next().unwrap()))
+    };
+    let path = d.join("delta.pb.gz");
+    let args = [
+        "report",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+        "--metric",
+        "inuse_space",
+        "--user",
+        "main.",
+    ];
+    let json: serde_json::Value = serde_json::from_str(&whose_ok(&args)).unwrap();
+    let input = &json["inputs"][0];
+    let negative = &input["negative"];
+    assert_eq!(negative["total"].as_i64(), Some(total), "{negative}");
+    let self_of = |owners: &serde_json::Value| {
+        owners
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == "user")
+            .map_or(0, |o| o["self"].as_i64().unwrap())
+    };
+    // main.* is user code: its positive self minus its negative self is pprof's net flat
+    let net = self_of(&input["owners"]) - self_of(&negative["owners"]);
+    assert_eq!(net, flat("main.grow") + flat("main.churn"), "{top}");
+    assert!(flat("main.grow") > 0 && flat("main.churn") < 0, "{top}");
+    // the gate refuses the metric with negatives
+    let err = whose_err(&[
+        "gate",
+        path.to_str().unwrap(),
+        "--metric",
+        "inuse_space",
+        "--require",
+        "user.self < 50%",
+    ]);
+    assert!(
+        err.contains("has negative weights in metric inuse_space"),
+        "{err}"
+    );
+
+    // the legacy text of the same heap is refused with the hint, and the hint works
+    let text = d.join("heap.txt");
+    let text = text.to_str().unwrap();
+    let err = whose_err(&["report", text]);
+    assert!(
+        err.contains("legacy pprof text format: convert with `go tool pprof -proto"),
+        "{err}"
+    );
+    let converted = go(&["tool", "pprof", "-proto", "heap.txt"]);
+    let converted_path = write_temp(d, "heap.txt.pb.gz", converted);
+    // (addresses only: the text names no functions pprof keeps without the binary)
+    let (shares, total) = report_shares(&[converted_path.to_str().unwrap()]);
+    assert!(total > 0 && !shares.is_empty(), "{shares:?}");
+}

@@ -1,5 +1,6 @@
-//! Bad pprof input, one test per case: exit 2, the message names the file and what is wrong,
-//! no panic. Each input is a small valid profile with one thing broken.
+//! Bad and unusual pprof input, one test per case: bad input exits 2, the message names the
+//! file and what is wrong, no panic; unusual input (delta, empty, stackless) is read. Each input
+//! is a small valid profile with one thing changed.
 
 use super::common::*;
 use prost::Message;
@@ -230,11 +231,77 @@ fn missing_function_is_an_error() {
 }
 
 #[test]
-fn negative_values_are_refused_not_misread() {
+fn negative_values_are_read_beside_the_positive_part_and_refused_by_the_gate() {
+    // a delta profile: cpu went down by 10 ms in main.main and 5 ms in main.work; the
+    // samples type has no negative value
     let mut p = valid();
-    p.sample[0].value = vec![-3, 30];
-    let err = report_err(&p, &[]);
-    assert!(err.contains("sample 0 has a negative value (-3)"), "{err}");
+    p.sample[1].value = vec![1, -10_000_000];
+    p.sample.push(pb::Sample {
+        location_id: vec![1, 2],
+        value: vec![2, -5_000_000],
+        label: vec![],
+    });
+    let bytes = p.encode_to_vec();
+    let rules = ["--user", "main.work"];
+    let json = report_json(&bytes, &rules);
+    let input = &json["inputs"][0];
+    // shares are of the positive part: main.work is all of it
+    assert_eq!(input["total"], 30_000_000);
+    let (shares, _) = shares_of(&json);
+    assert_eq!(shares["user"], [100.0, 100.0, 100.0]);
+    assert_eq!(shares["unclassified"], [0.0, 0.0, 100.0]);
+    // the negative part, attributed as the positive part is
+    let negative = &input["negative"];
+    assert_eq!(negative["total"], 15_000_000, "{negative}");
+    let owner = |name: &str| {
+        let o = negative["owners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {negative}"));
+        (
+            o["self"].as_u64(),
+            o["owner"].as_u64(),
+            o["anywhere"].as_u64(),
+        )
+    };
+    let ms = |n: u64| Some(n * 1_000_000);
+    assert_eq!(owner("user"), (ms(5), ms(5), ms(5)));
+    assert_eq!(owner("unclassified"), (ms(10), ms(10), ms(15)));
+    // and in the table header
+    let (_dir, path) = write("delta.pb.gz", &gzip(&bytes));
+    let path = path.to_str().unwrap();
+    let mut args = vec!["report", path];
+    args.extend_from_slice(&rules);
+    let table = whose_ok(&args);
+    assert!(
+        table.contains(
+            "negative weights: -15.00 ms beside the total (shares are of the positive part); \
+             self by owner: unclassified -10.00 ms, user -5.00 ms"
+        ),
+        "{table}"
+    );
+    // the samples metric has no negative value: a gate on it holds as usual
+    let mut gate = vec!["gate", path, "--metric", "samples"];
+    gate.extend_from_slice(&rules);
+    gate.extend_from_slice(&["--require", "user.self >= 50%"]);
+    whose_ok(&gate);
+    // cpu has: no verdict, exit 2
+    let err = whose_err(&[
+        "gate",
+        path,
+        "--metric",
+        "cpu",
+        "--require",
+        "user.self >= 50%",
+    ]);
+    assert!(
+        err.contains(&format!(
+            "{path} has negative weights in metric cpu (-15.00 ms, a delta profile)"
+        )),
+        "{err}"
+    );
 }
 
 /// A valid profile carrying a 24 MiB comment of zeros: 24 KiB gzipped.
@@ -261,4 +328,216 @@ fn gzip_bomb_is_capped_and_the_flag_raises_the_cap() {
     // a genuine profile that large reads once the cap is raised
     let (_, total) = report_shares(&[path, "--max-decompressed", "33554432"]);
     assert_eq!(total, 40_000_000);
+}
+
+/// The JSON report of `bytes` (written gzipped) with `extra` arguments.
+fn report_json(bytes: &[u8], extra: &[&str]) -> serde_json::Value {
+    let (_dir, path) = write("p.pb.gz", &gzip(bytes));
+    let mut args = vec!["report", path.to_str().unwrap(), "--format", "json"];
+    args.extend_from_slice(extra);
+    serde_json::from_str(&whose_ok(&args)).expect("json")
+}
+
+/// Runs `whose report` on a file named `name` holding `bytes`: exit 2 with the conversion
+/// hint naming the file.
+fn assert_legacy_refused(name: &str, bytes: &[u8], kind: &str) {
+    let (_dir, path) = write(name, bytes);
+    let path = path.to_str().unwrap();
+    let err = whose_err(&["report", path]);
+    let hint = format!("{kind}: convert with `go tool pprof -proto {path} > {path}.pb.gz`");
+    assert!(err.contains(&hint), "{name}: {err}");
+}
+
+#[test]
+fn legacy_text_profiles_are_refused_with_the_conversion_hint() {
+    // the first lines of each format as its producer writes them (gperftools heap-profiler,
+    // Go's /debug/pprof/*?debug=1, gperftools contention and threadz)
+    let texts: [(&str, &str); 6] = [
+        (
+            "heap.txt",
+            "heap profile: 13: 1595680 [47130736: 2584596557304] @ heap/1048576\n\
+             1: 262144 [1: 262144] @ 0x4b1e2c 0x4a9f3e 0x43c3c1\n",
+        ),
+        (
+            "go-heap.txt",
+            "heap profile: 1: 2048 [3: 6144] @ heap/1048576\n\
+             1: 2048 [3: 6144] @ 0x40cd28 0x46a0e1\n#\t0x40cd27\tmain.main+0x27\t/x/main.go:9\n",
+        ),
+        (
+            "threadcreate.txt",
+            "threadcreate profile: total 9\n7 @\n#\t0x0\n\n1 @ 0x43a1b8 0x43a9a5\n",
+        ),
+        (
+            "goroutine.txt",
+            "goroutine profile: total 4\n1 @ 0x43a1b8 0x405b2c\n#\t0x43a1b7\truntime.gopark+0xf7\n",
+        ),
+        (
+            "contention.txt",
+            "--- contention:\ncycles/second=2494236737\n17 8842 @ 0x4b3c3c 0x4b3b4a\n",
+        ),
+        (
+            "threadz.txt",
+            "--- threadz 3 ---\n\n--- Thread 7f1d (name: main/1) stack: ---\n  PC: 0x4011\n",
+        ),
+    ];
+    for (name, text) in texts {
+        assert_legacy_refused(name, text.as_bytes(), "legacy pprof text format");
+        // as fetched with curl --compressed or saved gzipped, the same
+        assert_legacy_refused(
+            &format!("{name}.gz"),
+            &gzip(text.as_bytes()),
+            "legacy pprof text format",
+        );
+    }
+}
+
+#[test]
+fn legacy_binary_cpu_profiles_are_refused_with_the_conversion_hint() {
+    // gperftools' CPU profile: header words 0, 3, 0, period (µs), 0, then samples
+    // (count, depth, pcs), then the trailer 0, 1, 0 and /proc/self/maps
+    let words = [0u64, 3, 0, 10_000, 0, 1, 2, 0x4011, 0x4022, 0, 1, 0];
+    let mut wide = Vec::new();
+    let mut narrow = Vec::new();
+    let mut big = Vec::new();
+    for w in words {
+        wide.extend_from_slice(&w.to_le_bytes());
+        narrow.extend_from_slice(&(w as u32).to_le_bytes());
+        big.extend_from_slice(&w.to_be_bytes());
+    }
+    wide.extend_from_slice(b"00400000-00452000 r-xp 00000000 08:01 1234 /bin/app\n");
+    let kind = "legacy pprof binary CPU profile (gperftools)";
+    assert_legacy_refused("cpu.prof", &wide, kind);
+    assert_legacy_refused("cpu32.prof", &narrow, kind);
+    assert_legacy_refused("cpu-be.prof", &big, kind);
+    // a period of 0 is no such header: still plain unknown binary data
+    let mut zero = wide.clone();
+    zero[24..32].fill(0);
+    let (_dir, path) = write("zero.prof", &zero);
+    let err = whose_err(&["report", path.to_str().unwrap()]);
+    assert!(!err.contains("legacy"), "{err}");
+}
+
+#[test]
+fn invalid_utf8_in_the_string_table_is_read_lossily_with_a_warning() {
+    let mut p = valid();
+    p.string_table[5] = "main.wXrk".into();
+    p.string_table[6] = "main.mXin".into();
+    let mut bytes = p.encode_to_vec();
+    // make both X an invalid UTF-8 byte (a lone continuation byte)
+    for name in [&b"main.wXrk"[..], b"main.mXin"] {
+        let at = bytes.windows(name.len()).position(|w| w == name).unwrap();
+        bytes[at + 6] = 0x80;
+    }
+    let (_dir, path) = write("lossy.pb.gz", &gzip(&bytes));
+    let path = path.to_str().unwrap();
+    let out = whose(&["report", path, "--format", "json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let json: serde_json::Value = serde_json::from_str(&ok_stdout(&["report", path], out)).unwrap();
+    let warning = format!("{path}: 2 string(s) of the string table were not valid UTF-8");
+    assert!(stderr.contains(&warning), "{stderr}");
+    let warnings = json["inputs"][0]["warnings"].to_string();
+    assert!(warnings.contains("2 string(s)"), "{warnings}");
+    let frames = json["inputs"][0]["top_self_frames"].to_string();
+    assert!(frames.contains("main.w\u{fffd}rk"), "{frames}");
+    // the numbers are those of the valid profile
+    assert_eq!(json["inputs"][0]["total"], 40_000_000);
+}
+
+#[test]
+fn a_profile_without_samples_has_total_0_and_the_gate_says_no_samples() {
+    // /debug/pprof/mutex of a service that never called SetMutexProfileFraction
+    let mut p = valid();
+    p.sample.clear();
+    let json = report_json(&p.encode_to_vec(), &[]);
+    assert_eq!(json["inputs"][0]["total"], 0);
+    let notes = notes(&json).join("\n");
+    assert!(
+        notes.contains("no weight: the total of cpu is 0"),
+        "{notes}"
+    );
+    let (_dir, path) = write("mutex.pb.gz", &gzip(&p.encode_to_vec()));
+    let path = path.to_str().unwrap();
+    let err = whose_err(&["gate", path, "--require", "user.self <= 50%"]);
+    assert!(
+        err.contains(&format!("{path} has no samples (total 0 in metric cpu)")),
+        "{err}"
+    );
+}
+
+#[test]
+fn sample_types_without_a_name_keep_the_empty_name_as_go_tool_pprof_does() {
+    // `go tool pprof -raw` lists such a type as `/count`, `-sample_index=0` picks it
+    let mut p = valid();
+    p.sample_type[0].r#type = 0;
+    let json = report_json(
+        &p.encode_to_vec(),
+        &["--metric", "0", "--user", "main.work"],
+    );
+    let input = &json["inputs"][0];
+    assert_eq!(input["metric"]["name"], "");
+    assert_eq!(input["metric"]["unit"], "count");
+    assert_eq!(input["total"], 4);
+    let notes = notes(&json).join("\n");
+    assert!(
+        notes.contains("sample type 0 (count) has no name, as `go tool pprof` shows it"),
+        "{notes}"
+    );
+    // main.work is the leaf of 3 of the 4 samples
+    let (shares, _) = shares_of(&json);
+    assert!((shares["user"][0] - 75.0).abs() < 1e-9, "{shares:?}");
+}
+
+#[test]
+fn protobuf_errors_in_samples_name_their_byte_offset() {
+    let mut bytes = valid().encode_to_vec();
+    // the first sample's field starts right after the two sample types (each 6 bytes)
+    let at = bytes.iter().position(|&b| b == 0x12).unwrap();
+    assert_eq!(at, 12);
+    // a sample whose packed location ids end inside a varint
+    let bad = [0x12, 0x03, 0x0a, 0x01, 0xff];
+    bytes.splice(at..at, bad);
+    let (_dir, path) = write("bad.pb.gz", &gzip(&bytes));
+    let path = path.to_str().unwrap();
+    let err = whose_err(&["report", path]);
+    assert!(
+        err.contains(&format!("{path}@12")) || err.contains("offset 12"),
+        "{err}"
+    );
+    assert!(
+        err.contains("sample 0 is not a valid pprof Sample message"),
+        "{err}"
+    );
+}
+
+#[test]
+fn samples_without_a_stack_count_in_the_total_and_in_no_owner() {
+    // Go's threadcreate profile: most samples have no location at all
+    let mut p = valid();
+    p.sample.push(pb::Sample {
+        location_id: vec![],
+        value: vec![5, 60_000_000],
+        label: vec![],
+    });
+    let json = report_json(&p.encode_to_vec(), &["--user", "main.work"]);
+    let input = &json["inputs"][0];
+    assert_eq!(input["total"], 100_000_000);
+    assert_eq!(input["stackless"], 60_000_000);
+    // no made-up frame, no owner: the owners hold the 40 ms with a stack, in every view
+    let text = input.to_string();
+    assert!(!text.contains("[unknown]"), "{text}");
+    let owners = input["owners"].as_array().unwrap();
+    for view in ["self", "owner"] {
+        let sum: u64 = owners.iter().map(|o| o[view].as_u64().unwrap()).sum();
+        assert_eq!(sum, 40_000_000, "{view}: {owners:?}");
+    }
+    let notes = notes(&json).join("\n");
+    assert!(notes.contains("1 sample(s) without a stack"), "{notes}");
+    // the table shows them as their own line, the same share in every view
+    let (_dir, path) = write("threadcreate.pb.gz", &gzip(&p.encode_to_vec()));
+    let table = whose_ok(&["report", path.to_str().unwrap(), "--user", "main.work"]);
+    let line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("(no stack)"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert_eq!(line.matches("60.0%").count(), 3, "{line}");
 }
