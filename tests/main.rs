@@ -16,6 +16,7 @@ mod it {
     mod hardening;
     mod memory_caps;
     mod mutations;
+    mod names;
     mod output;
     mod perf_data;
     mod perf_data_corrupt;
