@@ -352,7 +352,9 @@ impl ScriptReader {
             end -= 1;
         }
         let raw = &raw[..end];
-        if self.in_sample && matches!(raw.first(), Some(b'\t' | b' ')) && self.fast_frame(raw) {
+        // tab-indented only: a space-indented line may be a right-aligned header (`  cc1 15196
+        // ...`) whose hex-looking command name the fast path would take for an address
+        if self.in_sample && raw.first() == Some(&b'\t') && self.fast_frame(raw) {
             return Ok(());
         }
         let text = match std::str::from_utf8(raw) {

@@ -401,3 +401,20 @@ fn stacks_and_weights_agree_with_inferno_collapse_perf() {
         "inferno:\n{without_process}"
     );
 }
+
+#[test]
+fn a_right_aligned_header_with_a_hex_looking_command_is_no_frame() {
+    // `perf record` without -g: `cc1` and `dd` read as hex, yet these are headers
+    let text = concat!(
+        "             cc1 15196  4081.190144:    1001001 task-clock:      560470fee160 ",
+        "parse_expr+0x27 (/usr/lib/gcc/cc1)\n",
+        "              dd 15197  4081.191144:    1001001 task-clock:      560470fee164 ",
+        "copy_block+0x2b (/usr/bin/dd)\n",
+        "             cc1 15196  4081.192145:    1001001 task-clock:      560470fee160 ",
+        "parse_expr+0x27 (/usr/lib/gcc/cc1)\n",
+    );
+    assert_eq!(
+        script_stacks(text),
+        ["copy_block 1001001", "parse_expr 2002002"]
+    );
+}
