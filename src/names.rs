@@ -138,7 +138,11 @@ fn java_descriptor_name(sym: &str) -> Option<String> {
             (class, &sym[colon + 1..])
         }
     };
-    if !class.split('/').all(is_java_ident) {
+    // `<>` only in method names (`<init>`): a C++ template argument with a slash is no class
+    if !class
+        .split('/')
+        .all(|c| is_java_ident(c) && !c.contains(['<', '>']))
+    {
         return None;
     }
     let class = class.replace('/', ".");
@@ -769,6 +773,7 @@ mod tests {
         );
         // not parameter lists
         assert_eq!(normalize_symbol("StubRoutines (1)"), "StubRoutines (1)");
+        assert_eq!(java_name("foo<a/b>::c"), None);
         assert_eq!(
             normalize_symbol("net/http.(*conn).serve"),
             "net/http.(*conn).serve"
