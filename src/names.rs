@@ -88,26 +88,82 @@ pub fn java_slashes_to_dots(name: &str) -> Option<String> {
 /// `Lio/ktor/Foo;::bar` and `io.ktor.Foo::bar` (perf-map-agent) all become `shop.ShopServer.reply`
 /// / `io.ktor.Foo.bar`. VM stubs (`Interpreter`, `StubRoutines (1)`) are returned unchanged.
 pub fn java_perf_map_name(sym: &str) -> String {
-    java_agent_name(sym)
-        .or_else(|| java_signature_name(sym))
-        .unwrap_or_else(|| sym.to_string())
+    java_name(sym).unwrap_or_else(|| sym.to_string())
 }
 
-/// perf-map-agent: `Lpkg/Cls;::method` or `pkg.Cls::method` (optionally with a descriptor).
-fn java_agent_name(sym: &str) -> Option<String> {
-    let (class, method) = sym.split_once("::")?;
-    let class = match class.strip_prefix('L').and_then(|c| c.strip_suffix(';')) {
-        Some(c) => c.replace('/', "."),
-        None if class.contains('.') => class.to_string(),
+/// The Java ecosystem's normaliser: every JVM method name form in the wild read as
+/// `pkg.Cls.method` (DESIGN "Frame names"), or `None` when `sym` is not a Java name.
+///
+/// - type descriptors from perf maps: `Lio/netty/Foo;::bar`, `Lio/netty/Foo;.bar`,
+///   `Lio/netty/Foo;.bar(Ljava/lang/String;)V`, and signature-only `Lorg/x/gen/File__123;`
+///   (a generated class, read as `org.x.gen.File__123`: a class name, not a VM stub);
+/// - the same after stackcollapse-perf/inferno tidied them (`;` → `:`, leading `L` dropped for
+///   `java` processes): `Lio/netty/X:::run`, `io/netty/Baz:::qux`, `pkg/Foo:.bar`;
+/// - async-profiler's `io/ktor/Foo.bar`, perf-map-agent's `io.ktor.Foo::bar` and
+///   DumpPerfMapAtExit's `void shop.A.b(int)`.
+///
+/// C++ names (`Thread::call_run`, `std::vector<int>::push_back`) are not Java: only a class
+/// written as a JVM path (slashes, or dots between Java identifiers) qualifies.
+pub fn java_name(sym: &str) -> Option<String> {
+    java_descriptor_name(sym)
+        .or_else(|| java_slashes_to_dots(sym))
+        .or_else(|| java_agent_name(sym))
+        .or_else(|| java_signature_name(sym))
+}
+
+/// A Java identifier as the JVM spells class and method names (hidden classes add `+0x..`,
+/// lambdas `$`, constructors `<init>`).
+fn is_java_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '<' | '>' | '+'))
+}
+
+/// `Lpkg/Cls;` + (`::m` | `.m` | nothing) + optional descriptor, as perf maps write it, and
+/// the stackcollapse forms where `;` became `:` and the `L` may be gone.
+fn java_descriptor_name(sym: &str) -> Option<String> {
+    let (class, rest) = match sym.split_once(';') {
+        Some((class, rest)) => (class.strip_prefix('L')?, rest),
+        None => {
+            // collapsed: `[L]pkg/Cls:` + `::m` | `.m` | end; the class needs a slash
+            let colon = sym.find(':')?;
+            let class = &sym[..colon];
+            let class = class
+                .strip_prefix('L')
+                .filter(|c| c.contains('/'))
+                .unwrap_or(class);
+            if !class.contains('/') {
+                return None;
+            }
+            (class, &sym[colon + 1..])
+        }
+    };
+    // `<>` only in method names (`<init>`): a C++ template argument with a slash is no class
+    if !class
+        .split('/')
+        .all(|c| is_java_ident(c) && !c.contains(['<', '>']))
+    {
+        return None;
+    }
+    let class = class.replace('/', ".");
+    let method = match rest.strip_prefix("::").or_else(|| rest.strip_prefix('.')) {
+        Some(m) => m.split('(').next().unwrap_or(m),
+        None if rest.is_empty() => return Some(class),
         None => return None,
     };
+    is_java_ident(method).then(|| format!("{class}.{method}"))
+}
+
+/// perf-map-agent: `pkg.Cls::method` (optionally with a descriptor); every dotted segment a
+/// Java identifier, so a module-prefixed C++ name (`libjvm.so.Thread::call_run`) is not one.
+fn java_agent_name(sym: &str) -> Option<String> {
+    let (class, method) = sym.split_once("::")?;
+    if !class.contains('.') || split_module_prefix(sym).is_some() {
+        return None;
+    }
     let method = method.split('(').next().unwrap_or(method);
-    let is_ident = |s: &str| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | '<' | '>'))
-    };
-    (is_ident(&class) && is_ident(method)).then(|| format!("{class}.{method}"))
+    (class.split('.').all(is_java_ident) && is_java_ident(method))
+        .then(|| format!("{class}.{method}"))
 }
 
 /// DumpPerfMapAtExit: `<return type> <qualified.method>(<params>)`.
@@ -127,6 +183,70 @@ fn java_signature_name(sym: &str) -> Option<String> {
         .then(|| method.to_string())
 }
 
+/// perf-map-agent's inline chains, `Lio/netty/Foo;::read->Ljava/io/PrintStream;::print`: the
+/// physical caller first, then the methods inlined into it, innermost last — split at each
+/// `->` as stackcollapse-perf and inferno do. A C++ `operator->` and Rust's `fn() -> T` are no
+/// chain: only a `->` outside brackets with no space around it splits. `None` for one frame.
+pub fn split_inline_chain(sym: &str) -> Option<Vec<&str>> {
+    if !sym.contains("->") {
+        return None;
+    }
+    let bytes = sym.as_bytes();
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'<' | b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'>' if i == 0 || bytes[i - 1] != b'-' => depth -= 1,
+            b'-' if depth == 0
+                && bytes.get(i + 1) == Some(&b'>')
+                && i > start
+                && !sym[start..i].ends_with([' ', '-'])
+                && !sym[..i].ends_with("operator")
+                && bytes.get(i + 2).is_some_and(|&b| b != b' ') =>
+            {
+                parts.push(&sym[start..i]);
+                start = i + 2;
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    parts.push(&sym[start..]);
+    Some(parts)
+}
+
+/// A name prefixed with the shared object it lives in, as some collapsers write native frames
+/// of a JVM: `libjvm.so.Thread::call_run` → (`libjvm.so`, `Thread::call_run`),
+/// `libc.so.6.malloc` → (`libc.so.6`, `malloc`). The name part must not be empty.
+pub fn split_module_prefix(sym: &str) -> Option<(&str, &str)> {
+    let at = sym.find(".so.")?;
+    let module_end = at + ".so".len();
+    if at == 0 || sym[..at].contains([' ', '(', '<', ':', '/']) {
+        return None;
+    }
+    // version numbers after `.so` belong to the module: `libc.so.6.malloc`
+    let mut end = module_end;
+    while let Some(rest) = sym[end..].strip_prefix('.') {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || !rest[digits..].starts_with('.') {
+            break;
+        }
+        end += 1 + digits;
+    }
+    let name = &sym[end + 1..];
+    name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        .then(|| (&sym[..end], name))
+}
+
 /// Kotlin/Native: `kfun:io.ktor.utils.io.ByteChannel#readByte(){}kotlin.Byte` →
 /// `io.ktor.utils.io.ByteChannel.readByte`, so Kotlin prefix rules work on JVM and native alike.
 pub fn kotlin_native_name(sym: &str) -> Option<String> {
@@ -143,16 +263,17 @@ pub fn kotlin_native_name(sym: &str) -> Option<String> {
 }
 
 /// Strips a C++ function's parameter list and cv-qualifiers as perf prints them
-/// (`idx::Index::add(std::string const&) const` → `idx::Index::add`), and a leading return
-/// type when a demangler left one (`void idx::Index::add(...)`). Names without a parameter
-/// list are returned unchanged.
+/// (`idx::Index::add(std::string const&) const` → `idx::Index::add`,
+/// `thread_entry(JavaThread*, Thread*)` → `thread_entry`), and a leading return type when a
+/// demangler left one (`void idx::Index::add(...)`). Names without a parameter list are
+/// returned unchanged.
 pub fn strip_cpp_signature(name: &str) -> &str {
     let trimmed = name
         .trim_end_matches(" const")
         .trim_end_matches(" volatile")
         .trim_end_matches(" &&")
         .trim_end_matches(" &");
-    if !trimmed.ends_with(')') || !name.contains("::") {
+    if !trimmed.ends_with(')') {
         return name;
     }
     let Some(open) = matching_open_paren(trimmed) else {
@@ -160,6 +281,13 @@ pub fn strip_cpp_signature(name: &str) -> &str {
     };
     let head = &trimmed[..open];
     if head.is_empty() || head.ends_with("operator") || head.ends_with("anonymous namespace") {
+        return name;
+    }
+    // without `::`, only a plain C identifier right before the list: `thread_entry(...)`,
+    // not a VM stub such as `StubRoutines (1)` nor Go's `main.(*T).m`
+    let plain_function = head.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && head.bytes().next().is_some_and(|b| !b.is_ascii_digit());
+    if !name.contains("::") && !plain_function {
         return name;
     }
     strip_return_type(head)
@@ -210,40 +338,136 @@ fn strip_return_type(head: &str) -> &str {
     }
 }
 
-/// Demangles Rust (legacy and v0, hash dropped) and Itanium C++ symbols; any other name is
-/// returned as is. Very long symbols are not handed to the C++ demangler, which has had
-/// stack-overflow bugs on hostile input.
-pub fn demangle(sym: &str) -> Option<String> {
-    if let Ok(d) = rustc_demangle::try_demangle(sym) {
-        return Some(format!("{d:#}"));
+/// The Rust ecosystem's normaliser: mangled symbols (legacy `_ZN..17h<hash>E` and v0 `_R..`)
+/// demangled with the hash dropped, and legacy symbols that perf left half-demangled
+/// (`_$LT$core..option..Option$LT$T$GT$$GT$::map`) decoded to `<core::option::Option<T>>::map`.
+/// A linker suffix (`@plt`) is kept. `None` when `sym` is no Rust symbol.
+pub fn rust_name(sym: &str) -> Option<String> {
+    let (core, suffix) = split_linker_suffix(sym);
+    if let Ok(d) = rustc_demangle::try_demangle(core) {
+        return Some(format!("{d:#}{suffix}"));
     }
-    if sym.starts_with("_Z") && sym.len() < 4096 {
-        let parsed = cpp_demangle::Symbol::new(sym).ok()?;
-        let options = cpp_demangle::DemangleOptions::new()
-            .no_params()
-            .no_return_type();
-        return parsed.demangle_with_options(&options).ok();
+    rust_half_demangled(core).map(|d| d + suffix)
+}
+
+/// The escapes of legacy Rust mangling (`$LT$` = `<`, `$u20$` = space...) that mark a name
+/// perf printed half-demangled.
+const RUST_LEGACY_ESCAPES: &[&str] = &[
+    "$LT$", "$GT$", "$C$", "$RF$", "$BP$", "$SP$", "$LP$", "$RP$", "$u20$", "$u27$", "$u5b$",
+    "$u5d$", "$u7b$", "$u7d$", "$u7e$", "$u3b$", "$u2b$", "$u21$", "$u22$", "$u3d$",
+];
+
+/// Re-encodes a half-demangled legacy name (`::` between path segments, `..` and `$..$`
+/// escapes inside them) as the `_ZN<len><segment>...E` symbol it came from and lets
+/// rustc-demangle decode it, so every escape it knows is decoded exactly as it decodes it.
+/// Names without an escape are left alone (Go's `type..eq.main.T` has `..` too), and a decoded
+/// name that still holds a `$` was not Rust after all.
+fn rust_half_demangled(sym: &str) -> Option<String> {
+    let escaped = RUST_LEGACY_ESCAPES.iter().any(|e| sym.contains(e))
+        || (sym.contains("..") && sym.contains("::") && !sym.contains(['<', ' ']));
+    if !escaped || sym.contains([' ', '(', '<', '>', ',', ';']) {
+        return None;
     }
-    None
+    let mut mangled = String::with_capacity(sym.len() + 16);
+    mangled.push_str("_ZN");
+    for segment in sym.split("::") {
+        if segment.is_empty() {
+            return None;
+        }
+        mangled.push_str(&segment.len().to_string());
+        mangled.push_str(segment);
+    }
+    mangled.push('E');
+    let decoded = format!("{:#}", rustc_demangle::try_demangle(&mangled).ok()?);
+    (!decoded.contains('$')).then_some(decoded)
+}
+
+/// `malloc@plt` → (`malloc`, `@plt`); `memcpy@@GLIBC_2.14` → (`memcpy`, `@@GLIBC_2.14`): the
+/// linker's suffixes, which demanglers do not accept and which say where the frame is (a PLT
+/// stub), so they are split off before demangling and put back after.
+fn split_linker_suffix(sym: &str) -> (&str, &str) {
+    match sym.find('@') {
+        Some(at) if at > 0 && !sym[at..].contains([' ', '(', ')', '<', '>']) => {
+            (&sym[..at], &sym[at..])
+        }
+        _ => (sym, ""),
+    }
+}
+
+/// The C++ ecosystem's normaliser for mangled (Itanium) symbols: demangled without return
+/// type and parameters (as perf prints them), a linker suffix (`@plt`) kept. Where
+/// cpp_demangle rejects the whole symbol — it does not parse GCC's `sr St <name>` template
+/// expressions, found in libstdc++'s `enable_if` return types
+/// (`_ZSt14__relocate_a_1IN3idx7PostingES1_ENSt9enable_ifIXsrSt24__is_bitwise_relocatable...`)
+/// — the function's name is demangled on its own, since return type and parameters are
+/// dropped anyway. `None` when `sym` is not mangled or cannot be read either way (see
+/// [`is_still_mangled`]).
+pub fn cpp_mangled_name(sym: &str) -> Option<String> {
+    let (core, suffix) = split_linker_suffix(sym);
+    // the C++ demangler has had stack-overflow bugs on hostile input: long names stay as is
+    if !core.starts_with("_Z") || core.len() >= 4096 {
+        return None;
+    }
+    let options = cpp_demangle::DemangleOptions::new()
+        .no_params()
+        .no_return_type();
+    let name_of = |mangled: &str| {
+        cpp_demangle::Symbol::new(mangled)
+            .ok()?
+            .demangle_with_options(&options)
+            .ok()
+    };
+    let demangled = name_of(core).or_else(|| {
+        // `_Z <name> <types>`: the longest prefix that reads as `_Z <name>` of a `void`
+        // function names the function; bounded so a hostile name costs little
+        if core.len() > 1024 {
+            return None;
+        }
+        (4..core.len()).rev().find_map(|end| {
+            core.is_char_boundary(end)
+                .then(|| name_of(&format!("{}v", &core[..end])))
+                .flatten()
+        })
+    })?;
+    Some(demangled + suffix)
+}
+
+/// Whether a normalised name is still a mangled C++ or Rust symbol: the demanglers gave up on
+/// it, so no name rule can match it. Readers count such frames and warn.
+pub fn is_still_mangled(name: &str) -> bool {
+    let (core, _) = split_linker_suffix(name);
+    let bytes = core.as_bytes();
+    (core.starts_with("_Z") || core.starts_with("_R"))
+        && bytes.len() > 3
+        && bytes[2].is_ascii_alphanumeric()
+        && core
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$'))
+}
+
+/// The C++ ecosystem's normaliser for printed names: a parameter list and return type dropped
+/// (`void idx::Index::add(std::string const&) const` → `idx::Index::add`), also on a plain
+/// function with C++ parameters (`thread_entry(JavaThread*, Thread*)` → `thread_entry`), and
+/// a shared-object prefix dropped (`libjvm.so.Thread::call_run` → `Thread::call_run`).
+pub fn cpp_printed_name(sym: &str) -> &str {
+    let name = split_module_prefix(sym).map_or(sym, |(_, name)| name);
+    strip_cpp_signature(name)
 }
 
 /// The normalised name of a symbol of unknown origin (perf script, folded text, ELF symbol
-/// tables): demangled, Kotlin/Native and JVM forms unified, C++ signatures dropped, Rust
-/// hashes removed.
+/// tables): one ecosystem normaliser after the other, the unambiguous forms first — mangled
+/// Rust and C++, Kotlin/Native, Java — then printed C++ signatures, then Rust hashes.
 pub fn normalize_symbol(sym: &str) -> String {
-    if let Some(d) = demangle(sym) {
+    if let Some(d) = rust_name(sym).or_else(|| cpp_mangled_name(sym)) {
         return d;
     }
     if let Some(k) = kotlin_native_name(sym) {
         return k;
     }
-    if let Some(j) = java_slashes_to_dots(sym)
-        .or_else(|| java_agent_name(sym))
-        .or_else(|| java_signature_name(sym))
-    {
+    if let Some(j) = java_name(sym) {
         return j;
     }
-    strip_rust_hash(strip_cpp_signature(sym)).to_string()
+    strip_rust_hash(cpp_printed_name(sym)).to_string()
 }
 
 /// `logcrunch::worker::h0123456789abcdef` → `logcrunch::worker` (already-demangled legacy
@@ -479,5 +703,180 @@ mod tests {
             python_module("/usr/lib/python3/dist-packages/requests/api.py"),
             "requests.api"
         );
+    }
+
+    #[test]
+    fn java_descriptor_forms_of_perf_maps_unify() {
+        assert_eq!(normalize_symbol("Lio/netty/Foo;.bar"), "io.netty.Foo.bar");
+        assert_eq!(
+            normalize_symbol("Lio/netty/Foo;.bar(Ljava/lang/String;)V"),
+            "io.netty.Foo.bar"
+        );
+        assert_eq!(normalize_symbol("Lio/netty/Foo;::bar"), "io.netty.Foo.bar");
+        assert_eq!(
+            java_perf_map_name("Lio/netty/Foo;::<init>"),
+            "io.netty.Foo.<init>"
+        );
+        // a class-only name is a class (with dots, so the JIT-stub rule `^[^.]*$` skips it)
+        assert_eq!(
+            java_perf_map_name("Lorg/x/gen/File__123;"),
+            "org.x.gen.File__123"
+        );
+    }
+
+    #[test]
+    fn java_forms_of_collapsed_files_unify() {
+        // stackcollapse-perf/inferno turn `;` into `:` and drop the `L` for java processes
+        assert_eq!(normalize_symbol("Lio/netty/X:::run"), "io.netty.X.run");
+        assert_eq!(normalize_symbol("io/netty/Baz:::qux"), "io.netty.Baz.qux");
+        assert_eq!(normalize_symbol("pkg/Foo:.bar"), "pkg.Foo.bar");
+        assert_eq!(
+            normalize_symbol("org/x/gen/File__123:"),
+            "org.x.gen.File__123"
+        );
+        assert_eq!(
+            normalize_symbol("java/lang/Thread:::run"),
+            "java.lang.Thread.run"
+        );
+        // `_[j]` is split off by the folded reader before normalising
+        let (base, suffix) = split_type_suffix("Lio/netty/X:::run_[j]");
+        assert_eq!(suffix, Some(TypeSuffix::Jit));
+        assert_eq!(normalize_symbol(base), "io.netty.X.run");
+        let (base, _) = split_type_suffix("pkg/Foo:.bar_[j]");
+        assert_eq!(normalize_symbol(base), "pkg.Foo.bar");
+    }
+
+    #[test]
+    fn cpp_names_inside_a_jvm_stay_cpp() {
+        assert_eq!(java_name("Thread::call_run"), None);
+        assert_eq!(java_name("libjvm.so.Thread::call_run"), None);
+        assert_eq!(
+            split_module_prefix("libjvm.so.Thread::call_run"),
+            Some(("libjvm.so", "Thread::call_run"))
+        );
+        assert_eq!(
+            split_module_prefix("libc.so.6.malloc"),
+            Some(("libc.so.6", "malloc"))
+        );
+        assert_eq!(split_module_prefix("libc.so.6"), None);
+        assert_eq!(
+            normalize_symbol("libjvm.so.Thread::call_run"),
+            "Thread::call_run"
+        );
+        assert_eq!(
+            normalize_symbol("thread_entry(JavaThread*, Thread*)"),
+            "thread_entry"
+        );
+        assert_eq!(
+            normalize_symbol("JavaThread::thread_main_inner()"),
+            "JavaThread::thread_main_inner"
+        );
+        // not parameter lists
+        assert_eq!(normalize_symbol("StubRoutines (1)"), "StubRoutines (1)");
+        assert_eq!(java_name("foo<a/b>::c"), None);
+        assert_eq!(
+            normalize_symbol("net/http.(*conn).serve"),
+            "net/http.(*conn).serve"
+        );
+    }
+
+    #[test]
+    fn half_demangled_legacy_rust_is_decoded() {
+        assert_eq!(
+            normalize_symbol("_$LT$core..option..Option$LT$T$GT$$GT$::map"),
+            "<core::option::Option<T>>::map"
+        );
+        assert_eq!(
+            normalize_symbol(
+                "_$LT$std..fs..ReadDir$u20$as$u20$core..iter..traits..iterator..Iterator$GT$::next::hc14f1750ca79129b"
+            ),
+            "<std::fs::ReadDir as core::iter::traits::iterator::Iterator>::next"
+        );
+        assert_eq!(
+            normalize_symbol(
+                "rg::search_parallel::_$u7b$$u7b$closure$u7d$$u7d$::h6e849b55a66fcd85"
+            ),
+            "rg::search_parallel::{{closure}}"
+        );
+        assert_eq!(
+            normalize_symbol("_$LT$F$u20$as$u20$alloc..boxed..FnBox$LT$A$GT$$GT$::call_box"),
+            "<F as alloc::boxed::FnBox<A>>::call_box"
+        );
+        assert_eq!(
+            normalize_symbol("_$LT$$RF$std..fs..File$u20$as$u20$std..io..Read$GT$::read"),
+            "<&std::fs::File as std::io::Read>::read"
+        );
+        assert_eq!(
+            normalize_symbol("hashbrown::map::HashMap$LT$K$C$V$C$S$GT$::insert"),
+            "hashbrown::map::HashMap<K,V,S>::insert"
+        );
+        // `..` alone is not Rust: Go's generated equality functions
+        assert_eq!(normalize_symbol("type..eq.main.T"), "type..eq.main.T");
+    }
+
+    #[test]
+    fn mangled_names_keep_their_linker_suffix() {
+        assert_eq!(
+            normalize_symbol("_ZN3idx5Index3addEv@plt"),
+            "idx::Index::add@plt"
+        );
+        assert_eq!(
+            normalize_symbol("_ZN9logcrunch6worker17h0123456789abcdefE@plt"),
+            "logcrunch::worker@plt"
+        );
+        assert_eq!(normalize_symbol("malloc@plt"), "malloc@plt");
+    }
+
+    #[test]
+    fn gcc_manglings_cpp_demangle_rejects_still_get_their_name() {
+        // g++ 12 (Debian bookworm) for `std::vector<idx::Posting>::push_back` with a trivial
+        // `Posting`: c++filt reads `std::enable_if<std::__is_bitwise_relocatable<idx::Posting,
+        // void>::value, idx::Posting*>::type std::__relocate_a_1<idx::Posting,
+        // idx::Posting>(idx::Posting*, ...)`
+        let relocate = "_ZSt14__relocate_a_1IN3idx7PostingES1_ENSt9enable_ifIXsrSt24__is_bitwise_relocatableIT_vE5valueEPS4_E4typeES6_S6_S6_RSaIT0_E";
+        assert!(cpp_demangle::Symbol::new(relocate).is_err());
+        assert_eq!(
+            normalize_symbol(relocate),
+            "std::__relocate_a_1<idx::Posting, idx::Posting>"
+        );
+        // and `a == b` on two std::string: `std::operator==<char>(...)`
+        let eq = "_ZSteqIcEN9__gnu_cxx11__enable_ifIXsrSt9__is_charIT_E7__valueEbE6__typeERKNSt7__cxx1112basic_stringIS3_St11char_traitsIS3_ESaIS3_EEESE_";
+        assert_eq!(normalize_symbol(eq), "std::operator==<char>");
+        assert_eq!(
+            normalize_symbol(&format!("{relocate}@plt")),
+            "std::__relocate_a_1<idx::Posting, idx::Posting>@plt"
+        );
+        // clone suffixes are read too
+        assert_eq!(
+            normalize_symbol(
+                "_ZSt14__relocate_a_1IPN3idx7PostingES2_SaIS1_EET0_T_S5_S4_RT1_.isra.0"
+            ),
+            "std::__relocate_a_1<idx::Posting*, idx::Posting*, std::allocator<idx::Posting> >"
+        );
+    }
+
+    #[test]
+    fn names_the_demanglers_gave_up_on_are_recognised() {
+        assert!(is_still_mangled("_ZN3foo3barEXX"));
+        assert!(is_still_mangled("_ZZZ@plt"));
+        assert!(!is_still_mangled("idx::Index::add"));
+        assert!(!is_still_mangled("_start"));
+        assert!(!is_still_mangled("_Z"));
+        assert_eq!(cpp_mangled_name("_ZN3foo"), None);
+    }
+
+    #[test]
+    fn perf_map_agent_inline_chains_split_at_arrows() {
+        assert_eq!(
+            split_inline_chain("Lio/netty/Foo;::read->Ljava/io/PrintStream;::print"),
+            Some(vec!["Lio/netty/Foo;::read", "Ljava/io/PrintStream;::print"])
+        );
+        assert_eq!(split_inline_chain("A->B->C"), Some(vec!["A", "B", "C"]));
+        assert_eq!(split_inline_chain("std::unique_ptr<Foo>::operator->"), None);
+        assert_eq!(
+            split_inline_chain("<fn() -> u32 as core::ops::FnOnce<()>>::call_once"),
+            None
+        );
+        assert_eq!(split_inline_chain("plain"), None);
     }
 }

@@ -18,6 +18,7 @@ mod it {
     mod memory;
     mod memory_caps;
     mod mutations;
+    mod names;
     mod output;
     mod perf_data;
     mod perf_data_corrupt;

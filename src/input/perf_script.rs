@@ -22,9 +22,12 @@ use crate::names;
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
 
-/// Lines the reader could not place are skipped and counted; more than this share of all
-/// lines means the input is not perf script text after all.
+/// Lines the reader could not place are skipped and counted. More than this share of all
+/// lines means the input is not perf script text after all...
 const MAX_BAD_LINE_SHARE: f64 = 0.01;
+/// ...unless there are only a few (up to this many, and no more than the samples read): one
+/// stray line in a six-sample file is a stray line, not a wrong format.
+const FEW_BAD_LINES: u64 = 5;
 
 /// Reads a whole `perf script` dump into a profile: one sample type per event (weighted by
 /// period) followed by `samples` (one per sample); the first event is the default metric.
@@ -64,13 +67,15 @@ pub struct FrameLine<'a> {
     pub dso: Option<&'a str>,
 }
 
-/// Parses `\t  addr sym+0xoff (dso)` (every part but the symbol optional).
+/// Parses `\t  addr sym+0xoff (dso)` (every part but the symbol optional). Whether the line
+/// is a frame at all is [`FrameLine::is_frame`]'s to say.
 pub fn parse_frame_line(line: &str) -> Option<FrameLine<'_>> {
     let line = line.trim();
     if line.is_empty() {
         return None;
     }
-    let (addr, rest) = match line.split_once(' ') {
+    // a tab may separate address and symbol (`b3cea6c4\tLock::unlock() (/system/lib/libc.so)`)
+    let (addr, rest) = match line.split_once([' ', '\t']) {
         Some((first, rest)) if is_hex(first) => (u64::from_str_radix(first, 16).ok(), rest.trim()),
         _ if is_hex(line) => return None,
         _ => (None, line),
@@ -88,6 +93,15 @@ pub fn parse_frame_line(line: &str) -> Option<FrameLine<'_>> {
         sym: strip_offset(sym.trim_end()),
         dso,
     })
+}
+
+impl FrameLine<'_> {
+    /// A frame line has an address or a `(dso)`, as every `perf script` field list that prints
+    /// frames gives one of them; text with neither (`THIS_IS_A_WEIRD_LINE`) inside a stack is
+    /// not a frame, as in stackcollapse-perf and inferno.
+    pub fn is_frame(&self) -> bool {
+        self.addr.is_some() || self.dso.is_some()
+    }
 }
 
 /// A source-line line of `-F +srcline`: space-indented `file:line` (`??:0` when unknown).
@@ -259,6 +273,14 @@ struct PendingFrame {
     inlined: Option<Box<str>>,
 }
 
+/// The frames of one frame line: one frame, or an inline chain `A->B->C` as a run
+/// (start, length) of `ScriptReader::chain_frames`.
+#[derive(Clone, Copy)]
+enum LineFrames {
+    One(FrameId),
+    Chain(u32, u32),
+}
+
 /// A sample waiting for the end of the file: frames, thread, event index, period.
 type HeldSample = (Vec<PendingFrame>, Option<ThreadId>, usize, Option<u64>);
 
@@ -273,8 +295,10 @@ struct ScriptReader {
     /// Symbol → module of a physical frame with that symbol (for `(inlined)` frames).
     known_module: FxHashMap<Box<str>, Option<Box<str>>>,
     key: String,
-    /// Frame line text after the address (with a kernel-address flag byte) → frame.
-    text_frames: FxHashMap<Box<[u8]>, FrameId>,
+    /// Frame line text after the address (with a kernel-address flag byte) → its frames.
+    text_frames: FxHashMap<Box<[u8]>, LineFrames>,
+    /// The frames of inline-chain lines, leaf first, each chain a run of this list.
+    chain_frames: Vec<FrameId>,
     text_key: Vec<u8>,
     in_sample: bool,
     current: Vec<PendingFrame>,
@@ -305,6 +329,7 @@ impl ScriptReader {
             known_module: FxHashMap::default(),
             key: String::new(),
             text_frames: FxHashMap::default(),
+            chain_frames: Vec::new(),
             text_key: Vec::new(),
             in_sample: false,
             current: Vec::new(),
@@ -327,6 +352,8 @@ impl ScriptReader {
             end -= 1;
         }
         let raw = &raw[..end];
+        // tab-indented only: a space-indented line may be a right-aligned header (`  cc1 15196
+        // ...`) whose hex-looking command name the fast path would take for an address
         if self.in_sample && raw.first() == Some(&b'\t') && self.fast_frame(raw) {
             return Ok(());
         }
@@ -346,10 +373,12 @@ impl ScriptReader {
             return Ok(());
         }
         // perf indents frame lines with a tab; a header is indented with spaces when perf
-        // right-aligns the command name (output without call chains)
+        // right-aligns the command name (output without call chains); some tools print frame
+        // lines at column 0, so inside a sample any line that is not a header may be a frame
+        let indented = text.starts_with(['\t', ' ']);
         let header_like = !text.starts_with('\t')
             && parse_header(text.trim_start()).is_some_and(|h| h.event.is_some());
-        if text.starts_with(['\t', ' ']) && !header_like {
+        if !header_like && (indented || self.in_sample) {
             if !self.in_sample {
                 self.bad_line(text);
                 return Ok(());
@@ -358,8 +387,10 @@ impl ScriptReader {
             if is_srcline(text) {
                 return Ok(());
             }
-            if let Some(f) = parse_frame_line(text) {
-                self.frame(f);
+            match parse_frame_line(text) {
+                Some(f) if f.is_frame() => self.frame(f),
+                // neither header nor frame inside a stack: skipped and counted, the sample kept
+                _ => self.bad_line(text),
             }
             return Ok(());
         }
@@ -404,7 +435,7 @@ impl ScriptReader {
     /// parsing. Returns false for anything else (the general path handles it).
     fn fast_frame(&mut self, raw: &[u8]) -> bool {
         let line = raw.trim_ascii();
-        let Some(space) = line.iter().position(|&b| b == b' ') else {
+        let Some(space) = line.iter().position(|&b| b == b' ' || b == b'\t') else {
             return false;
         };
         let (hex, rest) = (&line[..space], line[space + 1..].trim_ascii_start());
@@ -420,8 +451,8 @@ impl ScriptReader {
         self.text_key.clear();
         self.text_key.push(perf::is_kernel_address(addr) as u8);
         self.text_key.extend_from_slice(rest);
-        let id = match self.text_frames.get(self.text_key.as_slice()) {
-            Some(&id) => id,
+        let cached = match self.text_frames.get(self.text_key.as_slice()) {
+            Some(&cached) => cached,
             None => {
                 let Ok(text) = std::str::from_utf8(line) else {
                     return false;
@@ -429,17 +460,59 @@ impl ScriptReader {
                 let Some(f) = parse_frame_line(text) else {
                     return false;
                 };
-                let id = self.physical_frame(&f);
-                self.text_frames.insert(self.text_key.as_slice().into(), id);
-                id
+                let cached = self.line_frames(&f);
+                self.text_frames
+                    .insert(self.text_key.as_slice().into(), cached);
+                cached
             }
         };
-        self.current.push(PendingFrame {
-            addr: Some(addr),
-            key: id,
-            inlined: None,
-        });
+        self.push_frames(cached, Some(addr));
         true
+    }
+
+    /// The frames one frame line stands for: one, or a perf-map-agent inline chain (caller and
+    /// its inlined callees), interned once per distinct line text.
+    fn line_frames(&mut self, f: &FrameLine<'_>) -> LineFrames {
+        let Some(parts) = names::split_inline_chain(f.sym) else {
+            return LineFrames::One(self.physical_frame(f));
+        };
+        let start = self.chain_frames.len() as u32;
+        // leaf first: the innermost inlined callee, ..., then the physical caller
+        for (i, part) in parts.iter().enumerate().rev() {
+            let part = FrameLine {
+                addr: f.addr,
+                sym: part,
+                dso: f.dso,
+            };
+            let id = if i == 0 {
+                self.physical_frame(&part)
+            } else {
+                let mut frame = perf_frame(part.sym, part.dso, part.addr);
+                frame.kind = FrameKind::Inlined;
+                self.profile.intern_frame(frame)
+            };
+            self.chain_frames.push(id);
+        }
+        LineFrames::Chain(start, parts.len() as u32)
+    }
+
+    fn push_frames(&mut self, frames: LineFrames, addr: Option<u64>) {
+        match frames {
+            LineFrames::One(key) => self.current.push(PendingFrame {
+                addr,
+                key,
+                inlined: None,
+            }),
+            LineFrames::Chain(start, len) => {
+                for &key in &self.chain_frames[start as usize..(start + len) as usize] {
+                    self.current.push(PendingFrame {
+                        addr,
+                        key,
+                        inlined: None,
+                    });
+                }
+            }
+        }
     }
 
     fn frame(&mut self, f: FrameLine<'_>) {
@@ -451,12 +524,8 @@ impl ScriptReader {
             });
             return;
         }
-        let id = self.physical_frame(&f);
-        self.current.push(PendingFrame {
-            addr: f.addr,
-            key: id,
-            inlined: None,
-        });
+        let frames = self.line_frames(&f);
+        self.push_frames(frames, f.addr);
     }
 
     /// The frame of a non-inlined line, by (symbol, dso).
@@ -582,7 +651,8 @@ impl ScriptReader {
                  one indented line per frame)",
             ));
         }
-        if self.bad_lines as f64 > MAX_BAD_LINE_SHARE * self.line_no as f64 {
+        let few = self.bad_lines <= FEW_BAD_LINES && self.bad_lines <= self.samples;
+        if !few && self.bad_lines as f64 > MAX_BAD_LINE_SHARE * self.line_no as f64 {
             let (line, text) = self.first_bad.clone().unwrap_or_default();
             return Err(Error::input(
                 &self.path,
@@ -601,6 +671,20 @@ impl ScriptReader {
                 self.path.display(),
                 self.bad_lines
             ));
+        }
+        let mangled: Vec<&str> = profile
+            .frames()
+            .filter(|f| names::is_still_mangled(&f.name))
+            .map(|f| &*f.name)
+            .collect();
+        if let Some(first) = mangled.first() {
+            let warning = format!(
+                "{}: {} frame name(s) are still mangled, the demanglers could not read them \
+                 (first: `{first}`); no name rule can match them",
+                self.path.display(),
+                mangled.len()
+            );
+            profile.meta.warnings.push(warning);
         }
         if self.lossy_lines > 0 {
             profile.meta.warnings.push(format!(
