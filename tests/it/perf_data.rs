@@ -473,6 +473,8 @@ fn a_file_cut_inside_a_callchain_is_an_input_error() {
     bytes[72..104].fill(0);
     let e = err_of(&write_temp(dir.path(), "cut", &bytes));
     assert!(e.contains("truncated or corrupt perf.data after"), "{e}");
+    // the parser's error names no position: the offset is the cut record's, from its header
+    assert!(e.contains(&format!("at byte offset {at}:")), "{e}");
 }
 
 #[test]

@@ -103,10 +103,10 @@ pub(super) fn decode_all<R: Read>(
             Err(e) => {
                 let error = Error::input(
                     path,
-                    Position::Whole,
+                    Position::Offset(refusal.last_record()),
                     format!(
                         "truncated or corrupt perf.data after {records} records ({samples} \
-                         samples): {e}"
+                         samples), in the record at this offset or the next: {e}"
                     ),
                 );
                 let _ = tx.send(Err(refused_or(refusal, path, error)));

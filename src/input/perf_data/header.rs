@@ -275,7 +275,28 @@ pub(super) type CutProbe = std::sync::Arc<std::sync::Mutex<Option<Cut>>>;
 /// Why [`Counting`] failed a read, with the offset of the record at fault: the parser passes
 /// on the error of a header read but replaces that of a body read with its own ("error
 /// reading event data"), so the reason travels beside it.
-pub(super) type Refusal = std::sync::Arc<std::sync::Mutex<Option<(u64, String)>>>;
+pub(super) type Refusal = std::sync::Arc<ReadState>;
+
+/// What [`Counting`] knows about the read that the parser's errors do not say: why it refused
+/// one, and where the last record header began, so an error names a byte offset.
+#[derive(Debug, Default)]
+pub(super) struct ReadState {
+    refused: std::sync::Mutex<Option<(u64, String)>>,
+    last_record: std::sync::atomic::AtomicU64,
+}
+
+impl ReadState {
+    /// The refused read's record offset and reason, once.
+    pub(super) fn take_refused(&self) -> Option<(u64, String)> {
+        self.refused.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Byte offset of the last record header read: a read that failed did so in that record
+    /// or the next.
+    pub(super) fn last_record(&self) -> u64 {
+        self.last_record.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
 
 /// A compressed record's body, gathered as it streams past.
 struct CompressedBody {
@@ -340,7 +361,8 @@ impl<R> Counting<R> {
 
     /// Fails the read: the reason goes to [`Refusal`] too.
     fn refuse(&self, record_at: u64, reason: String) -> std::io::Error {
-        *self.refusal.lock().unwrap_or_else(|e| e.into_inner()) = Some((record_at, reason.clone()));
+        *self.refusal.refused.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((record_at, reason.clone()));
         std::io::Error::new(std::io::ErrorKind::InvalidData, reason)
     }
 
@@ -423,6 +445,9 @@ impl<R> Counting<R> {
                 break;
             }
             self.record_at = at;
+            self.refusal
+                .last_record
+                .store(at, std::sync::atomic::Ordering::Relaxed);
             self.next_header = Some(at + u64::from(size));
             if (kind == PERF_RECORD_COMPRESSED || kind == PERF_RECORD_COMPRESSED2)
                 && self.inflation.is_some()

@@ -134,7 +134,7 @@ fn parse<R: Read + Seek + Send>(
 /// The error for a failed read that [`Counting`] refused, with its reason and offset; else
 /// `otherwise`.
 fn refused_or(refusal: &Refusal, path: &Path, otherwise: Error) -> Error {
-    match refusal.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    match refusal.take_refused() {
         Some((record_at, reason)) => Error::input(
             path,
             Position::Offset(record_at),
