@@ -288,7 +288,10 @@ pub(super) struct ReadState {
 impl ReadState {
     /// The refused read's record offset and reason, once.
     pub(super) fn take_refused(&self) -> Option<(u64, String)> {
-        self.refused.lock().unwrap_or_else(|e| e.into_inner()).take()
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     /// Byte offset of the last record header read: a read that failed did so in that record
@@ -361,8 +364,11 @@ impl<R> Counting<R> {
 
     /// Fails the read: the reason goes to [`Refusal`] too.
     fn refuse(&self, record_at: u64, reason: String) -> std::io::Error {
-        *self.refusal.refused.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some((record_at, reason.clone()));
+        *self
+            .refusal
+            .refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some((record_at, reason.clone()));
         std::io::Error::new(std::io::ErrorKind::InvalidData, reason)
     }
 
