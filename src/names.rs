@@ -482,14 +482,35 @@ pub fn strip_rust_hash(name: &str) -> &str {
     name
 }
 
-/// A py-spy frame `func (path/mod.py:line)` split into its parts: the normalised name
-/// `module.func`, the file and the line.
-pub struct PyFrame {
-    pub name: String,
-    pub file: String,
-    pub line: Option<u32>,
+/// What a py-spy frame is: Python code, or (with `--native`) machine code, symbolised or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PyFrameKind {
+    /// `func (path/mod.py:line)`: a Python function.
+    Python,
+    /// `deflate (libz.so.1.2.13)` or, with debug info, `encoder_call (_json.c:1305)`.
+    Native,
+    /// `0x7fc4974c324a (libc.so.6)`: an address py-spy found no symbol for.
+    Unresolved,
 }
 
+/// A py-spy frame split into its parts. Python frames are named `module.func` with their
+/// file and line; native frames keep their (normalised) symbol, with the library as module
+/// or the C source file as file.
+#[derive(Debug)]
+pub struct PyFrame {
+    pub kind: PyFrameKind,
+    pub name: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub module: Option<String>,
+}
+
+/// Parses one frame of py-spy's output, `NAME (LOCATION)` where LOCATION is `FILE:LINE` or a
+/// bare `FILE`. py-spy prints every frame this way, Python or native (`--native`), so the
+/// location says which it is: a Python source file (`.py`, `<frozen ...>`, `<string>`) or a
+/// file with a line that is not C-like source is Python; a C/C++/Rust/Cython source file is
+/// native code with debug info; anything else is the library the native frame lives in (`?`
+/// when py-spy did not know). A speedscope file gives native frames line 0, which means none.
 pub fn pyspy_frame(raw: &str) -> Option<PyFrame> {
     let body = raw.strip_suffix(')')?;
     let open = body.rfind(" (")?;
@@ -499,15 +520,70 @@ pub fn pyspy_frame(raw: &str) -> Option<PyFrame> {
     }
     let (file, line) = match location.rsplit_once(':') {
         Some((f, l)) if l.bytes().all(|b| b.is_ascii_digit()) && !l.is_empty() => {
-            (f, l.parse().ok())
+            (f, l.parse::<u32>().ok())
         }
         _ => (location, None),
     };
+    let real_line = line.filter(|&l| l > 0);
+    let module = (file != "?" && !file.is_empty()).then(|| file.to_string());
+    if is_hex_address(func) && !is_python_source(file) {
+        return Some(PyFrame {
+            kind: PyFrameKind::Unresolved,
+            name: "[unknown]".to_string(),
+            file: None,
+            line: None,
+            module,
+        });
+    }
+    if is_native_source(file) {
+        return Some(PyFrame {
+            kind: PyFrameKind::Native,
+            name: normalize_symbol(func),
+            file: Some(file.to_string()),
+            line: real_line,
+            module: None,
+        });
+    }
+    if is_python_source(file) || real_line.is_some() {
+        return Some(PyFrame {
+            kind: PyFrameKind::Python,
+            name: format!("{}.{}", python_module(file), func),
+            file: Some(file.to_string()),
+            line,
+            module: None,
+        });
+    }
     Some(PyFrame {
-        name: format!("{}.{}", python_module(file), func),
-        file: file.to_string(),
-        line,
+        kind: PyFrameKind::Native,
+        name: normalize_symbol(func),
+        file: None,
+        line: None,
+        module,
     })
+}
+
+/// `0x7fc4974c324a`: how py-spy names a native frame it has no symbol for.
+fn is_hex_address(name: &str) -> bool {
+    name.strip_prefix("0x")
+        .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// A file py-spy names for Python code: a source file, or CPython's pseudo-files
+/// (`<frozen importlib._bootstrap>`, `<string>`, `<stdin>`).
+fn is_python_source(file: &str) -> bool {
+    file.starts_with('<') || [".py", ".pyw"].iter().any(|ext| file.ends_with(ext))
+}
+
+/// A source file of compiled code, as DWARF names it for a `--native` frame with debug info
+/// (`_json.c`, `_hashopenssl.c.h`, `object.h`, `lib.rs`, Cython's `.pyx`).
+fn is_native_source(file: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        "c", "h", "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "inc", "inl", "ipp", "tcc", "rs",
+        "s", "S", "asm", "pyx", "pxd", "pxi", "f", "f90", "cu", "m", "mm", "go", "zig",
+    ];
+    let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    base.rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext))
 }
 
 /// The Python module a source file belongs to: `json/decoder.py` → `json.decoder`,
@@ -693,6 +769,7 @@ mod tests {
         assert_eq!(f.line, Some(353));
         let f = pyspy_frame("_find_and_load (<frozen importlib._bootstrap>:1178)").unwrap();
         assert_eq!(f.name, "importlib._bootstrap._find_and_load");
+        assert_eq!(f.kind, PyFrameKind::Python);
         assert_eq!(
             python_module("/usr/lib/python3.11/json/__init__.py"),
             "json"
@@ -703,6 +780,47 @@ mod tests {
             python_module("/usr/lib/python3/dist-packages/requests/api.py"),
             "requests.api"
         );
+    }
+
+    #[test]
+    fn pyspy_native_frames_keep_their_library() {
+        let f = pyspy_frame("deflate (libz.so.1.2.13)").unwrap();
+        assert_eq!(f.kind, PyFrameKind::Native);
+        assert_eq!(
+            (f.name.as_str(), f.module.as_deref()),
+            ("deflate", Some("libz.so.1.2.13"))
+        );
+        assert_eq!((f.file, f.line), (None, None));
+        let f = pyspy_frame("0x7f76b8c4524a (_json.cpython-311-x86_64-linux-gnu.so)").unwrap();
+        assert_eq!(f.kind, PyFrameKind::Unresolved);
+        assert_eq!(f.name, "[unknown]");
+        assert_eq!(
+            f.module.as_deref(),
+            Some("_json.cpython-311-x86_64-linux-gnu.so")
+        );
+        let f = pyspy_frame("0x7f76b849c3c2 (?)").unwrap();
+        assert_eq!((f.kind, f.module), (PyFrameKind::Unresolved, None));
+        // debug info: the C source file and line, no library
+        let f = pyspy_frame("_hashlib_openssl_sha256 (_hashopenssl.c.h:427)").unwrap();
+        assert_eq!(f.kind, PyFrameKind::Native);
+        assert_eq!(f.name, "_hashlib_openssl_sha256");
+        assert_eq!(
+            (f.file.as_deref(), f.line),
+            (Some("_hashopenssl.c.h"), Some(427))
+        );
+        // speedscope: full library paths and line 0 for native frames
+        let f = pyspy_frame("deflate (/usr/lib/x86_64-linux-gnu/libz.so.1.2.13:0)").unwrap();
+        assert_eq!(f.kind, PyFrameKind::Native);
+        assert_eq!(
+            f.module.as_deref(),
+            Some("/usr/lib/x86_64-linux-gnu/libz.so.1.2.13")
+        );
+        assert_eq!(f.line, None);
+        // Python files without a line (`--nolineno`) and scripts without an extension
+        let f = pyspy_frame("run (app.py)").unwrap();
+        assert_eq!((f.kind, f.name.as_str()), (PyFrameKind::Python, "app.run"));
+        let f = pyspy_frame("<module> (/usr/local/bin/tool:7)").unwrap();
+        assert_eq!(f.kind, PyFrameKind::Python);
     }
 
     #[test]

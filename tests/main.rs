@@ -30,6 +30,7 @@ mod it {
     mod pprof_rs;
     mod presets;
     mod properties;
+    mod pyspy;
     mod quality;
     mod quality_live;
     mod readers;

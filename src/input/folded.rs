@@ -178,15 +178,9 @@ impl Folder {
 
     fn make_frame(&self, raw: &str) -> Frame {
         if self.format == InputFormat::PySpy
-            && let Some(py) = names::pyspy_frame(raw)
+            && let Some(frame) = pyspy_model_frame(raw)
         {
-            return Frame {
-                name: py.name.into(),
-                file: Some(py.file.into()),
-                line: py.line,
-                kind: FrameKind::Interpreted,
-                module: None,
-            };
+            return frame;
         }
         folded_frame(raw)
     }
@@ -240,6 +234,24 @@ fn suffix_kind(suffix: TypeSuffix) -> FrameKind {
         TypeSuffix::Kernel => FrameKind::Kernel,
         TypeSuffix::Interpreted => FrameKind::Interpreted,
     }
+}
+
+/// One py-spy frame (raw text, or a speedscope frame written as raw text) as a whose frame:
+/// Python code is interpreted, a `--native` frame is native with its library as module (or
+/// its C source file as file), an address without a symbol is unresolved in its library.
+pub fn pyspy_model_frame(raw: &str) -> Option<Frame> {
+    let py = names::pyspy_frame(raw)?;
+    Some(Frame {
+        name: py.name.into(),
+        file: py.file.map(Into::into),
+        line: py.line,
+        kind: match py.kind {
+            names::PyFrameKind::Python => FrameKind::Interpreted,
+            names::PyFrameKind::Native => FrameKind::Native,
+            names::PyFrameKind::Unresolved => FrameKind::Unknown,
+        },
+        module: py.module.map(Into::into),
+    })
 }
 
 /// py-spy puts `process 123:"cmd"` and `thread (0x7f..)` frames at the root with

@@ -198,17 +198,29 @@ fn detect_text(head: &[u8]) -> InputFormat {
     if perf_script::parse_header(first.trim_start()).is_some_and(|h| h.event.is_some()) {
         return InputFormat::PerfScript;
     }
-    let first_frame = first.split(';').next().unwrap_or("");
-    if names::pyspy_frame(
-        first_frame
-            .rsplit_once(' ')
-            .map_or(first_frame, |_| first_frame),
-    )
-    .is_some_and(|f| f.line.is_some())
-    {
+    if looks_like_pyspy(&text) {
         return InputFormat::PySpy;
     }
     InputFormat::Folded
+}
+
+/// How many lines of the head [`looks_like_pyspy`] looks at.
+const PYSPY_PROBE_LINES: usize = 16;
+
+/// py-spy raw text: some frame of the first lines is a Python function with its source line
+/// (`run (app.py:58)`). Not only the first frame: with `--native` the root frames are native
+/// (`0x7fc4974c324a (libc.so.6)`), and with `--threads` a thread frame comes first.
+fn looks_like_pyspy(text: &str) -> bool {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .take(PYSPY_PROBE_LINES)
+        .flat_map(|line| {
+            // the count after the last space is not part of the stack
+            let stack = line.rsplit_once(' ').map_or(line, |(stack, _)| stack);
+            stack.split(';')
+        })
+        .filter_map(names::pyspy_frame)
+        .any(|f| f.kind == names::PyFrameKind::Python && f.line.is_some())
 }
 
 #[cfg(test)]
@@ -221,6 +233,23 @@ mod tests {
         assert_eq!(
             detect_text(b"<module> (main.py:6);run (app.py:58) 93\n"),
             InputFormat::PySpy
+        );
+        // py-spy --native: the root frame is a native address, Python frames come later
+        assert_eq!(
+            detect_text(
+                b"0x7fc4974c324a (libc.so.6);<module> (native_mix.py:52);deflate (libz.so.1) 1\n"
+            ),
+            InputFormat::PySpy
+        );
+        assert_eq!(
+            detect_text(b"0x7fc4974c324a (libc.so.6);deflate (libz.so.1) 1\nmain (x.py:3) 2\n"),
+            InputFormat::PySpy
+        );
+        assert_eq!(
+            detect_text(
+                b"0x7fc4974c324a (libc.so.6);deflate (libz.so.1) 1\nencoder_call (_json.c:9) 1\n"
+            ),
+            InputFormat::Folded
         );
         assert_eq!(
             detect_text(b"java 1 2.0: 1 cpu-clock:\n\tffff f+0x1 (/x)\n"),

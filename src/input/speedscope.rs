@@ -12,11 +12,10 @@
 //! so an evented profile's intervals add up to exactly its span.
 
 use super::ReadOptions;
-use super::folded::folded_frame;
+use super::folded::{folded_frame, pyspy_model_frame};
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Unit};
-use crate::names;
+use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId, Unit};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -265,8 +264,8 @@ fn profile_name(p: &ProfileJson) -> String {
 }
 
 /// py-spy's frames are Python functions with their file and line, the same as in its raw
-/// output: both go through [`names::pyspy_frame`], so one program read either way has the
-/// same frames. Other exporters' frames are read like folded frames, keeping file and line.
+/// output (`--native` frames too): both go through [`pyspy_model_frame`], so one program read
+/// either way has the same frames. Other exporters' frames are read like folded frames, keeping file and line.
 fn make_frame(f: &FrameJson, pyspy: bool) -> Frame {
     let line = f
         .line
@@ -277,14 +276,8 @@ fn make_frame(f: &FrameJson, pyspy: bool) -> Frame {
             Some(l) => format!("{} ({file}:{l})", f.name),
             None => format!("{} ({file})", f.name),
         };
-        if let Some(py) = names::pyspy_frame(&raw) {
-            return Frame {
-                name: py.name.into(),
-                file: Some(py.file.into()),
-                line: py.line,
-                kind: FrameKind::Interpreted,
-                module: None,
-            };
+        if let Some(frame) = pyspy_model_frame(&raw) {
+            return frame;
         }
     }
     let mut frame = folded_frame(&f.name);
