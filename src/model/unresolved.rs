@@ -32,7 +32,8 @@ pub enum Unresolved {
     /// No module at all: an address perf could not place in any mapping (anonymous memory,
     /// or a garbage return address of a frame-pointer chain cut short).
     Unmapped,
-    /// `perf script` text printed `[unknown]`: perf had no symbol, and the text does not say why.
+    /// Profiler text (`perf script`'s `[unknown]`, py-spy's `0xADDR (LIB)`) gave no symbol, and
+    /// the text does not say why.
     NotSymbolizedByPerf,
     /// A frame without a symbol or a module (folded text, pprof without mappings): the input
     /// does not say where the address was.
@@ -114,7 +115,9 @@ impl Unresolved {
                     .to_string()
             }
             Unresolved::NotSymbolizedByPerf => {
-                "perf script printed no symbol (the text does not say why)".to_string()
+                "the profiler's text names no symbol here (`[unknown]` from perf script, an \
+                 address from py-spy --native) and does not say why"
+                    .to_string()
             }
             Unresolved::NoModule => {
                 "frames without a symbol or a module (the input does not say where or why)"
@@ -176,8 +179,9 @@ impl Unresolved {
                 .to_string()
             }
             Unresolved::NotSymbolizedByPerf => {
-                "run perf script where the binaries and their debug symbols are, or give whose \
-                 the perf.data (it says why per module)"
+                "symbolize where the binaries and their debug symbols are (perf script on the \
+                 recording machine; py-spy needs the libraries' symbols), or give whose the \
+                 perf.data (it says why per module)"
                     .to_string()
             }
             Unresolved::NoModule => "give whose the recording itself (perf.data, pprof with \
