@@ -82,6 +82,10 @@ pub struct InputArgs {
     /// Keep async-profiler's allocated-class leaves (`byte[]_[i]`) as ordinary frames.
     #[arg(long)]
     pub types_as_frames: bool,
+    /// Folded: keep a process-name root frame (`java;start_thread;...` from
+    /// stackcollapse-perf or inferno) as a frame instead of reading it as the thread.
+    #[arg(long)]
+    pub keep_process_root: bool,
     /// Search this folder for binaries by build id and file name (like PPROF_BINARY_PATH).
     #[arg(long, value_name = "DIR")]
     pub binary_path: Vec<PathBuf>,

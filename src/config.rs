@@ -105,6 +105,7 @@ impl LoadConfig {
                     },
                 },
                 max_decompressed: Some(input.max_decompressed),
+                keep_process_root: input.keep_process_root,
             },
             rules: RuleOptions {
                 rule_files: rules.rule_files.clone(),
