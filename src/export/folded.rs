@@ -1,6 +1,7 @@
 //! Folded output: `root;...;leaf N` lines in one metric, from any input, for inferno,
 //! FlameGraph, speedscope and `whose` itself.
 
+use crate::input::folded;
 use crate::model::{FrameKind, Profile};
 use rustc_hash::FxHashMap;
 use std::io::Write;
@@ -41,18 +42,48 @@ fn stack_text(profile: &Profile, stack: crate::model::StackId) -> String {
             text.push(';');
         }
         let frame = profile.frame(f);
-        // `;` separates frames and a trailing ` N` is the count: keep names parseable
-        text.extend(frame.name.chars().map(|c| match c {
-            ';' => ':',
-            '\n' | '\r' => ' ',
-            c => c,
-        }));
+        let name = clean(&frame.name);
+        let module = frame.module.as_deref().map(clean);
+        match (frame.kind, module) {
+            (FrameKind::Kernel | FrameKind::AllocType, _) | (_, None) => text.push_str(&name),
+            (kind, Some(module)) => {
+                // stackcollapse-perf's `[libc.so.6]` for an unnamed frame of a known module,
+                // else perf script's `name (module)`: whichever the reader takes back whole
+                let bracketed = format!("[{module}]");
+                let with_module = format!("{name} ({module})");
+                if kind == FrameKind::Unknown
+                    && folded::bracketed_module(&bracketed) == Some(module.as_str())
+                {
+                    text.push_str(&bracketed);
+                } else if folded::split_module_suffix(&with_module)
+                    == Some((name.as_str(), module.as_str()))
+                {
+                    text.push_str(&with_module);
+                } else {
+                    text.push_str(&name);
+                }
+            }
+        }
         text.push_str(match frame.kind {
             FrameKind::Kernel => "_[k]",
             FrameKind::Jit => "_[j]",
+            // not Inlined: `strings.ToLower_[i]` would read back as an allocated class
             FrameKind::AllocType => "_[i]",
+            FrameKind::Interpreted => "_[0]",
             _ => "",
         });
     }
     text
+}
+
+/// A frame name or module that stays within one frame when read back: `;` separates
+/// frames and a line is one stack.
+fn clean(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            ';' => ':',
+            '\n' | '\r' => ' ',
+            c => c,
+        })
+        .collect()
 }

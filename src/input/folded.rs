@@ -229,6 +229,21 @@ impl Folder {
                 module: None,
             };
         }
+        let (text, suffix) = names::split_type_suffix(raw);
+        // `[libc.so.6]`: stackcollapse-perf's unnamed frame of a known module
+        if let Some(module) = bracketed_module(text) {
+            let mut frame = Frame::named("[unknown]", FrameKind::Unknown);
+            frame.module = Some(module.into());
+            return frame;
+        }
+        // `malloc (/usr/lib/libc.so.6)`, as perf script prints a frame's module
+        if let Some((name, module)) = split_module_suffix(text) {
+            let mut frame = folded_frame(&format!("{name}{}", &raw[text.len()..]));
+            if suffix != Some(TypeSuffix::Kernel) {
+                frame.module = Some(module.into());
+            }
+            return frame;
+        }
         folded_frame(raw)
     }
 
@@ -508,6 +523,28 @@ fn starts_a_process(frame: &Frame) -> bool {
     frame.kind == FrameKind::Kernel || ROOTS.contains(&&*frame.name)
 }
 
+/// The module of `[libc.so.6]`, the form `stackcollapse-perf.pl` and inferno give a frame
+/// perf could not name in a known module (and `convert --to folded` writes). `[unknown]` and
+/// async-profiler's `[thread tid=1]` roots have none.
+pub fn bracketed_module(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix('[')?.strip_suffix(']')?;
+    (inner != "unknown" && !inner.is_empty() && !inner.contains([' ', '[', ']', ';']))
+        .then_some(inner)
+}
+
+/// `name (module)`, the module as perf script prints it after a frame: a path, a bracketed
+/// pseudo-module (`[vdso]`) or a shared object name. py-spy's `func (file.py:12)` (a `:`) and
+/// C++ parameter lists (no space before `(`, or spaces inside) are not modules.
+pub fn split_module_suffix(text: &str) -> Option<(&str, &str)> {
+    let (name, rest) = text.rsplit_once(" (")?;
+    let module = rest.strip_suffix(')')?;
+    let looks_like_module = module.starts_with('/')
+        || (module.starts_with('[') && module.ends_with(']'))
+        || module.contains(".so");
+    (looks_like_module && !name.is_empty() && !module.contains([' ', '(', ')', ':']))
+        .then_some((name, module))
+}
+
 /// One frame of inferno/async-profiler folded text: type suffix → kind, allocated-class
 /// leaves recognised, names normalised.
 pub fn folded_frame(raw: &str) -> Frame {
@@ -612,6 +649,21 @@ mod tests {
                 .unwrap_err()
                 .contains("decimal places")
         );
+    }
+
+    #[test]
+    fn modules_as_collapsers_and_perf_write_them() {
+        assert_eq!(bracketed_module("[libc.so.6]"), Some("libc.so.6"));
+        assert_eq!(bracketed_module("[unknown]"), None);
+        assert_eq!(bracketed_module("[worker tid=1]"), None);
+        assert_eq!(
+            split_module_suffix("malloc (/usr/lib/libc.so.6)"),
+            Some(("malloc", "/usr/lib/libc.so.6"))
+        );
+        assert_eq!(split_module_suffix("f ([vdso])"), Some(("f", "[vdso]")));
+        assert_eq!(split_module_suffix("run (app.py:12)"), None);
+        assert_eq!(split_module_suffix("foo(int)"), None);
+        assert_eq!(split_module_suffix("a (b c)"), None);
     }
 
     #[test]
