@@ -393,6 +393,11 @@ pub struct ConvertArgs {
     /// view), for other flame graph tools.
     #[arg(long)]
     pub owner_root: bool,
+    /// With `--to folded`: each frame's module as perf script prints it, `name (module)`,
+    /// and `[module]` for unnamed frames, so that module rules still match when whose reads
+    /// the file back (the default is inferno's names-only form).
+    #[arg(long)]
+    pub modules: bool,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,

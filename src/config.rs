@@ -298,6 +298,8 @@ pub struct ConvertPlan {
     pub to: ConvertTo,
     /// With folded output: a `[owner: NAME]` root per sample's owner.
     pub owner_root: bool,
+    /// With folded output: `--modules`, frames written with their module.
+    pub modules: bool,
     pub output: Option<PathBuf>,
 }
 
@@ -308,6 +310,7 @@ impl ConvertPlan {
             profile: args.profile,
             to: args.to,
             owner_root: args.owner_root,
+            modules: args.modules,
             output: args.output,
         }
     }

@@ -1,6 +1,6 @@
 //! `report(convert --to folded(X)) == report(X)` for every fixture of every format (issue 12):
-//! the folded text whose writes keeps what classification needs (modules, frame kinds), so
-//! reading it back gives the same owner weights in all three views, exactly.
+//! the folded text `convert --modules` writes keeps what classification needs (modules, frame
+//! kinds), so reading it back gives the same owner weights in all three views, exactly.
 
 use super::common::*;
 use super::hermetic::Hermetic;
@@ -88,7 +88,11 @@ fn round_trip(
     let input = fixture(rel);
     let folded = dir.join(format!("{}.folded", rel.replace('/', "_")));
     let out = folded.to_str().unwrap();
-    run.run_ok(&["convert"], &input, &["--to", "folded", "-o", out]);
+    run.run_ok(
+        &["convert"],
+        &input,
+        &["--to", "folded", "--modules", "-o", out],
+    );
     let (before, _) = run.report(&input, &[]);
     let (after, _) = run.report(&folded, &[]);
     let same_presets = before["presets"] == after["presets"];
