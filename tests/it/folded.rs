@@ -289,3 +289,22 @@ fn one_bad_line_among_many_is_skipped_and_counted() {
         "{err}"
     );
 }
+
+#[test]
+fn gzipped_utf16_collapsed_text_reads_like_the_plain_file() {
+    // the shapes above in their gzip form: UTF-16 text inside gzip, a process-name root
+    let text = std::fs::read_to_string(fixture("folded/process-root.folded")).unwrap();
+    let mut utf16 = vec![0xff, 0xfe];
+    utf16.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    let file = temp_file(gzip(&utf16));
+    let rules = fixture_arg("rules/process-root.toml");
+    let plain = report_shares(&[
+        &fixture_arg("folded/process-root.folded"),
+        "--rules",
+        &rules,
+    ]);
+    let packed = report_shares(&[file.path().to_str().unwrap(), "--rules", &rules]);
+    assert_eq!(packed, plain);
+    assert_eq!(packed.1, 100);
+    assert!(!packed.0.contains_key("unclassified"), "{:?}", packed.0);
+}
