@@ -82,6 +82,10 @@ pub struct InputArgs {
     /// Keep async-profiler's allocated-class leaves (`byte[]_[i]`) as ordinary frames.
     #[arg(long)]
     pub types_as_frames: bool,
+    /// Folded: keep a process-name root frame (`java;start_thread;...` from
+    /// stackcollapse-perf or inferno) as a frame instead of reading it as the thread.
+    #[arg(long)]
+    pub keep_process_root: bool,
     /// Search this folder for binaries by build id and file name (like PPROF_BINARY_PATH).
     #[arg(long, value_name = "DIR")]
     pub binary_path: Vec<PathBuf>,
@@ -389,6 +393,11 @@ pub struct ConvertArgs {
     /// view), for other flame graph tools.
     #[arg(long)]
     pub owner_root: bool,
+    /// With `--to folded`: each frame's module as perf script prints it, `name (module)`,
+    /// and `[module]` for unnamed frames, so that module rules still match when whose reads
+    /// the file back (the default is inferno's names-only form).
+    #[arg(long)]
+    pub modules: bool,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,

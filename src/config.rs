@@ -105,6 +105,7 @@ impl LoadConfig {
                     },
                 },
                 max_decompressed: Some(input.max_decompressed),
+                keep_process_root: input.keep_process_root,
             },
             rules: RuleOptions {
                 rule_files: rules.rule_files.clone(),
@@ -297,6 +298,8 @@ pub struct ConvertPlan {
     pub to: ConvertTo,
     /// With folded output: a `[owner: NAME]` root per sample's owner.
     pub owner_root: bool,
+    /// With folded output: `--modules`, frames written with their module.
+    pub modules: bool,
     pub output: Option<PathBuf>,
 }
 
@@ -307,6 +310,7 @@ impl ConvertPlan {
             profile: args.profile,
             to: args.to,
             owner_root: args.owner_root,
+            modules: args.modules,
             output: args.output,
         }
     }

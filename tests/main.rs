@@ -35,5 +35,6 @@ mod it {
     mod quality_live;
     mod readers;
     mod report;
+    mod roundtrip;
     mod speedscope;
 }

@@ -1,15 +1,24 @@
 //! Folded output: `root;...;leaf N` lines in one metric, from any input, for inferno,
 //! FlameGraph, speedscope and `whose` itself.
 
+use crate::input::folded;
 use crate::model::{FrameKind, Profile};
 use rustc_hash::FxHashMap;
 use std::io::Write;
 
-/// Writes one line per distinct stack text (rows that differ only by thread, line number
-/// or module are summed), sorted, skipping zero weights. Kernel and JIT frames get
-/// inferno's `_[k]` / `_[j]` suffixes and allocated-class leaves async-profiler's `_[i]`, so
-/// the folded reader gives them back their kinds. Returns the number of lines.
-pub fn write(profile: &Profile, metric: usize, out: &mut dyn Write) -> std::io::Result<usize> {
+/// Writes one line per distinct stack text (rows that differ only by thread or line number,
+/// or by module without `modules`, are summed), sorted, skipping zero weights. Kernel and JIT
+/// frames get inferno's `_[k]` / `_[j]` suffixes and allocated-class leaves async-profiler's
+/// `_[i]`, so the folded reader gives them back their kinds. With `modules` (`convert
+/// --modules`) frames also carry their module and interpreted frames `_[0]`, and reading the
+/// file back gives the same owners (tests/it/roundtrip.rs); without, the text is what
+/// inferno's collapsers write. Returns the number of lines.
+pub fn write(
+    profile: &Profile,
+    metric: usize,
+    modules: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<usize> {
     let mut texts: Vec<Option<String>> = vec![None; profile.stack_count()];
     let mut lines: FxHashMap<String, u128> = FxHashMap::default();
     for row in profile.rows() {
@@ -18,7 +27,7 @@ pub fn write(profile: &Profile, metric: usize, out: &mut dyn Write) -> std::io::
             continue;
         }
         let text = texts[row.stack.0 as usize]
-            .get_or_insert_with(|| stack_text(profile, row.stack))
+            .get_or_insert_with(|| stack_text(profile, row.stack, modules))
             .clone();
         *lines.entry(text).or_default() += w;
     }
@@ -30,7 +39,7 @@ pub fn write(profile: &Profile, metric: usize, out: &mut dyn Write) -> std::io::
     Ok(lines.len())
 }
 
-fn stack_text(profile: &Profile, stack: crate::model::StackId) -> String {
+fn stack_text(profile: &Profile, stack: crate::model::StackId, modules: bool) -> String {
     let frames = profile.stack(stack);
     if frames.is_empty() {
         return "[unknown]".to_string();
@@ -41,18 +50,48 @@ fn stack_text(profile: &Profile, stack: crate::model::StackId) -> String {
             text.push(';');
         }
         let frame = profile.frame(f);
-        // `;` separates frames and a trailing ` N` is the count: keep names parseable
-        text.extend(frame.name.chars().map(|c| match c {
-            ';' => ':',
-            '\n' | '\r' => ' ',
-            c => c,
-        }));
+        let name = clean(&frame.name);
+        let module = frame.module.as_deref().filter(|_| modules).map(clean);
+        match (frame.kind, module) {
+            (FrameKind::Kernel | FrameKind::AllocType, _) | (_, None) => text.push_str(&name),
+            (kind, Some(module)) => {
+                // stackcollapse-perf's `[libc.so.6]` for an unnamed frame of a known module,
+                // else perf script's `name (module)`: whichever the reader takes back whole
+                let bracketed = format!("[{module}]");
+                let with_module = format!("{name} ({module})");
+                if kind == FrameKind::Unknown
+                    && folded::bracketed_module(&bracketed) == Some(module.as_str())
+                {
+                    text.push_str(&bracketed);
+                } else if folded::split_module_suffix(&with_module)
+                    == Some((name.as_str(), module.as_str()))
+                {
+                    text.push_str(&with_module);
+                } else {
+                    text.push_str(&name);
+                }
+            }
+        }
         text.push_str(match frame.kind {
             FrameKind::Kernel => "_[k]",
             FrameKind::Jit => "_[j]",
+            // not Inlined: `strings.ToLower_[i]` would read back as an allocated class
             FrameKind::AllocType => "_[i]",
+            FrameKind::Interpreted if modules => "_[0]",
             _ => "",
         });
     }
     text
+}
+
+/// A frame name or module that stays within one frame when read back: `;` separates
+/// frames and a line is one stack.
+fn clean(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            ';' => ':',
+            '\n' | '\r' => ' ',
+            c => c,
+        })
+        .collect()
 }

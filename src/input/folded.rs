@@ -9,6 +9,7 @@
 //! parsed line by line past them, and memory then grows only with the profile itself
 //! (issue 17).
 
+use super::bad_lines::BadLines;
 use super::source::Source;
 use super::{InputFormat, ReadOptions};
 use crate::error::{Error, Position, Result};
@@ -16,12 +17,14 @@ use crate::model::{
     BoundedTextMap, Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf,
 };
 use crate::names::{self, TypeSuffix};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
 
 /// Reads a whole folded input into a profile with one sample type (named after `--unit`).
 pub fn read(mut source: Source, format: InputFormat, options: &ReadOptions) -> Result<Profile> {
     let unit = options.unit.clone().unwrap_or(Unit::Count);
     let mut folder = Folder::new(source.path.clone(), format, unit);
+    folder.keep_process_root = options.keep_process_root;
     let mut line = Vec::with_capacity(4096);
     while source.read_line(&mut line)? != 0 {
         folder.line_no += 1;
@@ -50,6 +53,16 @@ struct Folder {
     samples: u64,
     lossy_lines: u64,
     first_lossy_line: u64,
+    /// Lines without a readable count: skipped and counted ([`BadLines`]).
+    bad_lines: BadLines,
+    /// Decimal places of the counts so far: every weight is stored times 10^this, so that
+    /// fractional counts (`12.5`) are summed exactly.
+    decimals: u32,
+    /// The raw text of each root frame, for the process-name check at the end (the frame's
+    /// name is normalised, the process name is wanted as written).
+    root_texts: FxHashMap<FrameId, Box<str>>,
+    /// `--keep-process-root`: a process-name root stays a frame.
+    keep_process_root: bool,
 }
 
 impl Folder {
@@ -69,6 +82,10 @@ impl Folder {
             samples: 0,
             lossy_lines: 0,
             first_lossy_line: 0,
+            bad_lines: BadLines::default(),
+            decimals: 0,
+            root_texts: FxHashMap::default(),
+            keep_process_root: false,
         }
     }
 
@@ -82,50 +99,69 @@ impl Folder {
             return Ok(());
         }
         let Some(space) = line.iter().rposition(|&b| b == b' ') else {
-            return Err(
-                self.error("expected `frame;frame;... COUNT`, found a line without a count")
-            );
+            self.bad_line(|| {
+                let shown = crate::error::quote(line);
+                format!("`{shown}`, a line without a count (expected `frame;frame;... COUNT`)")
+            });
+            return Ok(());
         };
         let (stack_text, count_text) = (&line[..space], &line[space + 1..]);
-        let count = self.parse_count(count_text)?;
+        let weight = match parse_count(count_text) {
+            Ok(count) => self.scaled(count),
+            Err(why) => {
+                self.bad_line(|| why);
+                return Ok(());
+            }
+        };
         let key = trim_line_end(stack_text);
         let (stack, thread) = match self.stacks.get(key) {
             Some(hit) => hit,
             None => {
+                self.refuse_differential(key)?;
                 let hit = self.intern_stack_text(key);
                 self.stacks.insert(key, hit);
                 hit
             }
         };
-        self.profile.add_sample(stack, thread, &[count as u128]);
+        self.profile.add_sample(stack, thread, &[weight]);
         self.samples += 1;
         Ok(())
     }
 
-    fn parse_count(&self, text: &[u8]) -> Result<u64> {
-        let shown = crate::error::quote(text);
-        if text.is_empty() {
-            return Err(self.error("expected a count after the last space, found nothing"));
+    fn bad_line(&mut self, why: impl FnOnce() -> String) {
+        self.bad_lines.record(self.line_no, why);
+    }
+
+    /// The weight of a count at the profile's scale; a count with more decimal places than
+    /// any before rescales what was read so far (at most [`MAX_DECIMALS`] times a file).
+    fn scaled(&mut self, count: Count) -> u128 {
+        if count.decimals > self.decimals {
+            let factor = 10u128.pow(count.decimals - self.decimals);
+            self.decimals = count.decimals;
+            self.rebuild(factor, &FxHashMap::default());
         }
-        if text[0] == b'-' {
-            return Err(self.error(format!(
-                "negative count `{shown}`: counts must be non-negative integers"
-            )));
+        count.value as u128 * 10u128.pow(self.decimals - count.decimals)
+    }
+
+    /// `a;b;c 31 56` is a differential file (difffolded.pl, inferno-diff-folded): two counts,
+    /// before and after. Read as one profile it would be frame `c 31` of weight 56; refuse it
+    /// and say how to read it. Checked once per distinct stack text, off the hot path.
+    fn refuse_differential(&self, stack_text: &[u8]) -> Result<()> {
+        let Some(space) = stack_text.iter().rposition(|&b| b == b' ') else {
+            return Ok(());
+        };
+        let tail = &stack_text[space + 1..];
+        if tail.contains(&b';') || parse_count(tail).is_err() {
+            return Ok(());
         }
-        if !text.iter().all(u8::is_ascii_digit) {
-            return Err(self.error(format!(
-                "expected an integer count at the end of the line, found `{shown}`"
-            )));
-        }
-        std::str::from_utf8(text)
-            .ok()
-            .and_then(|s| s.parse::<u64>().ok())
-            .ok_or_else(|| {
-                self.error(format!(
-                    "count `{shown}` does not fit in 64 bits (largest is {})",
-                    u64::MAX
-                ))
-            })
+        let name = self.path.display();
+        Err(self.error(format!(
+            "a differential folded file (two counts per line: `stack BEFORE AFTER`, as \
+             difffolded.pl writes), but whose reads one profile per file; split it with \
+             `awk '{{n=$(NF-1); NF-=2; print $0, n}}' {name} > before.folded` and \
+             `awk '{{n=$NF; NF-=2; print $0, n}}' {name} > after.folded`, then \
+             `whose diff before.folded after.folded` or `whose flame --diff ...`"
+        )))
     }
 
     /// Splits a stack text into frames (root first in the text, leaf first in the model).
@@ -171,6 +207,11 @@ impl Folder {
             };
             frame_buf.push(id);
         }
+        if thread.is_none()
+            && let (Some(&root), Some(raw)) = (frame_buf.last(), parts.first())
+        {
+            self.root_texts.entry(root).or_insert_with(|| (*raw).into());
+        }
         let stack = self.profile.intern_stack(&frame_buf);
         self.frame_buf = frame_buf;
         (stack, thread)
@@ -182,10 +223,148 @@ impl Folder {
         {
             return frame;
         }
+        let (text, suffix) = names::split_type_suffix(raw);
+        // `[libc.so.6]`: stackcollapse-perf's unnamed frame of a known module
+        if let Some(module) = bracketed_module(text) {
+            let mut frame = Frame::named("[unknown]", FrameKind::Unknown);
+            frame.module = Some(module.into());
+            return frame;
+        }
+        // `malloc (/usr/lib/libc.so.6)`, as perf script prints a frame's module
+        if let Some((name, module)) = split_module_suffix(text) {
+            let mut frame = folded_frame(&format!("{name}{}", &raw[text.len()..]));
+            if suffix != Some(TypeSuffix::Kernel) {
+                frame.module = Some(module.into());
+            }
+            return frame;
+        }
         folded_frame(raw)
     }
 
+    /// Copies the profile into a new one with every weight times `factor`, and each root
+    /// frame in `roots` taken out of its stacks and made the row's thread. The text caches
+    /// are emptied: the ids they hold belong to the old profile.
+    fn rebuild(&mut self, factor: u128, roots: &FxHashMap<FrameId, Box<str>>) {
+        let sample_types = self.profile.sample_types().to_vec();
+        let old = std::mem::replace(&mut self.profile, Profile::new(sample_types));
+        let new = &mut self.profile;
+        new.default_sample_type = old.default_sample_type;
+        new.meta = old.meta.clone();
+        let frame_ids: Vec<Option<FrameId>> = (0..old.frame_count() as u32)
+            .map(|i| {
+                let id = FrameId(i);
+                (!roots.contains_key(&id)).then(|| new.intern_frame(old.frame(id).clone()))
+            })
+            .collect();
+        let mut frames = Vec::new();
+        for row in old.rows() {
+            let stack = old.stack(row.stack);
+            let root_thread = stack.last().and_then(|root| roots.get(root));
+            frames.clear();
+            frames.extend(stack.iter().filter_map(|f| frame_ids[f.0 as usize]));
+            let thread = match (root_thread, row.thread) {
+                (Some(name), _) => Some(new.intern_thread(name)),
+                (None, Some(t)) => Some(new.intern_thread(old.thread_name(t))),
+                (None, None) => None,
+            };
+            let stack = new.intern_stack(&frames);
+            let values: Vec<u128> = row
+                .values
+                .iter()
+                .map(|v| v.saturating_mul(factor))
+                .collect();
+            new.add_sample(stack, thread, &values);
+        }
+        self.root_texts = std::mem::take(&mut self.root_texts)
+            .into_iter()
+            .filter_map(|(id, text)| Some((frame_ids[id.0 as usize]?, text)))
+            .collect();
+        self.stacks = BoundedTextMap::with_budget(STACK_CACHE_BYTES);
+        self.frames = BoundedTextMap::with_budget(FRAME_CACHE_BYTES);
+    }
+
+    /// `stackcollapse-perf.pl` and inferno's collapse-perf put the process name at the root of
+    /// every stack (`java;start_thread;...`). As a frame it would own every stack whose other
+    /// frames are all transparent; it is the process, so it becomes the row's thread, as
+    /// async-profiler's `-t` thread frames do. Taken only when the whole file agrees: every
+    /// root is a process-name text, each is seen above a frame that starts a process or
+    /// thread ([`starts_a_process`]), and none appears anywhere but at a root. The header says
+    /// so; `--keep-process-root` keeps it a frame.
+    fn take_process_roots(&mut self) {
+        if self.format != InputFormat::Folded || self.root_texts.is_empty() {
+            return;
+        }
+        let profile = &self.profile;
+        // root frame → seen above a process or thread start
+        let mut roots: FxHashMap<FrameId, bool> = FxHashMap::default();
+        for row in profile.rows() {
+            if row.thread.is_some() {
+                return; // threads already given (async-profiler -t)
+            }
+            let stack = profile.stack(row.stack);
+            let Some(&root) = stack.last() else { continue };
+            let above_start =
+                stack.len() >= 2 && starts_a_process(profile.frame(stack[stack.len() - 2]));
+            *roots.entry(root).or_default() |= above_start;
+        }
+        let all_process_names = roots.iter().all(|(root, &above_start)| {
+            above_start
+                && self
+                    .root_texts
+                    .get(root)
+                    .is_some_and(|t| looks_like_process_name(t))
+        });
+        if roots.is_empty() || !all_process_names {
+            return;
+        }
+        let inside: FxHashSet<FrameId> = (0..profile.stack_count() as u32)
+            .flat_map(|s| {
+                let stack = profile.stack(StackId(s));
+                &stack[..stack.len().saturating_sub(1)]
+            })
+            .copied()
+            .filter(|f| roots.contains_key(f))
+            .collect();
+        if !inside.is_empty() {
+            return;
+        }
+        let mut names: Vec<&str> = roots.keys().map(|r| &*self.root_texts[r]).collect();
+        names.sort_unstable();
+        let shown = names.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+        let more = if names.len() > 3 { ", ..." } else { "" };
+        let note = if self.keep_process_root {
+            format!(
+                "the root frame of every stack is a process name ({shown}{more}: {} name(s)); \
+                 kept as a frame (--keep-process-root)",
+                names.len()
+            )
+        } else {
+            format!(
+                "the root frame of every stack is a process name as stackcollapse-perf and \
+                 inferno write it ({shown}{more}: {} name(s)): read as the thread, not a frame \
+                 (--keep-process-root keeps it)",
+                names.len()
+            )
+        };
+        if !self.keep_process_root {
+            let strip: FxHashMap<FrameId, Box<str>> = roots
+                .keys()
+                .map(|r| (*r, self.root_texts[r].clone()))
+                .collect();
+            self.rebuild(1, &strip);
+        }
+        self.profile.meta.notes.push(note);
+    }
+
     fn finish(mut self) -> Result<Profile> {
+        // before the no-samples check: a file of bad lines says which line and why
+        let skipped = self.bad_lines.verdict(
+            &self.path,
+            self.line_no,
+            self.samples,
+            "not folded stacks",
+            "lines of `frame;frame;... COUNT`",
+        )?;
         if self.samples == 0 {
             return Err(Error::input(
                 &self.path,
@@ -193,6 +372,16 @@ impl Folder {
                 "no samples: expected lines of `frame;frame;... COUNT`",
             ));
         }
+        self.profile.meta.warnings.extend(skipped);
+        if self.decimals > 0 {
+            self.profile.meta.notes.push(format!(
+                "counts have up to {d} decimal place(s): weights are the counts times {f}, \
+                 summed exactly",
+                d = self.decimals,
+                f = 10u64.pow(self.decimals)
+            ));
+        }
+        self.take_process_roots();
         if self.lossy_lines > 0 {
             self.profile.meta.warnings.push(format!(
                 "{}: {} line(s) had frame names that are not valid UTF-8 (first at line {}); \
@@ -204,6 +393,150 @@ impl Folder {
         }
         Ok(self.profile)
     }
+}
+
+/// The most decimal places a count may have: weights are stored as integers times
+/// 10^decimals, and nine places already exceed any profiler's precision.
+const MAX_DECIMALS: u32 = 9;
+
+/// A count as written: `12.5` is 125 with one decimal place (trailing zeros dropped, so
+/// `31.000` is the integer 31).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Count {
+    value: u64,
+    decimals: u32,
+}
+
+/// The count at the end of a folded line: a non-negative integer, or a decimal as inferno
+/// and speedscope accept it (`12.5`, `.5`, `31.000`). The error says why not.
+fn parse_count(text: &[u8]) -> std::result::Result<Count, String> {
+    let shown = || crate::error::quote(text);
+    let digits = |d: &[u8]| !d.is_empty() && d.iter().all(u8::is_ascii_digit);
+    let too_big = || format!("count `{}` does not fit in 64 bits", shown());
+    if digits(text) {
+        // the common case: one pass, no decimal point
+        let mut value: u64 = 0;
+        for &b in text {
+            value = value
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(b - b'0')))
+                .ok_or_else(too_big)?;
+        }
+        return Ok(Count { value, decimals: 0 });
+    }
+    if text.first() == Some(&b'-') {
+        return Err(format!(
+            "negative count `{}`: counts must be non-negative",
+            shown()
+        ));
+    }
+    let Some(dot) = text.iter().position(|&b| b == b'.') else {
+        return Err(format!(
+            "expected an integer or decimal count at the end of the line, found `{}`",
+            shown()
+        ));
+    };
+    let (whole, decimals) = (&text[..dot], &text[dot + 1..]);
+    let part = |d: &[u8]| d.is_empty() || digits(d);
+    if !part(whole) || !part(decimals) || whole.len() + decimals.len() == 0 {
+        return Err(format!(
+            "expected an integer or decimal count at the end of the line, found `{}`",
+            shown()
+        ));
+    }
+    let fraction = &decimals[..decimals
+        .iter()
+        .rposition(|&b| b != b'0')
+        .map_or(0, |i| i + 1)];
+    if fraction.len() > MAX_DECIMALS as usize {
+        return Err(format!(
+            "count `{}` has more than {MAX_DECIMALS} decimal places",
+            shown()
+        ));
+    }
+    let mut value: u64 = 0;
+    for &b in whole.iter().chain(fraction) {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(b - b'0')))
+            .ok_or_else(too_big)?;
+    }
+    Ok(Count {
+        value,
+        decimals: fraction.len() as u32,
+    })
+}
+
+/// Whether a root frame's text is a process name as `stackcollapse-perf.pl` and inferno's
+/// collapse-perf write it: `comm` (at most 15 bytes, the kernel's TASK_COMM_LEN, spaces
+/// turned to `_`), or `comm-PID` / `comm-PID/TID` with `--pid` / `--tid`. No function name
+/// form: no `(`, `::`, `[`, `<`, whitespace.
+fn looks_like_process_name(raw: &str) -> bool {
+    let is_number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let comm = match raw.rsplit_once('-') {
+        Some((comm, ids))
+            if ids
+                .split_once('/')
+                .map_or(is_number(ids), |(p, t)| is_number(p) && is_number(t)) =>
+        {
+            comm
+        }
+        _ => raw,
+    };
+    (1..=15).contains(&comm.len())
+        && !comm.contains(['(', '[', '<', '{', ' ', '\t'])
+        && !comm.contains("::")
+}
+
+/// Frames that start a process or thread, the callee of the process-name root in a collapsed
+/// perf file: libc's and the dynamic loader's entry points, Go's goroutine and thread roots,
+/// and `[unknown]` (a JIT or stripped root perf could not name). Kernel frames count too: a
+/// kernel-only stack (`swapper;secondary_startup_64_[k]`) has no user root.
+fn starts_a_process(frame: &Frame) -> bool {
+    const ROOTS: &[&str] = &[
+        "_start",
+        "__libc_start_main",
+        "__libc_start_call_main",
+        "start_thread",
+        "thread_start",
+        "clone",
+        "clone3",
+        "__clone",
+        "__clone3",
+        "__GI___clone",
+        "__GI___clone3",
+        "_dl_start_user",
+        "[unknown]",
+        "runtime.goexit",
+        "runtime.goexit.abi0",
+        "runtime.rt0_go",
+        "runtime.rt0_go.abi0",
+        "runtime.mstart",
+        "runtime.mstart.abi0",
+    ];
+    frame.kind == FrameKind::Kernel || ROOTS.contains(&&*frame.name)
+}
+
+/// The module of `[libc.so.6]`, the form `stackcollapse-perf.pl` and inferno give a frame
+/// perf could not name in a known module (and `convert --to folded` writes). `[unknown]` and
+/// async-profiler's `[thread tid=1]` roots have none.
+pub fn bracketed_module(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix('[')?.strip_suffix(']')?;
+    (inner != "unknown" && !inner.is_empty() && !inner.contains([' ', '[', ']', ';']))
+        .then_some(inner)
+}
+
+/// `name (module)`, the module as perf script prints it after a frame: a path, a bracketed
+/// pseudo-module (`[vdso]`) or a shared object name. py-spy's `func (file.py:12)` (a `:`) and
+/// C++ parameter lists (no space before `(`, or spaces inside) are not modules.
+pub fn split_module_suffix(text: &str) -> Option<(&str, &str)> {
+    let (name, rest) = text.rsplit_once(" (")?;
+    let module = rest.strip_suffix(')')?;
+    let looks_like_module = module.starts_with('/')
+        || (module.starts_with('[') && module.ends_with(']'))
+        || module.contains(".so");
+    (looks_like_module && !name.is_empty() && !module.contains([' ', '(', ')', ':']))
+        .then_some((name, module))
 }
 
 /// One frame of inferno/async-profiler folded text: type suffix → kind, allocated-class
@@ -296,4 +629,75 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
         end -= 1;
     }
     &line[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(text: &str) -> std::result::Result<(u64, u32), String> {
+        parse_count(text.as_bytes()).map(|c| (c.value, c.decimals))
+    }
+
+    #[test]
+    fn counts_are_integers_or_exact_decimals() {
+        assert_eq!(count("56"), Ok((56, 0)));
+        assert_eq!(count("12.5"), Ok((125, 1)));
+        assert_eq!(count("31.000"), Ok((31, 0)));
+        assert_eq!(count(".25"), Ok((25, 2)));
+        assert_eq!(count("7."), Ok((7, 0)));
+        assert_eq!(count("18446744073709551615"), Ok((u64::MAX, 0)));
+        assert!(
+            count("18446744073709551616")
+                .unwrap_err()
+                .contains("64 bits")
+        );
+        assert!(count("-3").unwrap_err().contains("negative"));
+        assert!(count(".").is_err());
+        assert!(count("1.2.3").is_err());
+        assert!(count("0x10").is_err());
+        assert!(
+            count("1.0000000001")
+                .unwrap_err()
+                .contains("decimal places")
+        );
+    }
+
+    #[test]
+    fn modules_as_collapsers_and_perf_write_them() {
+        assert_eq!(bracketed_module("[libc.so.6]"), Some("libc.so.6"));
+        assert_eq!(bracketed_module("[unknown]"), None);
+        assert_eq!(bracketed_module("[worker tid=1]"), None);
+        assert_eq!(
+            split_module_suffix("malloc (/usr/lib/libc.so.6)"),
+            Some(("malloc", "/usr/lib/libc.so.6"))
+        );
+        assert_eq!(split_module_suffix("f ([vdso])"), Some(("f", "[vdso]")));
+        assert_eq!(split_module_suffix("run (app.py:12)"), None);
+        assert_eq!(split_module_suffix("foo(int)"), None);
+        assert_eq!(split_module_suffix("a (b c)"), None);
+    }
+
+    #[test]
+    fn process_names_as_collapsers_write_them() {
+        for name in [
+            "java",
+            "python3.11",
+            "kworker/0:1",
+            "java-1234",
+            "java-1234/1240",
+        ] {
+            assert!(looks_like_process_name(name), "{name}");
+        }
+        for name in [
+            "[unknown]",
+            "std::rt::lang_start",
+            "main(int)",
+            "a_very_long_function_name",
+            "thread 1",
+            "",
+        ] {
+            assert!(!looks_like_process_name(name), "{name}");
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! The format is detected from the content (perf.data magic, gzip/protobuf, the shape of the
 //! first lines), never from the file name; `--format-in` overrides detection.
 
+pub mod bad_lines;
 pub mod folded;
 pub mod perf_data;
 pub mod perf_script;
@@ -62,6 +63,9 @@ pub struct ReadOptions {
     /// Cap on the decompressed size of a gzip input that a reader holds in memory (gzip
     /// bombs); see [`Source::read_capped`]. Default [`source::DEFAULT_MAX_DECOMPRESSED`].
     pub max_decompressed: Option<u64>,
+    /// Folded: keep a process-name root frame (stackcollapse-perf's `java;...`) as a frame
+    /// instead of reading it as the thread.
+    pub keep_process_root: bool,
 }
 
 /// Reads one input into a validated profile.

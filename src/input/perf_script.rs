@@ -14,6 +14,7 @@
 //! frame line is one hash lookup.
 
 use super::ReadOptions;
+use super::bad_lines::BadLines;
 use super::progress::Progress;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
@@ -21,13 +22,6 @@ use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Uni
 use crate::names;
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
-
-/// Lines the reader could not place are skipped and counted. More than this share of all
-/// lines means the input is not perf script text after all...
-const MAX_BAD_LINE_SHARE: f64 = 0.01;
-/// ...unless there are only a few (up to this many, and no more than the samples read): one
-/// stray line in a six-sample file is a stray line, not a wrong format.
-const FEW_BAD_LINES: u64 = 5;
 
 /// Reads a whole `perf script` dump into a profile: one sample type per event (weighted by
 /// period) followed by `samples` (one per sample); the first event is the default metric.
@@ -311,8 +305,8 @@ struct ScriptReader {
     /// when every event is known).
     rows: FxHashMap<(crate::model::StackId, Option<ThreadId>, usize), (u64, u128)>,
     samples: u64,
-    bad_lines: u64,
-    first_bad: Option<(u64, String)>,
+    /// Lines the reader could not place: skipped and counted ([`BadLines`]).
+    bad_lines: BadLines,
     lossy_lines: u64,
     stack_buf: Vec<FrameId>,
 }
@@ -339,8 +333,7 @@ impl ScriptReader {
             held: Vec::new(),
             rows: FxHashMap::default(),
             samples: 0,
-            bad_lines: 0,
-            first_bad: None,
+            bad_lines: BadLines::default(),
             lossy_lines: 0,
             stack_buf: Vec::new(),
         }
@@ -403,11 +396,9 @@ impl ScriptReader {
     }
 
     fn bad_line(&mut self, text: &str) {
-        self.bad_lines += 1;
-        if self.first_bad.is_none() {
-            let shown = crate::error::quote(text.as_bytes());
-            self.first_bad = Some((self.line_no, shown));
-        }
+        self.bad_lines.record(self.line_no, || {
+            format!("`{}`", crate::error::quote(text.as_bytes()))
+        });
     }
 
     fn start_sample(&mut self, h: Header<'_>) {
@@ -651,27 +642,15 @@ impl ScriptReader {
                  one indented line per frame)",
             ));
         }
-        let few = self.bad_lines <= FEW_BAD_LINES && self.bad_lines <= self.samples;
-        if !few && self.bad_lines as f64 > MAX_BAD_LINE_SHARE * self.line_no as f64 {
-            let (line, text) = self.first_bad.clone().unwrap_or_default();
-            return Err(Error::input(
-                &self.path,
-                Position::Line(line),
-                format!(
-                    "{} of {} lines are not perf script output (this one: `{text}`); expected \
-                     sample header lines `comm pid time: period event:` and indented frame lines",
-                    self.bad_lines, self.line_no
-                ),
-            ));
-        }
+        let skipped = self.bad_lines.verdict(
+            &self.path,
+            self.line_no,
+            self.samples,
+            "not perf script output",
+            "sample header lines `comm pid time: period event:` and indented frame lines",
+        )?;
         let mut profile = self.build_profile();
-        if let Some((line, text)) = &self.first_bad {
-            profile.meta.warnings.push(format!(
-                "{}: skipped {} line(s) that are not perf script output (first at line {line}: `{text}`)",
-                self.path.display(),
-                self.bad_lines
-            ));
-        }
+        profile.meta.warnings.extend(skipped);
         let mangled: Vec<&str> = profile
             .frames()
             .filter(|f| names::is_still_mangled(&f.name))

@@ -18,6 +18,11 @@ pub const READ_BUFFER: usize = 1 << 20;
 /// none: the `--max-decompressed` default.
 pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
 
+/// Byte-order marks of text inputs (Windows tools write folded stacks as UTF-16 with one).
+const UTF8_BOM: &[u8] = &[0xef, 0xbb, 0xbf];
+const UTF16_LE_BOM: &[u8] = &[0xff, 0xfe];
+const UTF16_BE_BOM: &[u8] = &[0xfe, 0xff];
+
 /// The first allocation for an input of unknown length read whole; it doubles from there.
 const FIRST_ALLOCATION: usize = 64 << 10;
 
@@ -68,6 +73,7 @@ impl Source {
         } else {
             Box::new(buffered)
         };
+        let reader = decode_text(reader).map_err(|e| Error::io(&display, e))?;
         Ok(Source {
             path: display,
             reader,
@@ -232,5 +238,138 @@ impl<R: BufRead> BufRead for Counted<R> {
     fn consume(&mut self, amount: usize) {
         self.inner.consume(amount);
         self.count.fetch_add(amount as u64, Ordering::Relaxed);
+    }
+}
+
+/// Text with a byte-order mark, as inferno and speedscope read it (issue 12): a UTF-8 mark is
+/// dropped, UTF-16 (either order) is decoded to UTF-8 on the fly; anything else is passed
+/// through untouched. No binary format starts with these bytes (perf.data is `PERFILE2`,
+/// gzip `1f 8b`, pprof a protobuf tag).
+fn decode_text(mut reader: Box<dyn BufRead + Send>) -> std::io::Result<Box<dyn BufRead + Send>> {
+    let head = reader.fill_buf()?;
+    if head.starts_with(UTF8_BOM) {
+        reader.consume(UTF8_BOM.len());
+        return Ok(reader);
+    }
+    let little_endian = if head.starts_with(UTF16_LE_BOM) {
+        true
+    } else if head.starts_with(UTF16_BE_BOM) {
+        false
+    } else {
+        return Ok(reader);
+    };
+    reader.consume(2);
+    Ok(Box::new(BufReader::with_capacity(
+        READ_BUFFER,
+        Utf16Decoder {
+            inner: reader,
+            little_endian,
+            odd_byte: None,
+            high_surrogate: None,
+            out: Vec::new(),
+            pos: 0,
+        },
+    )))
+}
+
+/// UTF-16 to UTF-8 as a reader; unpaired surrogates and a dangling odd byte become U+FFFD
+/// (the readers then count the line as lossy, like any other invalid text).
+struct Utf16Decoder<R> {
+    inner: R,
+    little_endian: bool,
+    /// The first byte of a code unit split across two reads.
+    odd_byte: Option<u8>,
+    /// A high surrogate at the end of one read, paired with the next read's first unit.
+    high_surrogate: Option<u16>,
+    /// Decoded UTF-8 not yet returned, from `pos`.
+    out: Vec<u8>,
+    pos: usize,
+}
+
+impl<R: BufRead> Read for Utf16Decoder<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.out.len() {
+            self.out.clear();
+            self.pos = 0;
+            let chunk = self.inner.fill_buf()?;
+            if chunk.is_empty() {
+                let dangling = usize::from(self.odd_byte.take().is_some())
+                    + usize::from(self.high_surrogate.take().is_some());
+                if dangling == 0 {
+                    return Ok(0);
+                }
+                self.out.extend("\u{fffd}".repeat(dangling).bytes());
+                continue;
+            }
+            let mut units: Vec<u16> = Vec::with_capacity(chunk.len() / 2 + 2);
+            units.extend(self.high_surrogate.take());
+            let mut bytes = chunk.iter().copied();
+            let mut first = self.odd_byte.take();
+            while let Some(a) = first.take().or_else(|| bytes.next()) {
+                let Some(b) = bytes.next() else {
+                    self.odd_byte = Some(a);
+                    break;
+                };
+                units.push(if self.little_endian {
+                    u16::from_le_bytes([a, b])
+                } else {
+                    u16::from_be_bytes([a, b])
+                });
+            }
+            let used = chunk.len();
+            self.inner.consume(used);
+            if units.last().is_some_and(|u| (0xd800..0xdc00).contains(u)) {
+                self.high_surrogate = units.pop();
+            }
+            for c in std::char::decode_utf16(units) {
+                let c = c.unwrap_or(char::REPLACEMENT_CHARACTER);
+                let mut utf8 = [0u8; 4];
+                self.out
+                    .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+            }
+        }
+        let n = buf.len().min(self.out.len() - self.pos);
+        buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod bom_tests {
+    use super::*;
+
+    fn decoded(bytes: Vec<u8>) -> String {
+        let reader: Box<dyn BufRead + Send> =
+            Box::new(BufReader::with_capacity(3, std::io::Cursor::new(bytes)));
+        let mut text = String::new();
+        decode_text(reader)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    }
+
+    #[test]
+    fn utf16_with_a_bom_is_decoded_across_short_reads() {
+        // a 3-byte buffer splits code units and the surrogate pair of U+1F600
+        let text = "a;b\u{e9};\u{1f600} 12\n";
+        let mut le = vec![0xff, 0xfe];
+        le.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(decoded(le), text);
+        let mut be = vec![0xfe, 0xff];
+        be.extend(text.encode_utf16().flat_map(u16::to_be_bytes));
+        assert_eq!(decoded(be), text);
+    }
+
+    #[test]
+    fn a_utf8_bom_is_dropped_and_other_text_kept() {
+        assert_eq!(decoded(b"\xef\xbb\xbfa;b 1\n".to_vec()), "a;b 1\n");
+        assert_eq!(decoded(b"a;b 1\n".to_vec()), "a;b 1\n");
+        // a lone high surrogate and an odd trailing byte
+        assert_eq!(
+            decoded(vec![0xff, 0xfe, b'a', 0, 0x00, 0xd8, 7]),
+            "a\u{fffd}\u{fffd}"
+        );
     }
 }

@@ -278,3 +278,19 @@ fn folded_owner_root_splits_the_total_like_the_owner_view() {
     }
     assert_eq!(roots["user"], 1998);
 }
+
+#[test]
+fn folded_modules_are_written_only_when_asked() {
+    // default: inferno's names-only text; --modules: perf's `name (module)` and
+    // stackcollapse-perf's `[module]` for unnamed frames, which the folded reader takes back
+    let input = fixture_arg("pprof/cpu.pb.gz");
+    let plain = whose_ok(&["convert", &input, "--to", "folded"]);
+    assert!(plain.contains("net/http.(*conn).serve;"), "names only");
+    assert!(!plain.contains(" (/tmp/whose-corpus/"));
+    let with = whose_ok(&["convert", &input, "--to", "folded", "--modules"]);
+    assert!(
+        with.contains("net/http.(*conn).serve (/tmp/whose-corpus/go-svc/gosvc);"),
+        "module kept"
+    );
+    assert_eq!(plain.lines().count(), with.lines().count());
+}

@@ -284,11 +284,14 @@ fn a_1_mb_token_is_quoted_in_at_most_80_bytes() {
     let path = write_temp(
         dir.path(),
         "long.folded",
-        format!("main;work 3\nmain;idle {token}\n"),
+        format!("# one bad line and no sample: refused\nmain;idle {token}\n"),
     );
     let stderr = whose_err(&["report", path.to_str().unwrap()]);
     assert!(stderr.len() < 600, "{} bytes of stderr", stderr.len());
-    assert!(stderr.contains(":2: expected an integer count"), "{stderr}");
+    assert!(
+        stderr.contains(":2: 1 of 2 lines are not folded stacks"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains(&format!("`{}… (1000000 bytes in all)`", "9".repeat(80))),
         "{stderr}"
