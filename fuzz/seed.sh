@@ -6,12 +6,16 @@ set -euo pipefail
 cd "$(dirname "$0")"
 fx=../fixtures
 c=corpus
-mkdir -p $c/{folded,perf_script,pprof_raw,pprof_gzip,perf_data,rules,gate_require}
+mkdir -p $c/{folded,perf_script,pprof_raw,pprof_gzip,perf_data,speedscope,rules,gate_require}
 
 # folded: the small fixtures whole, the first lines of the large one (py-spy raw shape too)
 cp $fx/folded/flame-mini.folded $fx/folded/py-app.folded $fx/repeats/churn-1.folded $c/folded/
 head -c 4000 $fx/folded/seed-ktor-alloc.txt | sed '$d' > $c/folded/ktor-head.folded
 printf 'main (app.py:10);work (app.py:20) 5\nmain (app.py:10) 1\n' > $c/folded/pyspy.txt
+
+# speedscope: the py-spy recording whole (sampled), and a small evented profile
+cp $fx/speedscope/shares.speedscope.json $c/speedscope/
+printf '%s' '{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[{"name":"main"},{"name":"work","file":"a.c","line":3}]},"profiles":[{"type":"evented","name":"t1","unit":"milliseconds","startValue":0,"endValue":10,"events":[{"type":"O","frame":0,"at":0},{"type":"O","frame":1,"at":2},{"type":"C","frame":1,"at":7},{"type":"C","frame":0,"at":10}]}]}' > $c/speedscope/evented.json
 
 # perf script: the first samples (blank-line separated) of each dump
 for f in c-malloc.perf c-malloc.perf-dwarf rust-native.perf-fp jvm-shop.perf; do
