@@ -195,7 +195,9 @@ fn detect_text(head: &[u8]) -> InputFormat {
         .skip_while(|l| l.starts_with('#') || l.is_empty())
         .nth(1)
         .unwrap_or("");
-    if second.starts_with(['\t', ' ']) && !first.starts_with(['\t', ' ']) {
+    // (a line of only a count is a folded or py-spy sample with an empty stack, not a frame)
+    let count_only = |l: &str| l.trim().bytes().all(|b| b.is_ascii_digit());
+    if second.starts_with(['\t', ' ']) && !first.starts_with(['\t', ' ']) && !count_only(second) {
         return InputFormat::PerfScript;
     }
     // perf script without call chains: one header line per sample, the frame at its end
@@ -236,6 +238,11 @@ mod tests {
         assert_eq!(detect_text(b"a;b;c 1\n"), InputFormat::Folded);
         assert_eq!(
             detect_text(b"<module> (main.py:6);run (app.py:58) 93\n"),
+            InputFormat::PySpy
+        );
+        // py-spy writes a sample with an empty stack as ` COUNT`
+        assert_eq!(
+            detect_text(b"<module> (main.py:6);run (app.py:58) 93\n 3\n"),
             InputFormat::PySpy
         );
         // py-spy --native: the root frame is a native address, Python frames come later

@@ -275,7 +275,9 @@ fn a_mixed_recording_unwinds_only_its_dwarf_samples() {
         .iter()
         .find_map(|n| n.split_once(" samples, ")?.0.parse().ok())
         .unwrap();
-    assert_eq!(cut, 0, "{:?}", notes(&json));
+    // a sample caught in a prologue or epilogue may stop early ("frame pointer unwinding moved
+    // backwards"): at most 1 % of the DWARF stacks
+    assert!(cut * 100 <= stacks, "{:?}", notes(&json));
     // about half the samples are the DWARF event's (both sample at 999 Hz)
     assert!(
         stacks * 10 >= samples * 4 && stacks * 10 <= samples * 6,
