@@ -527,10 +527,7 @@ fn samples_lacking_the_dwarf_fields_their_attributes_promise_are_an_input_error(
 fn lost_events_are_counted_and_reported() {
     // a PERF_RECORD_LOST (type 2: id, lost count, then the sample_id trailer — tid and time
     // for this recording) appended to the data section; the feature sections after it move
-    let mut bytes = std::fs::read(fixture("perf/c-malloc.perf.data")).unwrap();
-    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-    let (data, size) = (u64_at(&bytes, 40) as usize, u64_at(&bytes, 48) as usize);
-    let end = data + size;
+    let perf = std::fs::read(fixture("perf/c-malloc.perf.data")).unwrap();
     let mut record = Vec::new();
     record.extend_from_slice(&2u32.to_le_bytes());
     record.extend_from_slice(&0u16.to_le_bytes());
@@ -538,17 +535,7 @@ fn lost_events_are_counted_and_reported() {
     for word in [0u64, 1234, 0, 0] {
         record.extend_from_slice(&word.to_le_bytes());
     }
-    let features = bytes[72..104]
-        .iter()
-        .map(|b| b.count_ones() as usize)
-        .sum::<usize>();
-    for i in 0..features {
-        let at = end + i * 16;
-        let offset = u64_at(&bytes, at) + record.len() as u64;
-        bytes[at..at + 8].copy_from_slice(&offset.to_le_bytes());
-    }
-    bytes[48..56].copy_from_slice(&((size + record.len()) as u64).to_le_bytes());
-    bytes.splice(end..end, record);
+    let bytes = with_records(&perf, &[record]);
     let dir = tempfile::tempdir().unwrap();
     let (stdout, stderr) = Hermetic::new().run_ok(
         &["report"],

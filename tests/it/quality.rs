@@ -555,28 +555,6 @@ fn perf_script_text_without_symbols_is_judged_by_this_machines_file_of_that_name
     );
 }
 
-/// `perf` with `records` (whole kernel records, header included) appended to its data
-/// section; the feature sections after it move.
-fn with_records(perf: &[u8], records: &[Vec<u8>]) -> Vec<u8> {
-    let mut bytes = perf.to_vec();
-    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-    let (data, size) = (u64_at(&bytes, 40) as usize, u64_at(&bytes, 48) as usize);
-    let end = data + size;
-    let added: Vec<u8> = records.concat();
-    let features = bytes[72..104]
-        .iter()
-        .map(|b| b.count_ones() as usize)
-        .sum::<usize>();
-    for i in 0..features {
-        let at = end + i * 16;
-        let offset = u64_at(&bytes, at) + added.len() as u64;
-        bytes[at..at + 8].copy_from_slice(&offset.to_le_bytes());
-    }
-    bytes[48..56].copy_from_slice(&((size + added.len()) as u64).to_le_bytes());
-    bytes.splice(end..end, added);
-    bytes
-}
-
 /// A kernel record of `kind` whose body is `words`, then the sample_id trailer this
 /// recording has (tid and time: two zero words).
 fn record(kind: u32, words: &[u64]) -> Vec<u8> {
