@@ -568,6 +568,13 @@ fn is_hex_address(name: &str) -> bool {
         .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
+/// A source file py-spy's `func (FILE:LINE)` form can name: Python code or compiled code with
+/// debug info. The folded reader takes such a frame as py-spy's in any folded file, so that
+/// `convert --to folded` can write a frame's source file (which rules match on) and get it back.
+pub fn is_source_file(file: &str) -> bool {
+    is_python_source(file) || is_native_source(file)
+}
+
 /// A file py-spy names for Python code: a source file, or CPython's pseudo-files
 /// (`<frozen importlib._bootstrap>`, `<string>`, `<stdin>`).
 fn is_python_source(file: &str) -> bool {

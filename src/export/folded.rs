@@ -2,17 +2,20 @@
 //! FlameGraph, speedscope and `whose` itself.
 
 use crate::input::folded;
-use crate::model::{FrameKind, Profile};
+use crate::model::{Frame, FrameKind, Profile};
+use crate::names;
 use rustc_hash::FxHashMap;
 use std::io::Write;
 
 /// Writes one line per distinct stack text (rows that differ only by thread or line number,
 /// or by module without `modules`, are summed), sorted, skipping zero weights. Kernel and JIT
 /// frames get inferno's `_[k]` / `_[j]` suffixes and allocated-class leaves async-profiler's
-/// `_[i]`, so the folded reader gives them back their kinds. With `modules` (`convert
-/// --modules`) frames also carry their module and interpreted frames `_[0]`, and reading the
-/// file back gives the same owners (tests/it/roundtrip.rs); without, the text is what
-/// inferno's collapsers write. Returns the number of lines.
+/// `_[i]`, so the folded reader gives them back their kinds, and a sample without frames is
+/// [`folded::NO_FRAMES`]. With `modules` (`convert --modules`) frames also carry their module,
+/// frames known by a source file and no module (py-spy's Python frames) py-spy's
+/// `func (file.py:LINE)`, and other interpreted frames `_[0]`, and reading the file back gives
+/// the same owners (tests/it/roundtrip.rs); without, the text is what inferno's collapsers
+/// write. Returns the number of lines.
 pub fn write(
     profile: &Profile,
     metric: usize,
@@ -42,7 +45,7 @@ pub fn write(
 fn stack_text(profile: &Profile, stack: crate::model::StackId, modules: bool) -> String {
     let frames = profile.stack(stack);
     if frames.is_empty() {
-        return "[unknown]".to_string();
+        return folded::NO_FRAMES.to_string();
     }
     let mut text = String::new();
     for (i, &f) in frames.iter().rev().enumerate() {
@@ -50,6 +53,10 @@ fn stack_text(profile: &Profile, stack: crate::model::StackId, modules: bool) ->
             text.push(';');
         }
         let frame = profile.frame(f);
+        if modules && let Some(source) = source_text(frame) {
+            text.push_str(&source);
+            continue;
+        }
         let name = clean(&frame.name);
         let module = frame.module.as_deref().filter(|_| modules).map(clean);
         match (frame.kind, module) {
@@ -82,6 +89,30 @@ fn stack_text(profile: &Profile, stack: crate::model::StackId, modules: bool) ->
         });
     }
     text
+}
+
+/// py-spy's `func (FILE:LINE)` for a frame known by its source file and no module (a Python
+/// frame, or with `py-spy --native` a C frame with debug info), when the folded reader gives
+/// exactly this frame back ([`folded::source_frame`]): the python preset matches on the file.
+/// A Python frame's name is `module.func` with the module derived from the file, so the text
+/// carries `func` only.
+fn source_text(frame: &Frame) -> Option<String> {
+    if frame.module.is_some() || !matches!(frame.kind, FrameKind::Interpreted | FrameKind::Native) {
+        return None;
+    }
+    let file = clean(frame.file.as_deref()?);
+    let func = match frame.kind {
+        FrameKind::Interpreted => frame
+            .name
+            .strip_prefix(&names::python_module(&file))?
+            .strip_prefix('.')?,
+        _ => &frame.name,
+    };
+    let text = match frame.line {
+        Some(line) => format!("{} ({file}:{line})", clean(func)),
+        None => format!("{} ({file})", clean(func)),
+    };
+    (folded::source_frame(&text).as_ref() == Some(frame)).then_some(text)
 }
 
 /// A frame name or module that stays within one frame when read back: `;` separates

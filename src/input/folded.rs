@@ -181,6 +181,10 @@ impl Folder {
         } else {
             text.split(';').collect()
         };
+        // whose's own stand-in for a sample without frames (see [`NO_FRAMES`])
+        if parts == [NO_FRAMES] {
+            parts.clear();
+        }
         let mut thread = None;
         let is_thread: fn(&str) -> bool = if self.format == InputFormat::PySpy {
             is_pyspy_thread_frame
@@ -218,9 +222,12 @@ impl Folder {
     }
 
     fn make_frame(&self, raw: &str) -> Frame {
-        if self.format == InputFormat::PySpy
-            && let Some(frame) = pyspy_model_frame(raw)
-        {
+        let pyspy = if self.format == InputFormat::PySpy {
+            pyspy_model_frame(raw)
+        } else {
+            source_frame(raw)
+        };
+        if let Some(frame) = pyspy {
             return frame;
         }
         let (text, suffix) = names::split_type_suffix(raw);
@@ -537,6 +544,22 @@ pub fn split_module_suffix(text: &str) -> Option<(&str, &str)> {
         || module.contains(".so");
     (looks_like_module && !name.is_empty() && !module.contains([' ', '(', ')', ':']))
         .then_some((name, module))
+}
+
+/// The text `convert --to folded` and `flame --folded` write for a sample without frames
+/// (a pprof sample with no locations, py-spy's idle samples), read back as an empty stack. A
+/// folded line needs a frame for inferno and FlameGraph to draw it (inferno ignores py-spy's
+/// frameless ` 3` as a bad line), so this keeps the weight in their graphs too, as one
+/// bracketed pseudo-frame like perf's `[unknown]`.
+pub const NO_FRAMES: &str = "[no frames]";
+
+/// A frame in py-spy's `func (FILE:LINE)` form in a folded file that is not py-spy's own
+/// (`convert --to folded` writes Python frames and native frames with a source file this way,
+/// so that rules matching on the file still match when read back): only where FILE is a
+/// source file ([`names::is_source_file`]), so `name (module)` and C++ parameter lists keep
+/// their meaning.
+pub fn source_frame(raw: &str) -> Option<Frame> {
+    pyspy_model_frame(raw).filter(|f| f.file.as_deref().is_some_and(names::is_source_file))
 }
 
 /// One frame of inferno/async-profiler folded text: type suffix → kind, allocated-class

@@ -308,3 +308,51 @@ fn gzipped_utf16_collapsed_text_reads_like_the_plain_file() {
     assert_eq!(packed.1, 100);
     assert!(!packed.0.contains_key("unclassified"), "{:?}", packed.0);
 }
+
+/// What `convert --to folded` writes for frames known by their source file and for samples
+/// without frames, read from a file that is not detected as py-spy's (its first lines are
+/// native): py-spy's `func (file.py:LINE)` is still a Python frame with its file (the python
+/// preset is detected and matches the stdlib by file), a C frame with a source file keeps it,
+/// and `[no frames]` is a sample without a stack, not a frame.
+#[test]
+fn source_file_frames_and_no_frames_read_back_in_any_folded_file() {
+    let mut text = String::new();
+    for i in 0..20 {
+        text.push_str(&format!("main;work_{i} 1\n"));
+    }
+    text.push_str("<module> (main.py:6);run (app.py:58);loads (json/__init__.py:346) 30\n");
+    text.push_str("<module> (main.py:6);run (app.py:58);encoder_call (_json.c:1305) 7\n");
+    text.push_str("[no frames] 3\n");
+    let file = temp_file(&text);
+    let path = file.path().to_str().unwrap();
+    let table = whose_ok(&["report", path]);
+    assert!(table.contains("format: folded\n"), "{table}");
+    let json = report_json(&[path]);
+    let input = &json["inputs"][0];
+    assert_eq!(input["total"], 60);
+    assert!(
+        json["presets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "python"),
+        "{}",
+        json["presets"]
+    );
+    let owner = |name: &str| {
+        input["owners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == name)
+            .unwrap_or_else(|| panic!("no owner {name}: {}", input["owners"]))
+            .clone()
+    };
+    // json/__init__.py is the stdlib by its file; _json.c a C extension by its file
+    assert_eq!(owner("python-std")["self"], 30);
+    assert_eq!(owner("python-extensions")["self"], 7);
+    assert_eq!(input["stackless"], 3);
+    // the frame is json.loads, not `loads (json/...)`, and matched by its file
+    let explain = whose_ok(&["explain", path, "--frame", "json.loads"]);
+    assert!(explain.contains(r#"file "json/*""#), "{explain}");
+}

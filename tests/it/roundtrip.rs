@@ -1,17 +1,24 @@
 //! `report(convert --to folded(X)) == report(X)` for every fixture of every format (issue 12):
 //! the folded text `convert --modules` writes keeps what classification needs (modules, frame
-//! kinds), so reading it back gives the same owner weights in all three views, exactly.
+//! kinds, py-spy's source files, samples without frames), so reading it back gives the same
+//! owner weights in all three views and the same stackless weight, exactly.
 
 use super::common::*;
 use super::hermetic::Hermetic;
 use serde_json::Value;
 
-/// Every fixture profile, by format. Inputs whose folded form cannot round-trip are in
-/// [`CANNOT_ROUND_TRIP`] with the reason instead.
+/// Every fixture profile, by format; [`every_fixture_profile_is_listed`] keeps the list whole.
 const FIXTURES: &[&str] = &[
     "folded/flame-mini.folded",
     "folded/process-root.folded",
+    "folded/py-app.folded",
     "folded/seed-ktor-alloc.txt",
+    "repeats/churn-1.folded",
+    "repeats/churn-2.folded",
+    "repeats/churn-3.folded",
+    "pyspy/native_mix.pyspy-raw.txt",
+    "speedscope/shares.pyspy-raw.txt",
+    "speedscope/shares.speedscope.json",
     "perf/rust-native.perf-fp.folded",
     "perf/c-malloc.perf.perf-script.txt.gz",
     "perf/c-malloc.perf-dwarf.perf-script.txt.gz",
@@ -30,27 +37,25 @@ const FIXTURES: &[&str] = &[
     "pprof/heap.pb.gz",
 ];
 
-/// Fixtures whose folded form loses something classification uses, and what. Checked to
-/// still differ, so that this list is updated when one starts to round-trip.
-const CANNOT_ROUND_TRIP: &[(&str, &str)] = &[
-    (
-        "folded/py-app.folded",
-        "Python frames are written without their source file, and the python preset is \
-         detected and matches by file: not supported yet",
-    ),
-    (
-        "speedscope/shares.speedscope.json",
-        "Python frames lose their file (as above); a sample with no stack is written as \
-         `[unknown]`, a folded line needs a frame",
-    ),
-    (
-        "speedscope/shares.pyspy-raw.txt",
-        "as shares.speedscope.json",
-    ),
+/// The folders of fixture profiles, whose files are all in [`FIXTURES`] but these.
+const PROFILE_DIRS: &[&str] = &["folded", "perf", "pprof", "pyspy", "repeats", "speedscope"];
+
+/// Files in [`PROFILE_DIRS`] that are not profiles: what a profile needs to be read, and
+/// expected outputs.
+const NOT_PROFILES: &[&str] = &[
+    "perf/jvm-shop.kallsyms",
+    "perf/perf-22048.map",
+    "pprof/allocs.alloc_space.top.txt",
+    "pprof/cpu.top.txt",
+    "pprof/heap.inuse_space.top.txt",
+    "pprof/heapdelta.go",
+    "repeats/expected.json",
+    "repeats/make.py",
 ];
 
-/// (name, self, owner, anywhere) of every owner with weight, sorted, and the total.
-type OwnerWeights = (Vec<(String, u128, u128, u128)>, u128);
+/// (name, self, owner, anywhere) of every owner with weight, sorted; the weight of samples
+/// without a stack; and the total.
+type OwnerWeights = (Vec<(String, u128, u128, u128)>, u128, u128);
 
 /// The [`OwnerWeights`] of input 0.
 fn owner_weights(json: &Value) -> OwnerWeights {
@@ -75,7 +80,9 @@ fn owner_weights(json: &Value) -> OwnerWeights {
         .filter(|o| (o.1, o.2, o.3) != (0, 0, 0))
         .collect();
     owners.sort();
-    (owners, weight(&input["total"]))
+    // (left out of the document when 0)
+    let stackless = input.get("stackless").map_or(0, weight);
+    (owners, stackless, weight(&input["total"]))
 }
 
 /// Converts `rel` to folded and reports both; (before, after) owner weights, and whether the
@@ -117,11 +124,27 @@ fn convert_to_folded_round_trips_every_fixture() {
         FIXTURES.len(),
         failures.join("\n")
     );
-    for (rel, why) in CANNOT_ROUND_TRIP {
-        let (want, got, _) = round_trip(&run, dir.path(), rel);
-        assert_ne!(
-            want, got,
-            "{rel} round-trips now: move it to FIXTURES (was: {why})"
-        );
+}
+
+/// A profile added to fixtures/ is round-tripped too: every file of [`PROFILE_DIRS`] (not
+/// their subfolders of binaries and libraries) is in [`FIXTURES`] or [`NOT_PROFILES`].
+#[test]
+fn every_fixture_profile_is_listed() {
+    let mut missing = Vec::new();
+    for dir in PROFILE_DIRS {
+        for entry in std::fs::read_dir(fixture(dir)).unwrap() {
+            let entry = entry.unwrap();
+            if !entry.file_type().unwrap().is_file() {
+                continue;
+            }
+            let rel = format!("{dir}/{}", entry.file_name().to_str().unwrap());
+            if !FIXTURES.contains(&rel.as_str()) && !NOT_PROFILES.contains(&rel.as_str()) {
+                missing.push(rel);
+            }
+        }
     }
+    assert!(
+        missing.is_empty(),
+        "fixtures not in roundtrip.rs FIXTURES: {missing:?}"
+    );
 }
