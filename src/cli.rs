@@ -393,11 +393,13 @@ pub struct ConvertArgs {
     /// view), for other flame graph tools.
     #[arg(long)]
     pub owner_root: bool,
-    /// With `--to folded`: each frame's module as perf script prints it, `name (module)`,
-    /// and `[module]` for unnamed frames, so that module rules still match when whose reads
-    /// the file back (the default is inferno's names-only form).
-    #[arg(long)]
-    pub modules: bool,
+    /// With `--to folded`: function names only, as inferno's and FlameGraph's collapsers
+    /// write them. By default frames also carry what rules match on, in forms those tools
+    /// still draw: the module as perf script prints it (`malloc (/usr/lib/libc.so.6)`,
+    /// `[libc.so.6]` for an unnamed frame), py-spy's `func (file.py:LINE)`, and frame-kind
+    /// suffixes; read back by whose, that text gives the same owners.
+    #[arg(long, conflicts_with = "owner_root")]
+    pub plain: bool,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,

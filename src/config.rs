@@ -298,8 +298,9 @@ pub struct ConvertPlan {
     pub to: ConvertTo,
     /// With folded output: a `[owner: NAME]` root per sample's owner.
     pub owner_root: bool,
-    /// With folded output: `--modules`, frames written with their module.
-    pub modules: bool,
+    /// With folded output: `--plain`, function names only (inferno's form), not the text
+    /// that reads back to the same owners.
+    pub plain: bool,
     pub output: Option<PathBuf>,
 }
 
@@ -310,7 +311,7 @@ impl ConvertPlan {
             profile: args.profile,
             to: args.to,
             owner_root: args.owner_root,
-            modules: args.modules,
+            plain: args.plain,
             output: args.output,
         }
     }

@@ -25,7 +25,7 @@ pub fn run(plan: ConvertPlan) -> Result<Outcome> {
                 lines = write_owner_rooted(&profile, config, metric, plan.output.as_deref())?;
             } else {
                 write_output(plan.output.as_deref(), |out, _| {
-                    lines = export::folded::write(&profile, metric, plan.modules, out)?;
+                    lines = export::folded::write(&profile, metric, plan.plain, out)?;
                     Ok(())
                 })?;
             }

@@ -7,19 +7,20 @@ use crate::names;
 use rustc_hash::FxHashMap;
 use std::io::Write;
 
-/// Writes one line per distinct stack text (rows that differ only by thread or line number,
-/// or by module without `modules`, are summed), sorted, skipping zero weights. Kernel and JIT
-/// frames get inferno's `_[k]` / `_[j]` suffixes and allocated-class leaves async-profiler's
-/// `_[i]`, so the folded reader gives them back their kinds, and a sample without frames is
-/// [`folded::NO_FRAMES`]. With `modules` (`convert --modules`) frames also carry their module,
-/// frames known by a source file and no module (py-spy's Python frames) py-spy's
-/// `func (file.py:LINE)`, and other interpreted frames `_[0]`, and reading the file back gives
-/// the same owners (tests/it/roundtrip.rs); without, the text is what inferno's collapsers
-/// write. Returns the number of lines.
+/// Writes one line per distinct stack text (rows that differ only by thread, or with `plain`
+/// by what the names-only text leaves out, are summed), sorted, skipping zero weights. Kernel
+/// and JIT frames get inferno's `_[k]` / `_[j]` suffixes and allocated-class leaves
+/// async-profiler's `_[i]`, so the folded reader gives them back their kinds, and a sample
+/// without frames is [`folded::NO_FRAMES`]. By default frames also carry their module (as
+/// perf script prints it), frames known by a source file and no module (py-spy's Python
+/// frames) py-spy's `func (file.py:LINE)`, and other interpreted frames `_[0]`: reading the
+/// file back gives the same owners (tests/it/roundtrip.rs), and inferno still draws it. With
+/// `plain` (`convert --plain`) the text is names only, as inferno's collapsers write it.
+/// Returns the number of lines.
 pub fn write(
     profile: &Profile,
     metric: usize,
-    modules: bool,
+    plain: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<usize> {
     let mut texts: Vec<Option<String>> = vec![None; profile.stack_count()];
@@ -30,7 +31,7 @@ pub fn write(
             continue;
         }
         let text = texts[row.stack.0 as usize]
-            .get_or_insert_with(|| stack_text(profile, row.stack, modules))
+            .get_or_insert_with(|| stack_text(profile, row.stack, plain))
             .clone();
         *lines.entry(text).or_default() += w;
     }
@@ -42,7 +43,7 @@ pub fn write(
     Ok(lines.len())
 }
 
-fn stack_text(profile: &Profile, stack: crate::model::StackId, modules: bool) -> String {
+fn stack_text(profile: &Profile, stack: crate::model::StackId, plain: bool) -> String {
     let frames = profile.stack(stack);
     if frames.is_empty() {
         return folded::NO_FRAMES.to_string();
@@ -53,12 +54,12 @@ fn stack_text(profile: &Profile, stack: crate::model::StackId, modules: bool) ->
             text.push(';');
         }
         let frame = profile.frame(f);
-        if modules && let Some(source) = source_text(frame) {
+        if !plain && let Some(source) = source_text(frame) {
             text.push_str(&source);
             continue;
         }
         let name = clean(&frame.name);
-        let module = frame.module.as_deref().filter(|_| modules).map(clean);
+        let module = frame.module.as_deref().filter(|_| !plain).map(clean);
         match (frame.kind, module) {
             (FrameKind::Kernel | FrameKind::AllocType, _) | (_, None) => text.push_str(&name),
             (kind, Some(module)) => {
@@ -84,7 +85,7 @@ fn stack_text(profile: &Profile, stack: crate::model::StackId, modules: bool) ->
             FrameKind::Jit => "_[j]",
             // not Inlined: `strings.ToLower_[i]` would read back as an allocated class
             FrameKind::AllocType => "_[i]",
-            FrameKind::Interpreted if modules => "_[0]",
+            FrameKind::Interpreted if !plain => "_[0]",
             _ => "",
         });
     }

@@ -164,7 +164,10 @@ fn pprof_to_folded_keeps_shares() {
         l.rsplit_once(' ')
             .is_some_and(|(_, n)| n.parse::<u64>().is_ok())
     }));
-    assert!(text.contains("net/http.(*conn).serve;"), "Go names kept");
+    assert!(
+        text.contains("net/http.(*conn).serve (/tmp/whose-corpus/go-svc/gosvc);"),
+        "Go names kept, with their module"
+    );
     let (before, t1) = report_shares(&args(&[input], &rules));
     let (after, t2) = report_shares(&args(&[out_s, "--unit", "nanoseconds"], &rules));
     assert_eq!(t1, t2);
@@ -280,14 +283,14 @@ fn folded_owner_root_splits_the_total_like_the_owner_view() {
 }
 
 #[test]
-fn folded_modules_are_written_only_when_asked() {
-    // default: inferno's names-only text; --modules: perf's `name (module)` and
-    // stackcollapse-perf's `[module]` for unnamed frames, which the folded reader takes back
+fn folded_is_names_only_when_asked_with_plain() {
+    // default: perf's `name (module)` and stackcollapse-perf's `[module]` for unnamed frames,
+    // which the folded reader takes back; --plain: inferno's names-only text
     let input = fixture_arg("pprof/cpu.pb.gz");
-    let plain = whose_ok(&["convert", &input, "--to", "folded"]);
+    let plain = whose_ok(&["convert", &input, "--to", "folded", "--plain"]);
     assert!(plain.contains("net/http.(*conn).serve;"), "names only");
     assert!(!plain.contains(" (/tmp/whose-corpus/"));
-    let with = whose_ok(&["convert", &input, "--to", "folded", "--modules"]);
+    let with = whose_ok(&["convert", &input, "--to", "folded"]);
     assert!(
         with.contains("net/http.(*conn).serve (/tmp/whose-corpus/go-svc/gosvc);"),
         "module kept"

@@ -6,9 +6,18 @@ use super::common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// `whose convert --to folded` of a file: the stacks and weights as whose read them, sorted.
+/// `whose convert --to folded --plain` of a file: the stacks (names only, as inferno writes
+/// them) and weights as whose read them, sorted.
 pub fn stacks_of(path: &str, format_in: &str) -> Vec<String> {
-    let out = whose_ok(&["convert", "--to", "folded", "--format-in", format_in, path]);
+    let out = whose_ok(&[
+        "convert",
+        "--to",
+        "folded",
+        "--plain",
+        "--format-in",
+        format_in,
+        path,
+    ]);
     let mut lines: Vec<String> = out.lines().map(str::to_string).collect();
     lines.sort();
     lines

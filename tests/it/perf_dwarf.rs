@@ -99,7 +99,7 @@ fn glibc_strdup_is_named_as_perf_names_it_for_frame_pointer_stacks() {
 
     let run = Hermetic::with_recorded_glibc();
     let (folded, _) = run.run_ok(
-        &["convert", "--to", "folded"],
+        &["convert", "--to", "folded", "--plain"],
         &fixture("perf/c-malloc.perf-dwarf.data.gz"),
         &[],
     );

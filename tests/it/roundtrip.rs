@@ -1,5 +1,5 @@
 //! `report(convert --to folded(X)) == report(X)` for every fixture of every format (issue 12):
-//! the folded text `convert --modules` writes keeps what classification needs (modules, frame
+//! the folded text `convert --to folded` writes by default keeps what classification needs (modules, frame
 //! kinds, py-spy's source files, samples without frames), so reading it back gives the same
 //! owner weights in all three views and the same stackless weight, exactly.
 
@@ -95,11 +95,7 @@ fn round_trip(
     let input = fixture(rel);
     let folded = dir.join(format!("{}.folded", rel.replace('/', "_")));
     let out = folded.to_str().unwrap();
-    run.run_ok(
-        &["convert"],
-        &input,
-        &["--to", "folded", "--modules", "-o", out],
-    );
+    run.run_ok(&["convert"], &input, &["--to", "folded", "-o", out]);
     let (before, _) = run.report(&input, &[]);
     let (after, _) = run.report(&folded, &[]);
     let same_presets = before["presets"] == after["presets"];
