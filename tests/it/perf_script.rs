@@ -418,3 +418,84 @@ fn a_right_aligned_header_with_a_hex_looking_command_is_no_frame() {
         ["copy_block 1001001", "parse_expr 2002002"]
     );
 }
+
+/// (name, self, owner, anywhere) of an owner.
+type OwnerRow = (String, u64, u64, u64);
+
+/// The owners of a report, sorted, with the detected presets, and the total.
+fn owners_and_total(path: &str) -> (Vec<OwnerRow>, serde_json::Value, u64) {
+    let json: serde_json::Value =
+        serde_json::from_str(&whose_ok(&["report", "--format", "json", path])).unwrap();
+    let input = &json["inputs"][0];
+    let mut owners: Vec<_> = input["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let w = |v: &str| o[v].as_u64().unwrap();
+            let name = o["name"].as_str().unwrap().to_string();
+            (name, w("self"), w("owner"), w("anywhere"))
+        })
+        .collect();
+    owners.sort();
+    (
+        owners,
+        json["presets"].clone(),
+        input["total"].as_u64().unwrap(),
+    )
+}
+
+/// A Rust binary profiled by `perf record -g` and dumped with `perf script --no-demangle`
+/// (issue 12; fixtures/README.md says how the files were made from the committed recordings):
+/// legacy `_ZN…17h…E` and v0 `_RNv…` names give the same frames as perf's own demangling of
+/// the same recording, so the same owners. The one frame-pointer stack that differs is a
+/// sample in ld.so, whose binary was missing when the mangled dump was made (`[unknown]`).
+#[test]
+fn rust_symbols_perf_did_not_demangle_give_the_frames_perf_demangles() {
+    let cases = [
+        ("rust-native.perf-fp", 4_926_926_922, 1_968_968_967, 1),
+        ("rust-native.perf-dwarf", 4_852_841_931, 2_421_404_244, 0),
+    ];
+    for (name, want_total, want_user_owner, want_ld_stacks) in cases {
+        let demangled = fixture_arg(&format!("perf/{name}.perf-script.txt.gz"));
+        let mangled = fixture_arg(&format!("perf/{name}.no-demangle.perf-script.txt.gz"));
+        let text = String::from_utf8(gunzip_file(std::path::Path::new(&mangled))).unwrap();
+        assert!(
+            text.contains(" _ZN9logcrunch6worker17h8df904a640d78565E+0x"),
+            "{name}"
+        );
+        assert!(
+            text.contains(" _RNvNtCsgEmfK2I1SDS_4core3fmt5write+0x"),
+            "{name}"
+        );
+        assert!(
+            !text.contains("logcrunch::worker"),
+            "{name}: demangled already"
+        );
+
+        let stacks = |path: &str| -> std::collections::BTreeSet<String> {
+            let out = whose_ok(&["convert", path, "--to", "folded"]);
+            out.lines().map(str::to_string).collect()
+        };
+        let (want, got) = (stacks(&demangled), stacks(&mangled));
+        assert!(
+            got.iter().any(|l| l.contains(";logcrunch::worker")),
+            "{name}"
+        );
+        let only_ld = |a: &std::collections::BTreeSet<String>, b| {
+            a.difference(b)
+                .inspect(|l| assert!(l.contains("ld-linux-x86-64.so.2"), "{name}: {l}"))
+                .count()
+        };
+        assert_eq!(only_ld(&want, &got), want_ld_stacks, "{name}");
+        assert_eq!(only_ld(&got, &want), want_ld_stacks, "{name}");
+
+        let (want_owners, want_presets, total) = owners_and_total(&demangled);
+        let (got_owners, got_presets, got_total) = owners_and_total(&mangled);
+        assert_eq!(got_presets, want_presets, "{name}");
+        assert_eq!((got_total, total), (want_total, want_total), "{name}");
+        assert_eq!(got_owners, want_owners, "{name}");
+        let user = got_owners.iter().find(|o| o.0 == "user").unwrap();
+        assert_eq!(user.2, want_user_owner, "{name}");
+    }
+}

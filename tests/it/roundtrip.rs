@@ -25,6 +25,8 @@ const FIXTURES: &[&str] = &[
     "perf/jvm-shop.perf.perf-script.txt.gz",
     "perf/rust-native.perf-fp.perf-script.txt.gz",
     "perf/rust-native.perf-dwarf.perf-script.txt.gz",
+    "perf/rust-native.perf-fp.no-demangle.perf-script.txt.gz",
+    "perf/rust-native.perf-dwarf.no-demangle.perf-script.txt.gz",
     "perf/c-malloc.perf.data",
     "perf/c-malloc.perf.pipe.data.gz",
     "perf/c-malloc.perf-dwarf.data.gz",
