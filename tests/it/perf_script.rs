@@ -447,29 +447,53 @@ fn owners_and_total(path: &str) -> (Vec<OwnerRow>, serde_json::Value, u64) {
 
 /// A Rust binary profiled by `perf record -g` and dumped with `perf script --no-demangle`
 /// (issue 12; fixtures/README.md says how the files were made from the committed recordings):
-/// legacy `_ZN…17h…E` and v0 `_RNv…` names give the same frames as perf's own demangling of
-/// the same recording, so the same owners. The one frame-pointer stack that differs is a
+/// legacy `_ZN…17h…E` and v0 `_RNv…` names, and legacy names half-demangled by a C++-only
+/// demangler (`_$LT$…$GT$::next::h…`), give the same frames as perf's own demangling of the
+/// same recording, so the same owners. The one frame-pointer stack that differs is a
 /// sample in ld.so, whose binary was missing when the mangled dump was made (`[unknown]`).
 #[test]
 fn rust_symbols_perf_did_not_demangle_give_the_frames_perf_demangles() {
+    // (recording, how its names were left, a name in that form, total, user's owner weight,
+    // stacks in ld.so that differ)
     let cases = [
-        ("rust-native.perf-fp", 4_926_926_922, 1_968_968_967, 1),
-        ("rust-native.perf-dwarf", 4_852_841_931, 2_421_404_244, 0),
+        (
+            "rust-native.perf-fp",
+            "no-demangle",
+            " _ZN9logcrunch6worker17h8df904a640d78565E+0x",
+            4_926_926_922,
+            1_968_968_967,
+            1,
+        ),
+        (
+            "rust-native.perf-dwarf",
+            "no-demangle",
+            " _ZN9logcrunch6worker17h8df904a640d78565E+0x",
+            4_852_841_931,
+            2_421_404_244,
+            0,
+        ),
+        // legacy names through a C++-only demangler (c++filt -s gnu-v3)
+        (
+            "rust-native.perf-fp",
+            "half-demangled",
+            " _$LT$serde_json..read..StrRead$u20$as$u20$serde_json..read..Read$GT$::parse_str::h",
+            4_926_926_922,
+            1_968_968_967,
+            1,
+        ),
     ];
-    for (name, want_total, want_user_owner, want_ld_stacks) in cases {
-        let demangled = fixture_arg(&format!("perf/{name}.perf-script.txt.gz"));
-        let mangled = fixture_arg(&format!("perf/{name}.no-demangle.perf-script.txt.gz"));
+    for (recording, form, example, want_total, want_user_owner, want_ld_stacks) in cases {
+        let name = format!("{recording}.{form}");
+        let demangled = fixture_arg(&format!("perf/{recording}.perf-script.txt.gz"));
+        let mangled = fixture_arg(&format!("perf/{name}.perf-script.txt.gz"));
         let text = String::from_utf8(gunzip_file(std::path::Path::new(&mangled))).unwrap();
-        assert!(
-            text.contains(" _ZN9logcrunch6worker17h8df904a640d78565E+0x"),
-            "{name}"
-        );
+        assert!(text.contains(example), "{name}");
         assert!(
             text.contains(" _RNvNtCsgEmfK2I1SDS_4core3fmt5write+0x"),
             "{name}"
         );
         assert!(
-            !text.contains("logcrunch::worker"),
+            !text.contains(" logcrunch::worker+0x"),
             "{name}: demangled already"
         );
 

@@ -27,6 +27,7 @@ const FIXTURES: &[&str] = &[
     "perf/rust-native.perf-dwarf.perf-script.txt.gz",
     "perf/rust-native.perf-fp.no-demangle.perf-script.txt.gz",
     "perf/rust-native.perf-dwarf.no-demangle.perf-script.txt.gz",
+    "perf/rust-native.perf-fp.half-demangled.perf-script.txt.gz",
     "perf/c-malloc.perf.data",
     "perf/c-malloc.perf.pipe.data.gz",
     "perf/c-malloc.perf-dwarf.data.gz",
