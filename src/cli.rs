@@ -69,12 +69,32 @@ pub enum Command {
 /// How inputs are read (shared by every command that reads profiles).
 #[derive(Debug, Args, Clone, Default)]
 pub struct InputArgs {
+    /// A profile to read, as perf's `-i`; repeatable, read after the PROFILE arguments.
+    /// With neither, ./perf.data when it exists (as `perf report`).
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    pub input_files: Vec<PathBuf>,
+    /// Only the samples of these threads (perf's comm), comma-separated. perf.data and perf
+    /// script input only: other formats record no threads, and the filter is refused there.
+    #[arg(long, value_name = "NAME[,NAME]", value_delimiter = ',')]
+    pub comm: Vec<String>,
+    /// Only the samples of these processes, comma-separated (perf.data and perf script).
+    #[arg(long, value_name = "PID[,PID]", value_delimiter = ',')]
+    pub pid: Vec<i32>,
+    /// Only the samples of these threads by id, comma-separated (perf.data and perf script).
+    #[arg(long, value_name = "TID[,TID]", value_delimiter = ',')]
+    pub tid: Vec<i32>,
+    /// Only the samples in this time slice, in `perf report --time` syntax: seconds as perf
+    /// prints them, `START,END`, `START,` or `,END`; or a percent slice of the recording,
+    /// `10%/2` (the second tenth) or `0%-10%` (perf.data only). perf.data and perf script.
+    #[arg(long, value_name = "START,END")]
+    pub time: Option<String>,
     /// Input format; detected from the content when not given.
     #[arg(long, value_enum)]
     pub format_in: Option<InputFormat>,
     /// Sample type to weigh by: a pprof sample type (`cpu`, `alloc_space`...) or its index,
     /// a perf event name, or `samples`. Default: the profile's default type.
-    #[arg(long)]
+    /// `--sample-index` is pprof's name for it.
+    #[arg(long, visible_alias = "sample-index")]
     pub metric: Option<String>,
     /// Unit of folded counts, which folded text does not say. Default: samples.
     #[arg(long, value_enum)]
@@ -136,8 +156,8 @@ pub struct RuleArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Profiles to read (`-` for standard input).
-    #[arg(required = true, value_name = "PROFILE")]
+    /// Profiles to read (`-` for standard input). Default: ./perf.data.
+    #[arg(value_name = "PROFILE")]
     pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
@@ -174,8 +194,9 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
+    /// The profile to read (`-` for standard input). Default: ./perf.data.
     #[arg(value_name = "PROFILE")]
-    pub profile: PathBuf,
+    pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
@@ -240,7 +261,8 @@ nothing about noise. --format markdown suits a PR comment. Exit 0 unless an erro
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// Profiles to read (`-` for standard input); several are repeats of one experiment.
-    #[arg(required = true, value_name = "PROFILE")]
+    /// Default: ./perf.data.
+    #[arg(value_name = "PROFILE")]
     pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
@@ -284,8 +306,8 @@ pub struct GateArgs {
 /// `whose diff`: share deltas between two sets of profiles.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// Baseline profiles (several: repeats).
-    #[arg(required = true, value_name = "BASE")]
+    /// Baseline profiles (several: repeats); `-i FILE` adds one. Default: ./perf.data.
+    #[arg(value_name = "BASE")]
     pub base: Vec<PathBuf>,
     /// Profiles to compare with the baseline (several: repeats).
     #[arg(long, required = true, num_args = 1.., value_name = "NEW")]
@@ -317,9 +339,9 @@ pub struct DiffArgs {
     unknown grey), lighter tints per owner. Click a legend entry to search that owner's frames."
 )]
 pub struct FlameArgs {
-    /// The profile to draw (`-` for standard input).
+    /// The profile to draw (`-` for standard input). Default: ./perf.data.
     #[arg(value_name = "PROFILE")]
-    pub profile: PathBuf,
+    pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
@@ -379,8 +401,9 @@ pub struct FlameArgs {
                   A pprof input keeps all its own fields (numeric labels included)."
 )]
 pub struct ConvertArgs {
+    /// The profile to read (`-` for standard input). Default: ./perf.data.
     #[arg(value_name = "PROFILE")]
-    pub profile: PathBuf,
+    pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
