@@ -33,6 +33,10 @@ pub enum Plan {
     Convert(ConvertPlan),
     Gate(GatePlan),
     Diff(DiffPlan),
+    /// `whose completions SHELL`.
+    Completions(clap_complete::Shell),
+    /// `whose man [COMMAND]`: the command's page, or whose's when `None`.
+    Man(Option<String>),
 }
 
 impl Plan {
@@ -47,6 +51,8 @@ impl Plan {
             Command::Convert(args) => Plan::Convert(ConvertPlan::new(args)?),
             Command::Gate(args) => Plan::Gate(GatePlan::new(args)?),
             Command::Diff(args) => Plan::Diff(DiffPlan::new(args)?),
+            Command::Completions { shell } => Plan::Completions(shell),
+            Command::Man { command } => Plan::Man(command),
         })
     }
 
@@ -66,7 +72,7 @@ impl Plan {
                     (vec![p.profile.as_path(), base.as_path()], output.as_deref())
                 }
             },
-            Plan::Rules(_) => (Vec::new(), None),
+            Plan::Rules(_) | Plan::Completions(_) | Plan::Man(_) => (Vec::new(), None),
             Plan::Convert(p) => (vec![p.profile.as_path()], p.output.as_deref()),
             Plan::Gate(p) => (paths(&p.profiles), p.output.as_deref()),
             Plan::Diff(p) => {

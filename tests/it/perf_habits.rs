@@ -304,3 +304,110 @@ fn sample_index_is_pprofs_name_for_metric() {
     assert_eq!(by_metric, by_index);
     assert_ne!(by_metric.1, report_shares(&[&cpu]).1, "cpu is not samples");
 }
+
+/// The commands of `whose --help`, without clap's `help`.
+fn command_names() -> Vec<String> {
+    use clap::CommandFactory;
+    whose::Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|n| n != "help")
+        .collect()
+}
+
+#[test]
+fn completions_are_generated_for_each_shell_and_know_every_command_and_option() {
+    let commands = command_names();
+    assert!(commands.len() >= 9, "{commands:?}");
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = whose_ok(&["completions", shell]);
+        for name in &commands {
+            assert!(script.contains(name.as_str()), "{shell}: no `{name}`");
+        }
+        for option in ["sample-index", "comm", "time", "input"] {
+            assert!(script.contains(option), "{shell}: no `{option}`");
+        }
+    }
+    let e = whose_err(&["completions", "tcsh"]);
+    assert!(e.contains("invalid value 'tcsh'"), "{e}");
+}
+
+#[test]
+fn the_man_pages_list_the_commands_and_their_options() {
+    let page = whose_ok(&["man"]);
+    assert!(
+        page.starts_with(".ie") && page.contains(".TH whose 1"),
+        "{page}"
+    );
+    for name in command_names() {
+        // roff escapes the dash: `whose\-report(1)`
+        assert!(page.contains(&format!("whose\\-{name}(1)")), "no {name}");
+        let sub = whose_ok(&["man", &name]);
+        assert!(sub.contains(&format!(".TH whose-{name} 1")), "{name}");
+    }
+    let report = whose_ok(&["man", "report"]);
+    for option in [
+        "\\-\\-comm",
+        "\\-\\-sample\\-index",
+        "\\-\\-time",
+        "Examples:",
+    ] {
+        assert!(report.contains(option), "whose man report: no {option}");
+    }
+    let e = whose_err(&["man", "nosuch"]);
+    assert!(
+        e.contains("man nosuch: no such command; the commands are report"),
+        "{e}"
+    );
+}
+
+/// The example command lines of a `--help` text: lines that start with `whose `, joined with
+/// their `\` continuation lines.
+fn example_lines(help: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut continued = false;
+    for line in help.lines().map(str::trim) {
+        if continued {
+            let last = out.last_mut().unwrap();
+            last.push(' ');
+            last.push_str(line.trim_end_matches('\\'));
+        } else if line.starts_with("whose ") {
+            out.push(line.trim_end_matches('\\').to_string());
+        } else {
+            continue;
+        }
+        continued = line.ends_with('\\');
+    }
+    out
+}
+
+#[test]
+fn every_command_has_examples_that_parse() {
+    use clap::Parser;
+    for name in command_names() {
+        let help = whose_ok(&[&name, "--help"]);
+        let examples = &help[help
+            .find("\nExamples:\n")
+            .unwrap_or_else(|| panic!("whose {name} --help has no Examples section"))..];
+        let lines = example_lines(examples);
+        assert!(!lines.is_empty(), "whose {name}: no example command");
+        for line in lines {
+            let words = shlex::split(&line).unwrap_or_else(|| panic!("unquoted: {line}"));
+            // the shell's part (`| man -l -`, `> file`) is not whose's
+            let end = words
+                .iter()
+                .position(|w| w == "|" || w == ">")
+                .unwrap_or(words.len());
+            assert_eq!(words[1], name, "an example of another command: {line}");
+            if let Err(e) = whose::Cli::try_parse_from(&words[..end]) {
+                panic!("whose {name} --help: `{line}` does not parse:\n{e}");
+            }
+        }
+    }
+    // an example that does not parse is caught
+    assert!(whose::Cli::try_parse_from(["whose", "report", "--no-such-flag"]).is_err());
+    assert_eq!(
+        example_lines("  whose a \\\n      b\n  text\n  whose c\n"),
+        ["whose a  b", "whose c"]
+    );
+}
