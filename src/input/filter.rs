@@ -38,6 +38,9 @@ pub enum TimeSlice {
         text: String,
         ranges: Vec<(f64, f64)>,
     },
+    /// Several percent slices made absolute (nanoseconds, both ends included): a sample in
+    /// any of them is kept, as perf keeps it.
+    Slices(Vec<(u64, u64)>),
 }
 
 /// The fields of one sample a filter may look at; `None` where the input does not record it.
@@ -109,6 +112,12 @@ impl SampleFilter {
                 let t = s.time.ok_or("time")?;
                 Ok(start.is_none_or(|start| t >= start) && end.is_none_or(|end| t <= end))
             }
+            Some(TimeSlice::Slices(slices)) => {
+                let t = s.time.ok_or("time")?;
+                Ok(slices
+                    .iter()
+                    .any(|&(start, end)| (start..=end).contains(&t)))
+            }
             // `resolve` turns these into absolute slices before any sample is read
             Some(TimeSlice::Percent { .. }) => Err("time (percent slices need the recording's \
                                                 first and last sample times)"),
@@ -127,6 +136,13 @@ impl std::fmt::Display for TimeSlice {
                 write!(f, "{},{}", seconds(*start), seconds(*end))
             }
             TimeSlice::Percent { text, .. } => f.write_str(text),
+            TimeSlice::Slices(slices) => {
+                let all: Vec<String> = slices
+                    .iter()
+                    .map(|&(a, b)| format!("{},{}", seconds(Some(a)), seconds(Some(b))))
+                    .collect();
+                f.write_str(&all.join(" or "))
+            }
         }
     }
 }
@@ -173,28 +189,32 @@ impl TimeSlice {
     }
 
     /// Percent slices as absolute ones over the recording's first and last sample times
-    /// (nanoseconds), rounded as perf rounds them; an absolute slice as it is. Several percent
-    /// slices are refused: whose keeps one contiguous slice.
-    pub fn resolve(&self, first: u64, last: u64) -> Result<TimeSlice> {
+    /// (nanoseconds), rounded as perf rounds them: one slice as [`TimeSlice::Absolute`],
+    /// several as [`TimeSlice::Slices`]; an absolute slice as it is.
+    pub fn resolve(&self, first: u64, last: u64) -> TimeSlice {
         let TimeSlice::Percent { ranges, .. } = self else {
-            return Ok(self.clone());
-        };
-        let [(a, b)] = ranges[..] else {
-            return Err(Error::Usage(format!(
-                "--time {self}: several percent slices are not supported yet; give one"
-            )));
+            return self.clone();
         };
         let total = last.saturating_sub(first) as f64;
-        let start = first + (a * total).round() as u64;
-        let mut end = first + (b * total).round() as u64;
-        // perf: `if (ptime->end > ptime->start && end_pcnt != 1.0) ptime->end -= 1;`
-        if end > start && b != 1.0 {
-            end -= 1;
+        let slices: Vec<(u64, u64)> = ranges
+            .iter()
+            .map(|&(a, b)| {
+                let start = first + (a * total).round() as u64;
+                let mut end = first + (b * total).round() as u64;
+                // perf: `if (ptime->end > ptime->start && end_pcnt != 1.0) ptime->end -= 1;`
+                if end > start && b != 1.0 {
+                    end -= 1;
+                }
+                (start, end)
+            })
+            .collect();
+        match slices[..] {
+            [(start, end)] => TimeSlice::Absolute {
+                start: Some(start),
+                end: Some(end),
+            },
+            _ => TimeSlice::Slices(slices),
         }
-        Ok(TimeSlice::Absolute {
-            start: Some(start),
-            end: Some(end),
-        })
     }
 }
 
@@ -361,27 +381,28 @@ mod tests {
     fn percent_slices_resolve_as_perf_rounds_them() {
         // the second tenth of 1000 ns from 5000: [5100, 5199] (perf takes 1 ns off the end)
         let tenth = TimeSlice::parse("10%/2").unwrap();
-        assert_eq!(
-            tenth.resolve(5000, 6000).unwrap(),
-            absolute(Some(5100), Some(5199))
-        );
+        assert_eq!(tenth.resolve(5000, 6000), absolute(Some(5100), Some(5199)));
         let dash = TimeSlice::parse("0%-10%").unwrap();
-        assert_eq!(
-            dash.resolve(5000, 6000).unwrap(),
-            absolute(Some(5000), Some(5099))
-        );
+        assert_eq!(dash.resolve(5000, 6000), absolute(Some(5000), Some(5099)));
         // the end of the recording is not cut
         let last = TimeSlice::parse("50%-100%").unwrap();
-        assert_eq!(
-            last.resolve(5000, 6000).unwrap(),
-            absolute(Some(5500), Some(6000))
-        );
-        assert!(
-            TimeSlice::parse("0%-10%,20%-30%")
-                .unwrap()
-                .resolve(0, 10)
-                .is_err()
-        );
+        assert_eq!(last.resolve(5000, 6000), absolute(Some(5500), Some(6000)));
+        // several slices: a sample in any of them is kept
+        let two = TimeSlice::parse("10%/1,10%/3").unwrap().resolve(5000, 6000);
+        assert_eq!(two, TimeSlice::Slices(vec![(5000, 5099), (5200, 5299)]));
+        let filter = SampleFilter {
+            time: Some(two),
+            ..SampleFilter::default()
+        };
+        let at = |time| SampleKey {
+            time: Some(time),
+            ..SampleKey::default()
+        };
+        let kept: Vec<u64> = [4999, 5000, 5099, 5100, 5199, 5200, 5299, 5300]
+            .into_iter()
+            .filter(|&t| filter.keeps(&at(t)) == Ok(true))
+            .collect();
+        assert_eq!(kept, [5000, 5099, 5200, 5299]);
         for bad in ["10%", "10%/0", "60%/2", "20%-10%", "110%-120%", "x%/1"] {
             assert!(TimeSlice::parse(bad).is_err(), "{bad}");
         }

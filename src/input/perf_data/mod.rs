@@ -265,7 +265,7 @@ fn absolute_filter(
         ));
     };
     Ok(SampleFilter {
-        time: Some(time.resolve(range.first_sample_time, range.last_sample_time)?),
+        time: Some(time.resolve(range.first_sample_time, range.last_sample_time)),
         ..filter.clone()
     })
 }
