@@ -192,7 +192,8 @@ pub struct InputArgs {
     pub tid: Vec<i32>,
     /// Only the samples in this time slice, in `perf report --time` syntax: seconds as perf
     /// prints them, `START,END`, `START,` or `,END`; or a percent slice of the recording,
-    /// `10%/2` (the second tenth) or `0%-10%`, several comma-separated (perf.data only).
+    /// `10%/2` (the second tenth) or `0%-10%`, several comma-separated (not from standard
+    /// input).
     /// perf.data and perf script.
     #[arg(long, value_name = "START,END")]
     pub time: Option<String>,

@@ -31,8 +31,8 @@ pub enum TimeSlice {
         end: Option<u64>,
     },
     /// `10%/2` (the second tenth) or `0%-10%`, several separated by commas: fractions of the
-    /// time from the first to the last sample, which only perf.data records (its SAMPLE_TIME
-    /// header); resolved by [`TimeSlice::resolve`].
+    /// time from the first to the last sample (perf.data's SAMPLE_TIME header, or a first
+    /// pass over a perf script file); made absolute by [`TimeSlice::resolve`] before reading.
     Percent {
         /// As given, for messages.
         text: String,

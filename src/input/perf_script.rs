@@ -22,24 +22,21 @@ use crate::error::{Error, Position, Result};
 use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Unit, perf};
 use crate::names;
 use rustc_hash::FxHashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Reads a whole `perf script` dump into a profile: one sample type per event (weighted by
 /// period) followed by `samples` (one per sample); the first event is the default metric.
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
-    if let Some(time @ TimeSlice::Percent { .. }) = &options.filter.time {
-        return Err(Error::Usage(format!(
-            "{}: --time {time}: percent slices are not supported yet for perf script text, \
-             which does not say when the recording started and ended; give START,END in \
-             seconds as the text prints them, or read the perf.data",
-            source.path.display()
-        )));
+    let mut filter = options.filter.clone();
+    if let Some(time @ TimeSlice::Percent { .. }) = &filter.time {
+        let (first, last) = time_range(&source.path)?;
+        filter.time = Some(time.resolve(first, last));
     }
     // gzip: the file size says nothing about the text size, so a spinner instead of a bar
     let total = (!source.gzipped)
         .then(|| std::fs::metadata(&source.path).ok().map(|m| m.len()))
         .flatten();
-    let mut reader = ScriptReader::new(source.path.clone(), options.filter.clone());
+    let mut reader = ScriptReader::new(source.path.clone(), filter);
     let mut progress = Progress::new(total, "reading perf script");
     let mut line = Vec::with_capacity(4096);
     let mut read_bytes = 0u64;
@@ -58,6 +55,45 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let why = crate::symbolize::diagnose_printed_unknowns(&profile, &options.symbols);
     profile.meta.unresolved.extend(why);
     Ok(profile)
+}
+
+/// The first and last sample times of a perf script file, for percent `--time` slices: the
+/// text does not carry perf.data's SAMPLE_TIME header, so a first pass reads them from the
+/// sample headers (perf records the same two times there). Standard input cannot be read
+/// twice, and is refused.
+fn time_range(path: &Path) -> Result<(u64, u64)> {
+    let refuse = |why: &str| {
+        Error::Usage(format!(
+            "{}: a percent --time slice needs the first and last sample times, and {why}; give \
+             START,END in seconds as the text prints them",
+            path.display()
+        ))
+    };
+    if !path.is_file() {
+        return Err(refuse(
+            "this input is not a regular file that can be read twice to find them",
+        ));
+    }
+    let mut source = Source::open(path)?;
+    let mut line = Vec::with_capacity(4096);
+    let mut range: Option<(u64, u64)> = None;
+    while source.read_line(&mut line)? > 0 {
+        if matches!(line.first(), Some(b'\t' | b'#') | None) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let Some(time) = parse_header(text.trim())
+            .filter(|h| h.event.is_some())
+            .and_then(|h| h.time)
+        else {
+            continue;
+        };
+        range = Some(match range {
+            None => (time, time),
+            Some((first, last)) => (first.min(time), last.max(time)),
+        });
+    }
+    range.ok_or_else(|| refuse("no sample header of this file has a time"))
 }
 
 /// One frame line, parsed.

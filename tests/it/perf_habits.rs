@@ -44,7 +44,7 @@ fn samples_and_notes(profile: &Path, extra: &[&str]) -> (u128, Vec<String>) {
 #[test]
 fn filters_keep_the_samples_perf_report_keeps_in_perf_script_text() {
     let file = temp_file(SCRIPT);
-    let cases: [(&[&str], u128); 15] = [
+    let cases: [(&[&str], u128); 18] = [
         (&[], 4),
         (&["--comm", "java"], 3),
         (&["--comm", "sh"], 1),
@@ -62,6 +62,10 @@ fn filters_keep_the_samples_perf_report_keeps_in_perf_script_text() {
         (&["--time", "11"], 2),
         // every filter given must pass
         (&["--comm", "java", "--time", "11,"], 1),
+        // percent slices of 10.0 s to 11.5 s: the first third ends at 10.499999999
+        (&["--time", "0%-33.3333333333%"], 1),
+        (&["--time", "50%/2"], 2),
+        (&["--time", "10%/1,10%/10"], 2),
         (&["--pid", "100", "--tid", "102,200"], 1),
     ];
     for (extra, want) in cases {
@@ -107,10 +111,6 @@ fn what_a_filter_cannot_decide_is_an_error_never_a_silent_answer() {
             "no samples left: --comm python matched none of the 4 samples",
         ),
         (
-            vec!["report", script, "--time", "10%/2"],
-            "percent slices are not supported yet for perf script text",
-        ),
-        (
             vec!["report", script, "--time", "11,10"],
             "--time 11,10: the end is before the start",
         ),
@@ -123,6 +123,17 @@ fn what_a_filter_cannot_decide_is_an_error_never_a_silent_answer() {
         let e = whose_err(&args);
         assert!(e.contains(want), "{args:?}: {e}");
     }
+    // standard input cannot be read twice to find the first and last sample times
+    let out = command()
+        .args(["report", "-", "--time", "10%/2"])
+        .stdin(std::fs::File::open(script).unwrap())
+        .output()
+        .unwrap();
+    let e = err_stderr(&["report", "-", "--time", "10%/2"], out);
+    assert!(
+        e.contains("a percent --time slice needs the first and last sample times"),
+        "{e}"
+    );
     // perf script's default fields print the tid alone: a pid filter cannot be decided
     let tid_only = temp_file("java 101 10.000000: 1 cpu-clock:\n\t1000 app_work (/x)\n");
     let e = whose_err(&["report", tid_only.path().to_str().unwrap(), "--pid", "100"]);
@@ -204,6 +215,11 @@ fn filters_on_perf_data_keep_what_perf_script_keeps() {
         ],
     );
     assert_eq!(n, 445);
+    // percent slices over the text's own first and last sample times (perf.data's SAMPLE_TIME
+    // header holds the same two, to the microsecond the text prints)
+    for (filter, want) in &JVM_SHOP_COUNTS[3..] {
+        assert_eq!(samples_and_notes(&text, filter).0, *want, "{filter:?}");
+    }
 }
 
 #[test]
