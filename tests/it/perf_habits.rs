@@ -223,6 +223,23 @@ fn filters_on_perf_data_keep_what_perf_script_keeps() {
 }
 
 #[test]
+fn filtered_out_dwarf_samples_are_not_unwound_and_the_rest_are() {
+    // `perf script -i perf-dwarf.data --time T -F time | wc -l` with perf 6.1: 745 and 343
+    let h = Hermetic::with_recorded_glibc();
+    let data = fixture("perf/c-malloc.perf-dwarf.data.gz");
+    for (time, want) in [("50%/2", 745), ("0%-25%", 343)] {
+        let (json, _) = h.report(&data, &["--metric", "samples", "--time", time]);
+        assert_eq!(shares_of(&json).1, want, "{time}");
+        let notes = notes(&json);
+        assert!(
+            notes.iter().any(|n| n.starts_with("DWARF unwinding: ")
+                && n.contains(&format!(" of {want} user stacks"))),
+            "{time}: only the kept samples are unwound: {notes:?}"
+        );
+    }
+}
+
+#[test]
 #[ignore = "needs perf (perf script): .ci/run runs it with the perf group"]
 fn perf_script_agrees_on_every_filter() {
     let h = Hermetic::new();
