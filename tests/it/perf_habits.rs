@@ -78,11 +78,14 @@ fn filters_keep_the_samples_perf_report_keeps_in_perf_script_text() {
             "{extra:?}: {notes:?}"
         );
     }
+    let note = "filtered: --comm java kept 3 of 4 samples, 1 left out";
     let (_, notes) = samples_and_notes(file.path(), &["--comm", "java"]);
-    assert!(
-        notes.contains(&"filtered: --comm java kept 3 of 4 samples, 1 left out".to_string()),
-        "{notes:?}"
-    );
+    assert!(notes.contains(&note.to_string()), "{notes:?}");
+    let table = whose_ok(&["report", file.path().to_str().unwrap(), "--comm", "java"]);
+    assert!(table.contains(note), "{table}");
+    // a flame graph of some of the samples says so in its title
+    let svg = whose_ok(&["flame", file.path().to_str().unwrap(), "--comm", "java"]);
+    assert!(svg.contains(note), "the flame graph's title");
 }
 
 #[test]
