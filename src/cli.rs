@@ -47,34 +47,163 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Owner shares as a table (terminal, markdown, JSON, CSV).
+    #[command(after_long_help = examples::REPORT)]
     Report(ReportArgs),
     /// Which rule classified each of the heaviest frames; unclassified frames by weight.
+    #[command(after_long_help = examples::EXPLAIN)]
     Explain(ExplainArgs),
     /// Flame graph coloured by owner (SVG, drawn by inferno), split per owner, owner-rooted
     /// or differential.
+    #[command(after_long_help = examples::FLAME)]
     Flame(FlameArgs),
     /// Check rule files, or list the presets and their owners.
-    #[command(subcommand)]
+    #[command(subcommand, after_long_help = examples::RULES)]
     Rules(RulesCommand),
     /// Write a profile as pprof with owner labels per sample, or as folded stacks.
+    #[command(after_long_help = examples::CONVERT)]
     Convert(ConvertArgs),
     /// Exit 0 when owned shares meet requirements (`user.owner >= 25%`), 1 when not.
     #[command(long_about = GATE_ABOUT, after_help = GATE_AFTER)]
     Gate(GateArgs),
     /// Share deltas per owner between BASE and NEW profiles; deltas inside the spread are noise.
-    #[command(long_about = DIFF_ABOUT)]
+    #[command(long_about = DIFF_ABOUT, after_long_help = examples::DIFF)]
     Diff(DiffArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_long_help = examples::COMPLETIONS)]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): whose's, or one command's.
+    #[command(after_long_help = examples::MAN)]
+    Man {
+        /// The command whose page to print (`report`, `gate`...). Default: whose's own,
+        /// which lists the commands.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
+}
+
+/// The examples at the end of each command's `--help`, as ripgrep shows them: what it does,
+/// then the command line. Every line that starts with `whose ` is parsed by the tests.
+pub mod examples {
+    pub const REPORT: &str = "Examples:
+  Owner shares of ./perf.data (read when no profile is given, as perf report does):
+    whose report
+
+  Only the threads named java, in the second tenth of the recording:
+    whose report -i perf.data --comm java --time 10%/2
+
+  One process, between two timestamps as perf script prints them:
+    whose report perf.data --pid 4242 --time 2863.9,2870.5
+
+  A pprof profile weighed by sample count (pprof's -sample_index):
+    whose report cpu.pb.gz --sample-index samples
+
+  Bytes allocated per request, as markdown for a PR comment:
+    whose report allocs.pb.gz --metric alloc_space --per 1000 --format markdown
+
+  Three runs of one experiment: median and min–max per share:
+    whose report run1.folded run2.folded run3.folded --repeats
+
+  Your code by name prefix, frameworks looked through, as JSON:
+    whose report app.perf-script.txt --user com.example. --through framework \\
+        --format json -o report.json";
+
+    pub const EXPLAIN: &str = "Examples:
+  Which rule claimed each of the 30 heaviest frames of ./perf.data:
+    whose explain
+
+  Only the frames that match a regex:
+    whose explain cpu.pb.gz --frame 'regexp|json' --top 10
+
+  Check that a rule file claims your frames:
+    whose explain app.folded --rules my-rules.toml";
+
+    pub const FLAME: &str = "Examples:
+  A flame graph of ./perf.data coloured by owner:
+    whose flame -o flame.svg
+
+  One graph per owner, and an index page:
+    whose flame perf.data --split flames/
+
+  Coloured by the owner of the whole sample, owners at the root:
+    whose flame cpu.pb.gz --color-by owner --owner-root -o owners.svg
+
+  What grew between two runs:
+    whose flame new.pb.gz --diff old.pb.gz --normalize -o diff.svg";
+
+    pub const RULES: &str = "Examples:
+  Check a rule file and list the owners it declares:
+    whose rules check my-rules.toml
+
+  The presets and their owners; one preset with every block:
+    whose rules list
+    whose rules list --preset jvm";
+
+    pub const CONVERT: &str = "Examples:
+  pprof with owner labels, for go tool pprof -tagfocus owner=user:
+    whose convert perf.data --to pprof -o owned.pb.gz
+
+  Folded stacks with an [owner: NAME] root, for other flame graph tools:
+    whose convert -i perf.data --to folded --owner-root -o owned.folded";
+
+    pub const DIFF: &str = "Examples:
+  Share deltas between two runs:
+    whose diff before.pb.gz --against after.pb.gz
+
+  Three repeats a side, only the owner view, as markdown:
+    whose diff base1.folded base2.folded base3.folded \\
+        --against new1.folded new2.folded new3.folded --views owner --format markdown";
+
+    pub const COMPLETIONS: &str = "Examples:
+  bash, for the current shell and for every new one:
+    whose completions bash > ~/.local/share/bash-completion/completions/whose
+
+  zsh (a folder on $fpath) and fish:
+    whose completions zsh > ~/.zfunc/_whose
+    whose completions fish > ~/.config/fish/completions/whose.fish";
+
+    pub const MAN: &str = "Examples:
+  Read whose's page, and one command's:
+    whose man | man -l -
+    whose man report | man -l -
+
+  Install the pages:
+    whose man > /usr/local/share/man/man1/whose.1";
 }
 
 /// How inputs are read (shared by every command that reads profiles).
 #[derive(Debug, Args, Clone, Default)]
 pub struct InputArgs {
+    /// A profile to read, as perf's `-i`; repeatable, read after the PROFILE arguments.
+    /// With neither, ./perf.data when it exists (as `perf report`).
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    pub input_files: Vec<PathBuf>,
+    /// Only the samples of these threads (perf's comm), comma-separated. perf.data and perf
+    /// script input only: other formats record no threads, and the filter is refused there.
+    #[arg(long, value_name = "NAME[,NAME]", value_delimiter = ',')]
+    pub comm: Vec<String>,
+    /// Only the samples of these processes, comma-separated (perf.data and perf script).
+    #[arg(long, value_name = "PID[,PID]", value_delimiter = ',')]
+    pub pid: Vec<i32>,
+    /// Only the samples of these threads by id, comma-separated (perf.data and perf script).
+    #[arg(long, value_name = "TID[,TID]", value_delimiter = ',')]
+    pub tid: Vec<i32>,
+    /// Only the samples in this time slice, in `perf report --time` syntax: seconds as perf
+    /// prints them, `START,END`, `START,` or `,END`; or a percent slice of the recording,
+    /// `10%/2` (the second tenth) or `0%-10%`, several comma-separated (not from standard
+    /// input).
+    /// perf.data and perf script.
+    #[arg(long, value_name = "START,END")]
+    pub time: Option<String>,
     /// Input format; detected from the content when not given.
     #[arg(long, value_enum)]
     pub format_in: Option<InputFormat>,
     /// Sample type to weigh by: a pprof sample type (`cpu`, `alloc_space`...) or its index,
     /// a perf event name, or `samples`. Default: the profile's default type.
-    #[arg(long)]
+    /// `--sample-index` is pprof's name for it.
+    #[arg(long, visible_alias = "sample-index")]
     pub metric: Option<String>,
     /// Unit of folded counts, which folded text does not say. Default: samples.
     #[arg(long, value_enum)]
@@ -136,8 +265,8 @@ pub struct RuleArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Profiles to read (`-` for standard input).
-    #[arg(required = true, value_name = "PROFILE")]
+    /// Profiles to read (`-` for standard input). Default: ./perf.data.
+    #[arg(value_name = "PROFILE")]
     pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
@@ -174,8 +303,9 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
+    /// The profile to read (`-` for standard input). Default: ./perf.data.
     #[arg(value_name = "PROFILE")]
-    pub profile: PathBuf,
+    pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
@@ -240,7 +370,8 @@ nothing about noise. --format markdown suits a PR comment. Exit 0 unless an erro
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// Profiles to read (`-` for standard input); several are repeats of one experiment.
-    #[arg(required = true, value_name = "PROFILE")]
+    /// Default: ./perf.data.
+    #[arg(value_name = "PROFILE")]
     pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
@@ -284,8 +415,8 @@ pub struct GateArgs {
 /// `whose diff`: share deltas between two sets of profiles.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// Baseline profiles (several: repeats).
-    #[arg(required = true, value_name = "BASE")]
+    /// Baseline profiles (several: repeats); `-i FILE` adds one. Default: ./perf.data.
+    #[arg(value_name = "BASE")]
     pub base: Vec<PathBuf>,
     /// Profiles to compare with the baseline (several: repeats).
     #[arg(long, required = true, num_args = 1.., value_name = "NEW")]
@@ -317,9 +448,9 @@ pub struct DiffArgs {
     unknown grey), lighter tints per owner. Click a legend entry to search that owner's frames."
 )]
 pub struct FlameArgs {
-    /// The profile to draw (`-` for standard input).
+    /// The profile to draw (`-` for standard input). Default: ./perf.data.
     #[arg(value_name = "PROFILE")]
-    pub profile: PathBuf,
+    pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
@@ -379,8 +510,9 @@ pub struct FlameArgs {
                   A pprof input keeps all its own fields (numeric labels included)."
 )]
 pub struct ConvertArgs {
+    /// The profile to read (`-` for standard input). Default: ./perf.data.
     #[arg(value_name = "PROFILE")]
-    pub profile: PathBuf,
+    pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]

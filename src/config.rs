@@ -15,6 +15,7 @@ use crate::cli::{
 use crate::error::{Error, Result};
 use crate::gate::{self, Guards, Mode, Requirement};
 use crate::input::ReadOptions;
+use crate::input::filter::{SampleFilter, TimeSlice};
 use crate::render::OutputFormat;
 use crate::render::flame_labels::Look;
 use crate::render::gate::VerdictFormat;
@@ -32,6 +33,10 @@ pub enum Plan {
     Convert(ConvertPlan),
     Gate(GatePlan),
     Diff(DiffPlan),
+    /// `whose completions SHELL`.
+    Completions(clap_complete::Shell),
+    /// `whose man [COMMAND]`: the command's page, or whose's when `None`.
+    Man(Option<String>),
 }
 
 impl Plan {
@@ -39,13 +44,15 @@ impl Plan {
     /// input is opened.
     pub fn new(command: Command) -> Result<Plan> {
         Ok(match command {
-            Command::Report(args) => Plan::Report(ReportPlan::new(args)),
+            Command::Report(args) => Plan::Report(ReportPlan::new(args)?),
             Command::Explain(args) => Plan::Explain(ExplainPlan::new(args)?),
             Command::Flame(args) => Plan::Flame(FlamePlan::new(args)?),
             Command::Rules(cmd) => Plan::Rules(RulesPlan::new(cmd)),
-            Command::Convert(args) => Plan::Convert(ConvertPlan::new(args)),
+            Command::Convert(args) => Plan::Convert(ConvertPlan::new(args)?),
             Command::Gate(args) => Plan::Gate(GatePlan::new(args)?),
             Command::Diff(args) => Plan::Diff(DiffPlan::new(args)?),
+            Command::Completions { shell } => Plan::Completions(shell),
+            Command::Man { command } => Plan::Man(command),
         })
     }
 
@@ -65,7 +72,7 @@ impl Plan {
                     (vec![p.profile.as_path(), base.as_path()], output.as_deref())
                 }
             },
-            Plan::Rules(_) => (Vec::new(), None),
+            Plan::Rules(_) | Plan::Completions(_) | Plan::Man(_) => (Vec::new(), None),
             Plan::Convert(p) => (vec![p.profile.as_path()], p.output.as_deref()),
             Plan::Gate(p) => (paths(&p.profiles), p.output.as_deref()),
             Plan::Diff(p) => {
@@ -88,8 +95,15 @@ pub struct LoadConfig {
 }
 
 impl LoadConfig {
-    pub fn new(input: &InputArgs, rules: &RuleArgs) -> LoadConfig {
-        LoadConfig {
+    /// The reading options of `input` (the `--time` slice parsed) and the rules of `rules`.
+    pub fn new(input: &InputArgs, rules: &RuleArgs) -> Result<LoadConfig> {
+        let filter = SampleFilter {
+            comms: input.comm.clone(),
+            pids: input.pid.clone(),
+            tids: input.tid.clone(),
+            time: input.time.as_deref().map(TimeSlice::parse).transpose()?,
+        };
+        Ok(LoadConfig {
             read: ReadOptions {
                 format: input.format_in,
                 unit: input.unit.clone(),
@@ -106,6 +120,7 @@ impl LoadConfig {
                 },
                 max_decompressed: Some(input.max_decompressed),
                 keep_process_root: input.keep_process_root,
+                filter,
             },
             rules: RuleOptions {
                 rule_files: rules.rule_files.clone(),
@@ -116,8 +131,43 @@ impl LoadConfig {
             },
             metric: input.metric.clone(),
             types_as_frames: input.types_as_frames,
-        }
+        })
     }
+}
+
+/// The profile read when a command is given none, as `perf report` reads it.
+pub const DEFAULT_INPUT: &str = "perf.data";
+
+/// The profiles a command reads: its PROFILE arguments, then the `-i FILE`s; with neither,
+/// [`DEFAULT_INPUT`] when it exists, else a usage error that names both ways to give one.
+fn profiles(command: &str, positional: Vec<PathBuf>, input: &InputArgs) -> Result<Vec<PathBuf>> {
+    let mut all = positional;
+    all.extend(input.input_files.iter().cloned());
+    if all.is_empty() {
+        let default = PathBuf::from(DEFAULT_INPUT);
+        if !default.exists() {
+            return Err(Error::Usage(format!(
+                "no input: give a profile, `whose {command} PROFILE` or `whose {command} -i \
+                 FILE` (./{DEFAULT_INPUT}, read when neither is given, does not exist here)"
+            )));
+        }
+        all.push(default);
+    }
+    Ok(all)
+}
+
+/// The one profile of a command that reads one: PROFILE or `-i FILE`, not both.
+fn one_profile(command: &str, positional: Option<PathBuf>, input: &InputArgs) -> Result<PathBuf> {
+    let mut all = profiles(command, positional.into_iter().collect(), input)?;
+    if all.len() > 1 {
+        let names: Vec<String> = all.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::Usage(format!(
+            "whose {command} reads one profile, and was given {}: {}",
+            all.len(),
+            names.join(", ")
+        )));
+    }
+    Ok(all.remove(0))
 }
 
 /// How a [`crate::aggregate::report::Report`] is laid out: its rows, views, the way several
@@ -159,21 +209,21 @@ pub struct ReportPlan {
 }
 
 impl ReportPlan {
-    fn new(args: ReportArgs) -> ReportPlan {
-        ReportPlan {
-            load: LoadConfig::new(&args.input, &args.rules),
+    fn new(args: ReportArgs) -> Result<ReportPlan> {
+        Ok(ReportPlan {
+            load: LoadConfig::new(&args.input, &args.rules)?,
+            profiles: profiles("report", args.profiles, &args.input)?,
             shape: ReportShape {
                 by: args.by,
                 views: distinct_views(&args.views),
                 combine: combine(args.repeats, args.merge),
                 per: args.per,
             },
-            profiles: args.profiles,
             top: args.top,
             threads: args.threads,
             format: args.format,
             output: args.output,
-        }
+        })
     }
 }
 
@@ -197,8 +247,8 @@ impl ExplainPlan {
             .transpose()
             .map_err(|e| Error::Usage(format!("--frame: invalid regex: {e}")))?;
         Ok(ExplainPlan {
-            load: LoadConfig::new(&args.input, &args.rules),
-            profile: args.profile,
+            load: LoadConfig::new(&args.input, &args.rules)?,
+            profile: one_profile("explain", args.profile, &args.input)?,
             frame_filter,
             top: args.top,
         })
@@ -255,8 +305,8 @@ impl FlamePlan {
             },
         };
         Ok(FlamePlan {
-            load: LoadConfig::new(&args.input, &args.rules),
-            profile: args.profile,
+            load: LoadConfig::new(&args.input, &args.rules)?,
+            profile: one_profile("flame", args.profile, &args.input)?,
             output,
             color_by: args.color_by,
             owner_root: args.owner_root,
@@ -305,15 +355,15 @@ pub struct ConvertPlan {
 }
 
 impl ConvertPlan {
-    fn new(args: ConvertArgs) -> ConvertPlan {
-        ConvertPlan {
-            load: LoadConfig::new(&args.input, &args.rules),
-            profile: args.profile,
+    fn new(args: ConvertArgs) -> Result<ConvertPlan> {
+        Ok(ConvertPlan {
+            load: LoadConfig::new(&args.input, &args.rules)?,
+            profile: one_profile("convert", args.profile, &args.input)?,
             to: args.to,
             owner_root: args.owner_root,
             plain: args.plain,
             output: args.output,
-        }
+        })
     }
 }
 
@@ -340,8 +390,8 @@ impl GatePlan {
             .map(|text| gate::parse(text))
             .collect::<Result<Vec<_>>>()?;
         Ok(GatePlan {
-            load: LoadConfig::new(&args.input, &args.rules),
-            profiles: args.profiles,
+            load: LoadConfig::new(&args.input, &args.rules)?,
+            profiles: profiles("gate", args.profiles, &args.input)?,
             requirements,
             mode: if args.any { Mode::Any } else { Mode::All },
             format: args.format,
@@ -376,9 +426,9 @@ impl DiffPlan {
             ));
         }
         Ok(DiffPlan {
-            load: LoadConfig::new(&args.input, &args.rules),
+            load: LoadConfig::new(&args.input, &args.rules)?,
             shape: ReportShape::repeats(args.by, distinct_views(&args.views)),
-            base: args.base,
+            base: profiles("diff", args.base, &args.input)?,
             against: args.against,
             format: args.format,
             output: args.output,

@@ -23,6 +23,7 @@ mod it {
     mod perf_data;
     mod perf_data_corrupt;
     mod perf_dwarf;
+    mod perf_habits;
     mod perf_live;
     mod perf_script;
     mod pprof;

@@ -6,6 +6,7 @@
 
 mod convert;
 mod diff;
+mod docs;
 mod explain;
 mod flame;
 mod gate;
@@ -42,6 +43,8 @@ pub fn run(plan: Plan) -> Result<Outcome> {
         Plan::Convert(plan) => convert::run(plan),
         Plan::Gate(plan) => gate::run(plan),
         Plan::Diff(plan) => diff::run(plan),
+        Plan::Completions(shell) => docs::completions(shell),
+        Plan::Man(command) => docs::man(command.as_deref()),
     }
 }
 

@@ -4,6 +4,7 @@
 //! first lines), never from the file name; `--format-in` overrides detection.
 
 pub mod bad_lines;
+pub mod filter;
 pub mod folded;
 pub mod perf_data;
 pub mod perf_script;
@@ -66,15 +67,14 @@ pub struct ReadOptions {
     /// Folded: keep a process-name root frame (stackcollapse-perf's `java;...`) as a frame
     /// instead of reading it as the thread.
     pub keep_process_root: bool,
+    /// `--comm`, `--pid`, `--tid`, `--time`: applied by the perf.data and perf script readers,
+    /// refused for every other format.
+    pub filter: filter::SampleFilter,
 }
 
 /// Reads one input into a validated profile.
 pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
-    let mut source = Source::open(path)?;
-    let format = match options.format {
-        Some(f) => f,
-        None => detect(&mut source)?,
-    };
+    let (source, format) = open(path, options)?;
     let mut profile = match format {
         InputFormat::Folded | InputFormat::PySpy => folded::read(source, format, options)?,
         InputFormat::Pprof => pprof::read(source, options)?,
@@ -99,13 +99,17 @@ pub fn check_valid(path: &Path, profile: &Profile) -> Result<()> {
 }
 
 /// Opens an input and decides its format, for commands that take a format-specific path
-/// (`convert` keeps a pprof input's own fields).
+/// (`convert` keeps a pprof input's own fields). A sample filter on a format that records no
+/// thread or time per sample is refused here, before any reading.
 pub fn open(path: &Path, options: &ReadOptions) -> Result<(Source, InputFormat)> {
     let mut source = Source::open(path)?;
     let format = match options.format {
         Some(f) => f,
         None => detect(&mut source)?,
     };
+    if !matches!(format, InputFormat::PerfData | InputFormat::PerfScript) {
+        options.filter.refuse(path, format.name())?;
+    }
     Ok((source, format))
 }
 

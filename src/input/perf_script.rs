@@ -15,22 +15,28 @@
 
 use super::ReadOptions;
 use super::bad_lines::BadLines;
+use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
 use super::progress::Progress;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
 use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Unit, perf};
 use crate::names;
 use rustc_hash::FxHashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Reads a whole `perf script` dump into a profile: one sample type per event (weighted by
 /// period) followed by `samples` (one per sample); the first event is the default metric.
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
+    let mut filter = options.filter.clone();
+    if let Some(time @ TimeSlice::Percent { .. }) = &filter.time {
+        let (first, last) = time_range(&source.path)?;
+        filter.time = Some(time.resolve(first, last));
+    }
     // gzip: the file size says nothing about the text size, so a spinner instead of a bar
     let total = (!source.gzipped)
         .then(|| std::fs::metadata(&source.path).ok().map(|m| m.len()))
         .flatten();
-    let mut reader = ScriptReader::new(source.path.clone());
+    let mut reader = ScriptReader::new(source.path.clone(), filter);
     let mut progress = Progress::new(total, "reading perf script");
     let mut line = Vec::with_capacity(4096);
     let mut read_bytes = 0u64;
@@ -49,6 +55,45 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let why = crate::symbolize::diagnose_printed_unknowns(&profile, &options.symbols);
     profile.meta.unresolved.extend(why);
     Ok(profile)
+}
+
+/// The first and last sample times of a perf script file, for percent `--time` slices: the
+/// text does not carry perf.data's SAMPLE_TIME header, so a first pass reads them from the
+/// sample headers (perf records the same two times there). Standard input cannot be read
+/// twice, and is refused.
+fn time_range(path: &Path) -> Result<(u64, u64)> {
+    let refuse = |why: &str| {
+        Error::Usage(format!(
+            "{}: a percent --time slice needs the first and last sample times, and {why}; give \
+             START,END in seconds as the text prints them",
+            path.display()
+        ))
+    };
+    if !path.is_file() {
+        return Err(refuse(
+            "this input is not a regular file that can be read twice to find them",
+        ));
+    }
+    let mut source = Source::open(path)?;
+    let mut line = Vec::with_capacity(4096);
+    let mut range: Option<(u64, u64)> = None;
+    while source.read_line(&mut line)? > 0 {
+        if matches!(line.first(), Some(b'\t' | b'#') | None) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let Some(time) = parse_header(text.trim())
+            .filter(|h| h.event.is_some())
+            .and_then(|h| h.time)
+        else {
+            continue;
+        };
+        range = Some(match range {
+            None => (time, time),
+            Some((first, last)) => (first.min(time), last.max(time)),
+        });
+    }
+    range.ok_or_else(|| refuse("no sample header of this file has a time"))
 }
 
 /// One frame line, parsed.
@@ -131,6 +176,12 @@ fn strip_offset(sym: &str) -> &str {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Header<'a> {
     pub comm: &'a str,
+    /// `pid/tid` as perf prints them with `-F pid,tid`; a lone number is the tid (perf
+    /// script's default fields), and the pid is then unknown.
+    pub pid: Option<i32>,
+    pub tid: Option<i32>,
+    /// The sample time in nanoseconds (`2863.902713:`).
+    pub time: Option<u64>,
     /// Event name without the trailing `:` (`cpu-clock:ppp`).
     pub event: Option<&'a str>,
     pub period: Option<u64>,
@@ -153,14 +204,21 @@ pub fn parse_header(line: &str) -> Option<Header<'_>> {
     } else {
         line[..tokens[pid_index].0].trim()
     };
+    let (pid, tid) = match tokens[pid_index].1.split_once('/') {
+        Some((pid, tid)) => (pid.parse().ok(), tid.parse().ok()),
+        None => (None, tokens[pid_index].1.parse().ok()),
+    };
     let mut event = None;
     let mut period = None;
+    let mut time = None;
     let mut rest = "";
     let mut previous: Option<&str> = None;
     for &(start, t) in &tokens[pid_index + 1..] {
         if let Some(name) = t.strip_suffix(':')
-            && !is_time(name)
+            && is_time(name)
         {
+            time = time.or_else(|| super::filter::parse_seconds(name));
+        } else if let Some(name) = t.strip_suffix(':') {
             event = Some(name);
             period = previous.and_then(|p| p.parse().ok());
             rest = line[start + t.len()..].trim();
@@ -170,6 +228,9 @@ pub fn parse_header(line: &str) -> Option<Header<'_>> {
     }
     Some(Header {
         comm,
+        pid,
+        tid,
+        time,
         event,
         period,
         rest,
@@ -299,6 +360,10 @@ struct ScriptReader {
     current_thread: Option<ThreadId>,
     current_event: usize,
     current_period: Option<u64>,
+    /// Whether the sample being read passes `--comm`/`--pid`/`--tid`/`--time`.
+    current_kept: bool,
+    filter: SampleFilter,
+    tally: FilterTally,
     /// Samples whose inline frames could not be placed yet: (frames, thread, event, period).
     held: Vec<HeldSample>,
     /// Rows as read: stack, thread, event index, period (the value vector is built at the end,
@@ -312,7 +377,7 @@ struct ScriptReader {
 }
 
 impl ScriptReader {
-    fn new(path: PathBuf) -> ScriptReader {
+    fn new(path: PathBuf, filter: SampleFilter) -> ScriptReader {
         ScriptReader {
             path,
             line_no: 0,
@@ -330,6 +395,9 @@ impl ScriptReader {
             current_thread: None,
             current_event: 0,
             current_period: None,
+            current_kept: true,
+            filter,
+            tally: FilterTally::default(),
             held: Vec::new(),
             rows: FxHashMap::default(),
             samples: 0,
@@ -414,6 +482,23 @@ impl ScriptReader {
             }
         };
         self.current_period = h.period;
+        if !self.filter.is_empty() {
+            let key = SampleKey {
+                comm: (!h.comm.is_empty()).then_some(h.comm),
+                pid: h.pid,
+                tid: h.tid,
+                time: h.time,
+            };
+            let line = self.line_no;
+            self.current_kept = self.tally.count(&self.filter, &key, |field| match field {
+                // perf script's default fields print the tid alone
+                "pid" => format!(
+                    "at line {line} (one number is the tid; `perf script -F +pid` prints \
+                         pid/tid)"
+                ),
+                _ => format!("at line {line}"),
+            });
+        }
         if !h.rest.is_empty()
             && let Some(f) = parse_frame_line(h.rest)
         {
@@ -545,6 +630,10 @@ impl ScriptReader {
         }
         self.in_sample = false;
         self.samples += 1;
+        if !self.current_kept {
+            self.current.clear();
+            return;
+        }
         let mut frames = std::mem::take(&mut self.current);
         let placed = self.place_inlined(&mut frames, false);
         if placed {
@@ -649,7 +738,9 @@ impl ScriptReader {
             "not perf script output",
             "sample header lines `comm pid time: period event:` and indented frame lines",
         )?;
+        let filtered = self.tally.finish(&self.path, &self.filter)?;
         let mut profile = self.build_profile();
+        profile.meta.notes.extend(filtered);
         profile.meta.warnings.extend(skipped);
         let mangled: Vec<&str> = profile
             .frames()
@@ -746,6 +837,17 @@ mod tests {
         assert_eq!(h.comm, "pool-1-thread-2");
         assert_eq!(h.rest, "7f01 foo+0x1 (/x)");
         assert!(parse_header("no numbers here").is_none());
+        // `pid/tid` with `-F +pid`; one number is the tid (perf script's default fields)
+        let h = parse_header("java 1234/1240 [001] 12.5: cycles:u:").unwrap();
+        assert_eq!(
+            (h.pid, h.tid, h.time),
+            (Some(1234), Some(1240), Some(12_500_000_000))
+        );
+        let h = parse_header("C2 CompilerThre 22064  2863.902713: 1 cpu-clock:").unwrap();
+        assert_eq!((h.pid, h.tid), (None, Some(22064)));
+        assert_eq!(h.time, Some(2_863_902_713_000));
+        let h = parse_header("java 1240 1 cycles:").unwrap();
+        assert_eq!(h.time, None);
     }
 
     #[test]

@@ -137,8 +137,13 @@ impl Labels<'_> {
     pub fn style(&self, subtitle: Option<String>) -> Style {
         let metric = &self.report.metric;
         let title = self.look.title.clone().unwrap_or_else(|| {
+            // a graph of some of the samples says so where it is read first
+            let filtered = (self.report.notes.iter())
+                .find(|n| n.starts_with("filtered: "))
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default();
             format!(
-                "{}: {} ({}), total {}",
+                "{}: {} ({}), total {}{filtered}",
                 self.profile_name,
                 metric.name,
                 metric.unit,

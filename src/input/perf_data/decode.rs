@@ -9,6 +9,8 @@ pub(super) enum Event {
         attr: usize,
         pid: i32,
         tid: Option<i32>,
+        /// Nanoseconds, for `--time`.
+        time: Option<u64>,
         period: Option<u64>,
         kernel: bool,
         ip: Option<u64>,
@@ -279,6 +281,7 @@ fn decode_sample_event(
         attr,
         pid,
         tid: s.tid,
+        time: s.time,
         period: s.period,
         kernel,
         ip: s.ip,
@@ -315,6 +318,7 @@ struct SampleFields {
     ip: Option<u64>,
     pid: Option<i32>,
     tid: Option<i32>,
+    time: Option<u64>,
     period: Option<u64>,
     /// Where the callchain's entries are in the record.
     chain: Option<std::ops::Range<usize>>,
@@ -374,8 +378,8 @@ fn decode_sample(
         out.pid = Some(pid as i32);
         out.tid = Some(tid as i32);
     }
+    out.time = field(SampleFormat::TIME, &mut at)?;
     for flag in [
-        SampleFormat::TIME,
         SampleFormat::ADDR,
         SampleFormat::ID,
         SampleFormat::STREAM_ID,

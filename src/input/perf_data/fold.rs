@@ -3,6 +3,7 @@
 //! are handed to symbolisation once the whole file is read.
 
 use super::*;
+use crate::input::filter::{FilterTally, SampleFilter, SampleKey};
 use crate::symbolize::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +66,10 @@ pub(super) struct Reader<'p> {
     maps: Maps,
     caches: Caches,
     folding: Folding,
+    /// `--comm`, `--pid`, `--tid`, `--time` (a percent slice already made absolute), and
+    /// what they kept and left out.
+    pub(super) filter: SampleFilter,
+    tally: FilterTally,
 }
 
 /// What an address means at this moment of the recording: each process's memory map, the
@@ -123,6 +128,7 @@ struct SampleEvent {
     attr: usize,
     pid: i32,
     tid: Option<i32>,
+    time: Option<u64>,
     period: Option<u64>,
     kernel: bool,
     ip: Option<u64>,
@@ -368,6 +374,8 @@ impl<'p> Reader<'p> {
                 threads: crate::model::Interner::default(),
                 stack_buf: Vec::new(),
             },
+            filter: SampleFilter::default(),
+            tally: FilterTally::default(),
         }
     }
 }
@@ -379,6 +387,7 @@ impl Reader<'_> {
                 attr,
                 pid,
                 tid,
+                time,
                 period,
                 kernel,
                 ip,
@@ -391,6 +400,7 @@ impl Reader<'_> {
                     attr: *attr,
                     pid: *pid,
                     tid: *tid,
+                    time: *time,
                     period: *period,
                     kernel: *kernel,
                     ip: *ip,
@@ -542,6 +552,9 @@ impl Reader<'_> {
         user: Option<(&UserCopy, &[u8])>,
     ) {
         self.folding.samples += 1;
+        if !self.filter.is_empty() && !self.keeps(s) {
+            return;
+        }
         let dwarf = user.filter(|_| self.unwind.is_some());
         let row = match (key, dwarf) {
             // a DWARF sample's user stack is not in its callchain bytes: no cache for it
@@ -585,6 +598,24 @@ impl Reader<'_> {
             }
         };
         self.folding.add(row, s.attr, s.period);
+    }
+
+    /// Whether `--comm`/`--pid`/`--tid`/`--time` keep the sample; counted either way. The
+    /// comm is the thread's name at the sample's time, as `perf report` filters it.
+    fn keeps(&mut self, s: &SampleEvent) -> bool {
+        let comm = s
+            .tid
+            .and_then(|t| self.folding.comms.get(&t))
+            .map(|&id| &**self.folding.threads.get(id.0));
+        let key = SampleKey {
+            comm,
+            pid: (s.pid != -1).then_some(s.pid),
+            tid: s.tid,
+            time: s.time,
+        };
+        let number = self.folding.samples;
+        self.tally
+            .count(&self.filter, &key, |_| format!("#{number}"))
     }
 
     /// Unwinds a DWARF sample's user stack into `addrs`; whether it stopped early. The
@@ -746,6 +777,7 @@ impl Reader<'_> {
             };
             return Err(Error::input(self.path, Position::Whole, why));
         }
+        let filtered = self.tally.finish(self.path, &self.filter)?;
         let recording = crate::model::Recording {
             call_graph: self.call_graph,
             samples: self.folding.samples,
@@ -757,6 +789,11 @@ impl Reader<'_> {
                 .as_ref()
                 .map(|u| u.unwinder.stats.truncated_stacks()),
         };
+        if !self.filter.is_empty() {
+            // the recording's count stays whole for the lost share; the profile's is of the
+            // samples kept
+            self.folding.samples = self.tally.kept;
+        }
         let lost = self.folding.lost;
         let lost_samples = self.folding.lost_samples;
         let addresses = self.folding.into_addresses(sample_types, self.maps.modules);
@@ -798,6 +835,7 @@ impl Reader<'_> {
             );
         }
         profile.meta.recording = recording;
+        profile.meta.notes.extend(filtered);
         if let Some(unwind) = &self.unwind {
             let (notes, warnings) = unwind.unwinder.stats.report();
             profile.meta.notes.extend(notes);

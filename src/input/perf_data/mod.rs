@@ -34,6 +34,7 @@ use header::{Counting, CutProbe, Refusal, check_header};
 use inflate::{InflationCheck, PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2};
 
 use super::ReadOptions;
+use super::filter::{SampleFilter, TimeSlice};
 use super::perf_script::{event_type_name, event_unit};
 use super::progress::Progress;
 use super::read_ahead::ReadAhead;
@@ -190,6 +191,7 @@ fn read_records<R: Read + Send>(
         text: None,
     });
     let mut reader = Reader::new(path, build_ids, attr_type, sample_types.len(), samples_type);
+    reader.filter = absolute_filter(&options.filter, &perf_file, path)?;
     reader.unwind = unwind;
     reader.call_graph = Some(mode);
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
@@ -234,6 +236,38 @@ fn read_records<R: Read + Send>(
     let mut profile = reader.finish(sample_types, options, ready)?;
     profile.meta.notes.push(inline_note);
     Ok(profile)
+}
+
+/// The filter with a percent `--time` slice made absolute over the recording's first and last
+/// sample times (its SAMPLE_TIME header, as `perf report` reads them); refused, as perf refuses
+/// it, when the recording has no such header.
+fn absolute_filter(
+    filter: &SampleFilter,
+    perf_file: &linux_perf_data::PerfFile,
+    path: &Path,
+) -> Result<SampleFilter> {
+    let Some(time @ TimeSlice::Percent { .. }) = &filter.time else {
+        return Ok(filter.clone());
+    };
+    let range = perf_file
+        .sample_time_range()
+        .ok()
+        .flatten()
+        .filter(|r| r.first_sample_time != 0 || r.last_sample_time != 0);
+    let Some(range) = range else {
+        return Err(Error::input(
+            path,
+            Position::Whole,
+            format!(
+                "--time {time}: a percent slice needs the times of the first and last sample, \
+                 and this recording has no SAMPLE_TIME header; give START,END in seconds"
+            ),
+        ));
+    };
+    Ok(SampleFilter {
+        time: Some(time.resolve(range.first_sample_time, range.last_sample_time)),
+        ..filter.clone()
+    })
 }
 
 /// The options with `--inline`/`--no-inline` decided for this recording's call-graph mode
