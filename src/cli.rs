@@ -17,7 +17,7 @@ use std::path::PathBuf;
 pub mod defaults {
     /// `report --top`: heaviest frames listed per owner.
     pub const REPORT_TOP: usize = 5;
-    /// `explain --top`: frames listed.
+    /// `explain --top`: functions listed, in total.
     pub const EXPLAIN_TOP: usize = 30;
     /// `flame --min-width`: frames narrower than this percentage of the total are omitted.
     pub const MIN_WIDTH_PERCENT: f64 = 0.01;
@@ -48,12 +48,13 @@ pub struct Cli {
 pub enum Command {
     /// Owner shares as a table (terminal, markdown, JSON, CSV).
     Report(ReportArgs),
-    /// Which rule classified each of the heaviest frames; unclassified frames by weight.
+    /// Which rule classified each of the heaviest functions; unclassified functions by
+    /// weight, and the `--user` prefix or rule that would claim them.
     Explain(ExplainArgs),
     /// Flame graph coloured by owner (SVG, drawn by inferno), split per owner, owner-rooted
     /// or differential.
     Flame(FlameArgs),
-    /// Check rule files, or list the presets and their owners.
+    /// Check rule files, list the presets and their owners, or print a preset.
     #[command(subcommand)]
     Rules(RulesCommand),
     /// Write a profile as pprof with owner labels per sample, or as folded stacks.
@@ -180,12 +181,15 @@ pub struct ExplainArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub rules: RuleArgs,
-    /// Only frames whose name matches this regex.
+    /// Only functions whose name matches this regex.
     #[arg(long, value_name = "REGEX")]
     pub frame: Option<String>,
-    /// How many frames to list.
+    /// How many functions to list, in total (the heaviest N by inclusive weight).
     #[arg(long, default_value_t = defaults::EXPLAIN_TOP)]
     pub top: usize,
+    /// One row per source line instead of one per function (as pprof's -lines).
+    #[arg(long)]
+    pub lines: bool,
 }
 
 const GATE_ABOUT: &str = "Exit 0 when owned shares meet every requirement (or one, with --any), 1 \
@@ -418,9 +422,16 @@ pub enum RulesCommand {
     },
     /// List the presets and the owners each declares.
     List {
-        /// Only this preset, with every block.
+        /// Only this preset, with every owner block it loads: where it is declared (the
+        /// line of `whose rules show`), its owner, category and matchers.
         #[arg(long)]
         preset: Option<String>,
+    },
+    /// Print a preset's TOML as built into whose: the text `explain` cites as `preset
+    /// NAME:LINE`, and a starting point for a --rules file.
+    Show {
+        #[arg(value_name = "PRESET")]
+        preset: String,
     },
 }
 

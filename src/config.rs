@@ -184,8 +184,10 @@ pub struct ExplainPlan {
     pub load: LoadConfig,
     /// `--frame REGEX`: only frames whose name matches.
     pub frame_filter: Option<Regex>,
-    /// How many frames to list.
+    /// How many functions to list.
     pub top: usize,
+    /// `--lines`: one row per source line.
+    pub lines: bool,
 }
 
 impl ExplainPlan {
@@ -201,6 +203,7 @@ impl ExplainPlan {
             profile: args.profile,
             frame_filter,
             top: args.top,
+            lines: args.lines,
         })
     }
 }
@@ -279,6 +282,8 @@ pub enum RulesPlan {
     Check { files: Vec<PathBuf> },
     /// List this preset, or every preset.
     List { preset: Option<String> },
+    /// Print this preset's text.
+    Show { preset: String },
 }
 
 impl RulesPlan {
@@ -286,6 +291,7 @@ impl RulesPlan {
         match cmd {
             RulesCommand::Check { files } => RulesPlan::Check { files },
             RulesCommand::List { preset } => RulesPlan::List { preset },
+            RulesCommand::Show { preset } => RulesPlan::Show { preset },
         }
     }
 }

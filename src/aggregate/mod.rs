@@ -12,6 +12,7 @@
 //! self and owner columns add up to the total exactly.
 
 pub mod flame;
+pub mod functions;
 mod marks;
 pub mod quality;
 pub mod report;
@@ -529,23 +530,6 @@ pub fn stack_owners(
             }
         })
         .collect()
-}
-
-/// Inclusive weight of every frame (counted once per sample even under recursion), indexed
-/// by `FrameId`; what `explain` ranks frames by.
-pub fn frame_inclusive_weights(profile: &Profile, metric: usize) -> Vec<u128> {
-    let mut weights = vec![0u128; profile.frame_count()];
-    let mut seen = Marks::new(profile.frame_count());
-    for row in profile.rows() {
-        let w = row.values[metric];
-        seen.clear();
-        for &f in profile.stack(row.stack) {
-            if seen.insert(f.0 as usize) {
-                weights[f.0 as usize] += w;
-            }
-        }
-    }
-    weights
 }
 
 /// Weight per frame, dense by `FrameId`, in the narrowest integer that holds the metric's
