@@ -62,8 +62,9 @@ pub enum Command {
     /// Exit 0 when owned shares meet requirements (`user.owner >= 25%`), 1 when not.
     #[command(long_about = GATE_ABOUT, after_help = GATE_AFTER)]
     Gate(GateArgs),
-    /// Share deltas per owner between BASE and NEW profiles; deltas inside the spread are noise.
-    #[command(long_about = DIFF_ABOUT)]
+    /// Totals and weight deltas per owner and view between BASE and NEW profiles; deltas
+    /// inside the spread of repeats are noise.
+    #[command(long_about = DIFF_ABOUT, after_help = DIFF_AFTER)]
     Diff(DiffArgs),
 }
 
@@ -230,15 +231,23 @@ const GATE_AFTER: &str = "Examples:
 
 Exit codes: 0 the requirements hold, 1 they do not, 2 usage or input error.";
 
-const DIFF_ABOUT: &str = "Per owner and view, the share in BASE and in NEW (the median and \
-min–max when a side has several profiles: repeats), and the delta of the medians in \
-percentage points.
+const DIFF_ABOUT: &str = "Per owner and view, the weight in BASE and in NEW (time, bytes or \
+samples, as the metric is; per request with --per N), the delta and the relative change, and the \
+change of the share in percentage points; the inputs' totals first. Rows are sorted by the size \
+of the weight's delta. A side with several profiles is repeats: its median, and min–max in JSON.
 
-A delta no larger than the combined spread is noise. The combined spread is (base max − \
-base min) + (new max − new min) when both sides have repeats, twice the range of the side \
-that has repeats when only one does, and unknown with single profiles on both sides: a \
-nonzero delta is then marked `unknown`, not a change, because one profile per side says \
-nothing about noise. --format markdown suits a PR comment. Exit 0 unless an error.";
+The noise test judges the weight: a delta of the medians no larger than the combined spread is \
+noise. The combined spread is (base max − base min) + (new max − new min) when both sides have \
+repeats, twice the range of the side that has repeats when only one does, and unknown with \
+single profiles on both sides: a nonzero delta is then marked `unknown`, not a change, because \
+one profile per side says nothing about noise. Each row's mark names the spread it was compared \
+with, and the header counts the marks. --format markdown suits a PR comment, --format json \
+(schema whose-diff/2) a script. Exit 0 unless an error.";
+
+const DIFF_AFTER: &str = "Examples:
+  whose diff before.pb.gz --against after.pb.gz
+  whose diff base-1.data base-2.data base-3.data --against new-1.data new-2.data new-3.data
+  whose diff old.folded --against new.folded --per 10000 --format markdown -o diff.md";
 
 /// `whose gate`: requirements on owned shares, decided over repeats.
 #[derive(Debug, Args)]
@@ -304,6 +313,10 @@ pub struct DiffArgs {
     /// Views to compare, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = defaults::VIEWS)]
     pub views: Vec<View>,
+    /// Divide every weight by N (e.g. the requests each run served: time per request), so
+    /// runs of different lengths compare.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub per: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: VerdictFormat,

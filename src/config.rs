@@ -382,7 +382,10 @@ impl DiffPlan {
         }
         Ok(DiffPlan {
             load: LoadConfig::new(&args.input, &args.rules),
-            shape: ReportShape::repeats(args.by, distinct_views(&args.views)),
+            shape: ReportShape {
+                per: args.per,
+                ..ReportShape::repeats(args.by, distinct_views(&args.views))
+            },
             base: args.base,
             against: args.against,
             format: args.format,

@@ -9,6 +9,7 @@ mod it {
     mod architecture;
     mod bad_input;
     mod convert;
+    mod diff;
     mod explain;
     mod flame;
     mod folded;
