@@ -17,6 +17,8 @@ use std::path::PathBuf;
 pub mod defaults {
     /// `report --top`: heaviest frames listed per owner.
     pub const REPORT_TOP: usize = 5;
+    /// `top --top`: functions listed, in total.
+    pub const TOP_FUNCTIONS: usize = 20;
     /// `explain --top`: functions listed, in total.
     pub const EXPLAIN_TOP: usize = 30;
     /// `flame --min-width`: frames narrower than this percentage of the total are omitted.
@@ -51,6 +53,10 @@ pub enum Command {
     /// Which rule classified each of the heaviest functions; unclassified functions by
     /// weight, and the `--user` prefix or rule that would claim them.
     Explain(ExplainArgs),
+    /// The heaviest functions of one owner or category, flat and cum, as `pprof -top`
+    /// restricted to that owner.
+    #[command(long_about = TOP_ABOUT, after_help = TOP_AFTER)]
+    Top(TopArgs),
     /// Flame graph coloured by owner (SVG, drawn by inferno), split per owner, owner-rooted
     /// or differential.
     Flame(FlameArgs),
@@ -192,6 +198,43 @@ pub struct ExplainArgs {
     #[arg(long)]
     pub lines: bool,
 }
+
+/// `whose top`: the drill-down into one owner.
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    /// An owner (`user`, `net-http`) or a category (`allocator`); `owner:NAME` and
+    /// `category:NAME` say which when both exist.
+    #[arg(value_name = "OWNER|CATEGORY")]
+    pub subject: String,
+    /// The profile to read (`-` for standard input).
+    #[arg(value_name = "PROFILE")]
+    pub profile: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// How many functions to list, in total (as every --top: N rows, not N per owner).
+    #[arg(long, default_value_t = defaults::TOP_FUNCTIONS)]
+    pub top: usize,
+    /// Sort by cum (inclusive weight) instead of flat (self weight), as `pprof -top -cum`.
+    #[arg(long)]
+    pub cum: bool,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+const TOP_ABOUT: &str = "The heaviest functions whose own frames the rules give to OWNER (or to \
+an owner of CATEGORY), as `go tool pprof -top` lists functions: flat is the weight of the \
+samples the function is the leaf of, cum of those it is anywhere on the stack of (once per \
+sample), each with its percentage of the profile's total; sum% adds up flat% down the list. \
+Source lines of one function are one row. The flat of all the owner's functions adds up to its \
+self view; the header shows the owner's three views beside it.";
+
+const TOP_AFTER: &str = "Examples:
+  whose top user cpu.pb.gz
+  whose top net-http cpu.pb.gz --cum --top 10
+  whose top category:allocator perf.data";
 
 const GATE_ABOUT: &str = "Exit 0 when owned shares meet every requirement (or one, with --any), 1 \
 when not, 2 on an error; prints the measured share, the threshold and PASS/FAIL per \

@@ -10,7 +10,7 @@ use crate::aggregate::report::{Combine, GroupBy, View};
 use crate::classify::RuleOptions;
 use crate::cli::{
     Command, ConvertArgs, ConvertTo, DiffArgs, ExplainArgs, FlameArgs, GateArgs, InputArgs,
-    ReportArgs, RuleArgs, RulesCommand,
+    ReportArgs, RuleArgs, RulesCommand, TopArgs,
 };
 use crate::error::{Error, Result};
 use crate::gate::{self, Guards, Mode, Requirement};
@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 pub enum Plan {
     Report(ReportPlan),
     Explain(ExplainPlan),
+    Top(TopPlan),
     Flame(FlamePlan),
     Rules(RulesPlan),
     Convert(ConvertPlan),
@@ -41,6 +42,7 @@ impl Plan {
         Ok(match command {
             Command::Report(args) => Plan::Report(ReportPlan::new(args)),
             Command::Explain(args) => Plan::Explain(ExplainPlan::new(args)?),
+            Command::Top(args) => Plan::Top(TopPlan::new(args)?),
             Command::Flame(args) => Plan::Flame(FlamePlan::new(args)?),
             Command::Rules(cmd) => Plan::Rules(RulesPlan::new(cmd)),
             Command::Convert(args) => Plan::Convert(ConvertPlan::new(args)),
@@ -58,6 +60,7 @@ impl Plan {
         match self {
             Plan::Report(p) => (paths(&p.profiles), p.output.as_deref()),
             Plan::Explain(p) => (vec![p.profile.as_path()], None),
+            Plan::Top(p) => (vec![p.profile.as_path()], p.output.as_deref()),
             Plan::Flame(p) => match &p.output {
                 FlameOutput::Single { output } => (vec![p.profile.as_path()], output.as_deref()),
                 FlameOutput::Split { dir } => (vec![p.profile.as_path()], Some(dir.as_path())),
@@ -204,6 +207,35 @@ impl ExplainPlan {
             frame_filter,
             top: args.top,
             lines: args.lines,
+        })
+    }
+}
+
+/// `whose top`.
+#[derive(Debug)]
+pub struct TopPlan {
+    /// The owner or category to list the functions of.
+    pub subject: gate::Subject,
+    pub profile: PathBuf,
+    pub load: LoadConfig,
+    /// How many functions to list.
+    pub top: usize,
+    /// `--cum`: sort by cum, not flat.
+    pub by_cum: bool,
+    pub output: Option<PathBuf>,
+}
+
+impl TopPlan {
+    fn new(args: TopArgs) -> Result<TopPlan> {
+        let subject = gate::parse_subject(&args.subject)
+            .map_err(|e| Error::Usage(format!("top `{}`: {e}", args.subject)))?;
+        Ok(TopPlan {
+            subject,
+            load: LoadConfig::new(&args.input, &args.rules),
+            profile: args.profile,
+            top: args.top,
+            by_cum: args.cum,
+            output: args.output,
         })
     }
 }

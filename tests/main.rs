@@ -39,4 +39,5 @@ mod it {
     mod report;
     mod roundtrip;
     mod speedscope;
+    mod top;
 }

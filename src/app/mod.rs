@@ -12,6 +12,7 @@ mod gate;
 mod output;
 mod report;
 mod rules;
+mod top;
 
 pub use output::write_output;
 
@@ -37,6 +38,7 @@ pub fn run(plan: Plan) -> Result<Outcome> {
     match plan {
         Plan::Report(plan) => report::run(plan),
         Plan::Explain(plan) => explain::run(plan),
+        Plan::Top(plan) => top::run(plan),
         Plan::Flame(plan) => flame::run(plan),
         Plan::Rules(plan) => rules::run(plan),
         Plan::Convert(plan) => convert::run(plan),
