@@ -15,8 +15,8 @@ use std::path::PathBuf;
 /// Defaults of the options that take a number, declared once: clap shows and applies them.
 /// The enums' defaults are their `#[default]` variants.
 pub mod defaults {
-    /// `report --top`: heaviest frames listed per owner.
-    pub const REPORT_TOP: usize = 5;
+    /// `report --top`: heaviest frames listed in each frame list, in total.
+    pub const REPORT_TOP: usize = 10;
     /// `top --top`: functions listed, in total.
     pub const TOP_FUNCTIONS: usize = 20;
     /// `explain --top`: functions listed, in total.
@@ -157,7 +157,8 @@ pub struct ReportArgs {
     /// Views to show, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = defaults::VIEWS)]
     pub views: Vec<View>,
-    /// Heaviest frames to list per owner.
+    /// Heaviest frames in each frame list (owner frames, self frames, unclassified), N in
+    /// total as every --top: not N per owner.
     #[arg(long, default_value_t = defaults::REPORT_TOP)]
     pub top: usize,
     /// Split by thread name (pool numbers folded: worker-12 → worker-*).

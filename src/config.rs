@@ -153,7 +153,7 @@ pub struct ReportPlan {
     pub profiles: Vec<PathBuf>,
     pub load: LoadConfig,
     pub shape: ReportShape,
-    /// Heaviest frames listed per owner.
+    /// Heaviest frames listed in each list, in total.
     pub top: usize,
     /// Split by thread name.
     pub threads: bool,

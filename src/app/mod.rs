@@ -117,7 +117,7 @@ pub fn choose_metrics(loaded: &Loaded, config: &LoadConfig) -> Result<Vec<usize>
 /// What to aggregate beyond the per-owner totals every command needs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Detail {
-    /// Heaviest frames kept per owner.
+    /// Heaviest frames kept in each list, in total.
     pub top: usize,
     /// Split by thread name.
     pub threads: bool,
