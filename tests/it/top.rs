@@ -124,3 +124,32 @@ fn an_unknown_owner_is_an_error_that_lists_the_owners() {
     let err = whose_err(&["top", "category:people", &cpu]);
     assert!(err.contains("unknown category `people`"), "{err}");
 }
+
+#[test]
+fn report_top_n_is_n_in_total_in_every_frame_list() {
+    // go-svc's CPU profile has self frames in six owners: per owner, --top 3 listed 18
+    let cpu = fixture_arg("pprof/cpu.pb.gz");
+    let json: serde_json::Value = serde_json::from_str(&whose_ok(&[
+        "report", &cpu, "--format", "json", "--top", "3",
+    ]))
+    .unwrap();
+    let input = &json["inputs"][0];
+    for list in ["top_owner_frames", "top_self_frames"] {
+        assert_eq!(input[list].as_array().unwrap().len(), 3, "{list}: {input}");
+    }
+    // the heaviest leaves of the whole profile, whatever their owner (pprof -top's first 3)
+    let names: Vec<&str> = input["top_self_frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["frame"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "runtime/internal/syscall.Syscall6",
+            "encoding/json.(*Decoder).readValue",
+            "runtime.asyncPreempt"
+        ]
+    );
+}
