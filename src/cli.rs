@@ -15,9 +15,11 @@ use std::path::PathBuf;
 /// Defaults of the options that take a number, declared once: clap shows and applies them.
 /// The enums' defaults are their `#[default]` variants.
 pub mod defaults {
-    /// `report --top`: heaviest frames listed per owner.
-    pub const REPORT_TOP: usize = 5;
-    /// `explain --top`: frames listed.
+    /// `report --top`: heaviest frames listed in each frame list, in total.
+    pub const REPORT_TOP: usize = 10;
+    /// `top --top`: functions listed, in total.
+    pub const TOP_FUNCTIONS: usize = 20;
+    /// `explain --top`: functions listed, in total.
     pub const EXPLAIN_TOP: usize = 30;
     /// `flame --min-width`: frames narrower than this percentage of the total are omitted.
     pub const MIN_WIDTH_PERCENT: f64 = 0.01;
@@ -49,14 +51,19 @@ pub enum Command {
     /// Owner shares as a table (terminal, markdown, JSON, CSV).
     #[command(after_long_help = examples::REPORT)]
     Report(ReportArgs),
-    /// Which rule classified each of the heaviest frames; unclassified frames by weight.
+    /// Which rule classified each of the heaviest functions; unclassified functions by
+    /// weight, and the `--user` prefix or rule that would claim them.
     #[command(after_long_help = examples::EXPLAIN)]
     Explain(ExplainArgs),
+    /// The heaviest functions of one owner or category, flat and cum, as `pprof -top`
+    /// restricted to that owner.
+    #[command(long_about = TOP_ABOUT, after_help = TOP_AFTER, after_long_help = examples::TOP)]
+    Top(TopArgs),
     /// Flame graph coloured by owner (SVG, drawn by inferno), split per owner, owner-rooted
     /// or differential.
     #[command(after_long_help = examples::FLAME)]
     Flame(FlameArgs),
-    /// Check rule files, or list the presets and their owners.
+    /// Check rule files, list the presets and their owners, or print a preset.
     #[command(subcommand, after_long_help = examples::RULES)]
     Rules(RulesCommand),
     /// Write a profile as pprof with owner labels per sample, or as folded stacks.
@@ -65,8 +72,9 @@ pub enum Command {
     /// Exit 0 when owned shares meet requirements (`user.owner >= 25%`), 1 when not.
     #[command(long_about = GATE_ABOUT, after_help = GATE_AFTER)]
     Gate(GateArgs),
-    /// Share deltas per owner between BASE and NEW profiles; deltas inside the spread are noise.
-    #[command(long_about = DIFF_ABOUT, after_long_help = examples::DIFF)]
+    /// Totals and weight deltas per owner and view between BASE and NEW profiles; deltas
+    /// inside the spread of repeats are noise.
+    #[command(long_about = DIFF_ABOUT, after_help = DIFF_AFTER, after_long_help = examples::DIFF)]
     Diff(DiffArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_long_help = examples::COMPLETIONS)]
@@ -119,6 +127,13 @@ pub mod examples {
 
   Check that a rule file claims your frames:
     whose explain app.folded --rules my-rules.toml";
+
+    pub const TOP: &str = "Examples:
+  The ten heaviest functions of your own code in ./perf.data, by self weight:
+    whose top user --top 10
+
+  The allocator's callers by inclusive weight, as pprof -top -cum:
+    whose top allocator allocs.pb.gz --metric alloc_space --cum";
 
     pub const FLAME: &str = "Examples:
   A flame graph of ./perf.data coloured by owner:
@@ -278,7 +293,8 @@ pub struct ReportArgs {
     /// Views to show, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = defaults::VIEWS)]
     pub views: Vec<View>,
-    /// Heaviest frames to list per owner.
+    /// Heaviest frames in each frame list (owner frames, self frames, unclassified), N in
+    /// total as every --top: not N per owner.
     #[arg(long, default_value_t = defaults::REPORT_TOP)]
     pub top: usize,
     /// Split by thread name (pool numbers folded: worker-12 → worker-*).
@@ -310,13 +326,53 @@ pub struct ExplainArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub rules: RuleArgs,
-    /// Only frames whose name matches this regex.
+    /// Only functions whose name matches this regex.
     #[arg(long, value_name = "REGEX")]
     pub frame: Option<String>,
-    /// How many frames to list.
+    /// How many functions to list, in total (the heaviest N by inclusive weight).
     #[arg(long, default_value_t = defaults::EXPLAIN_TOP)]
     pub top: usize,
+    /// One row per source line instead of one per function (as pprof's -lines).
+    #[arg(long)]
+    pub lines: bool,
 }
+
+/// `whose top`: the drill-down into one owner.
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    /// An owner (`user`, `net-http`) or a category (`allocator`); `owner:NAME` and
+    /// `category:NAME` say which when both exist.
+    #[arg(value_name = "OWNER|CATEGORY")]
+    pub subject: String,
+    /// The profile to read (`-` for standard input). Default: ./perf.data.
+    #[arg(value_name = "PROFILE")]
+    pub profile: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// How many functions to list, in total (as every --top: N rows, not N per owner).
+    #[arg(long, default_value_t = defaults::TOP_FUNCTIONS)]
+    pub top: usize,
+    /// Sort by cum (inclusive weight) instead of flat (self weight), as `pprof -top -cum`.
+    #[arg(long)]
+    pub cum: bool,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+const TOP_ABOUT: &str = "The heaviest functions whose own frames the rules give to OWNER (or to \
+an owner of CATEGORY), as `go tool pprof -top` lists functions: flat is the weight of the \
+samples the function is the leaf of, cum of those it is anywhere on the stack of (once per \
+sample), each with its percentage of the profile's total; sum% adds up flat% down the list. \
+Source lines of one function are one row. The flat of all the owner's functions adds up to its \
+self view; the header shows the owner's three views beside it.";
+
+const TOP_AFTER: &str = "Examples:
+  whose top user cpu.pb.gz
+  whose top net-http cpu.pb.gz --cum --top 10
+  whose top category:allocator perf.data";
 
 const GATE_ABOUT: &str = "Exit 0 when owned shares meet every requirement (or one, with --any), 1 \
 when not, 2 on an error; prints the measured share, the threshold and PASS/FAIL per \
@@ -356,15 +412,23 @@ const GATE_AFTER: &str = "Examples:
 
 Exit codes: 0 the requirements hold, 1 they do not, 2 usage or input error.";
 
-const DIFF_ABOUT: &str = "Per owner and view, the share in BASE and in NEW (the median and \
-min–max when a side has several profiles: repeats), and the delta of the medians in \
-percentage points.
+const DIFF_ABOUT: &str = "Per owner and view, the weight in BASE and in NEW (time, bytes or \
+samples, as the metric is; per request with --per N), the delta and the relative change, and the \
+change of the share in percentage points; the inputs' totals first. Rows are sorted by the size \
+of the weight's delta. A side with several profiles is repeats: its median, and min–max in JSON.
 
-A delta no larger than the combined spread is noise. The combined spread is (base max − \
-base min) + (new max − new min) when both sides have repeats, twice the range of the side \
-that has repeats when only one does, and unknown with single profiles on both sides: a \
-nonzero delta is then marked `unknown`, not a change, because one profile per side says \
-nothing about noise. --format markdown suits a PR comment. Exit 0 unless an error.";
+The noise test judges the weight: a delta of the medians no larger than the combined spread is \
+noise. The combined spread is (base max − base min) + (new max − new min) when both sides have \
+repeats, twice the range of the side that has repeats when only one does, and unknown with \
+single profiles on both sides: a nonzero delta is then marked `unknown`, not a change, because \
+one profile per side says nothing about noise. Each row's mark names the spread it was compared \
+with, and the header counts the marks. --format markdown suits a PR comment, --format json \
+(schema whose-diff/2) a script. Exit 0 unless an error.";
+
+const DIFF_AFTER: &str = "Examples:
+  whose diff before.pb.gz --against after.pb.gz
+  whose diff base-1.data base-2.data base-3.data --against new-1.data new-2.data new-3.data
+  whose diff old.folded --against new.folded --per 10000 --format markdown -o diff.md";
 
 /// `whose gate`: requirements on owned shares, decided over repeats.
 #[derive(Debug, Args)]
@@ -431,6 +495,10 @@ pub struct DiffArgs {
     /// Views to compare, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = defaults::VIEWS)]
     pub views: Vec<View>,
+    /// Divide every weight by N (e.g. the requests each run served: time per request), so
+    /// runs of different lengths compare.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub per: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: VerdictFormat,
@@ -552,9 +620,16 @@ pub enum RulesCommand {
     },
     /// List the presets and the owners each declares.
     List {
-        /// Only this preset, with every block.
+        /// Only this preset, with every owner block it loads: where it is declared (the
+        /// line of `whose rules show`), its owner, category and matchers.
         #[arg(long)]
         preset: Option<String>,
+    },
+    /// Print a preset's TOML as built into whose: the text `explain` cites as `preset
+    /// NAME:LINE`, and a starting point for a --rules file.
+    Show {
+        #[arg(value_name = "PRESET")]
+        preset: String,
     },
 }
 

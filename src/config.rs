@@ -10,7 +10,7 @@ use crate::aggregate::report::{Combine, GroupBy, View};
 use crate::classify::RuleOptions;
 use crate::cli::{
     Command, ConvertArgs, ConvertTo, DiffArgs, ExplainArgs, FlameArgs, GateArgs, InputArgs,
-    ReportArgs, RuleArgs, RulesCommand,
+    ReportArgs, RuleArgs, RulesCommand, TopArgs,
 };
 use crate::error::{Error, Result};
 use crate::gate::{self, Guards, Mode, Requirement};
@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 pub enum Plan {
     Report(ReportPlan),
     Explain(ExplainPlan),
+    Top(TopPlan),
     Flame(FlamePlan),
     Rules(RulesPlan),
     Convert(ConvertPlan),
@@ -46,6 +47,7 @@ impl Plan {
         Ok(match command {
             Command::Report(args) => Plan::Report(ReportPlan::new(args)?),
             Command::Explain(args) => Plan::Explain(ExplainPlan::new(args)?),
+            Command::Top(args) => Plan::Top(TopPlan::new(args)?),
             Command::Flame(args) => Plan::Flame(FlamePlan::new(args)?),
             Command::Rules(cmd) => Plan::Rules(RulesPlan::new(cmd)),
             Command::Convert(args) => Plan::Convert(ConvertPlan::new(args)?),
@@ -65,6 +67,7 @@ impl Plan {
         match self {
             Plan::Report(p) => (paths(&p.profiles), p.output.as_deref()),
             Plan::Explain(p) => (vec![p.profile.as_path()], None),
+            Plan::Top(p) => (vec![p.profile.as_path()], p.output.as_deref()),
             Plan::Flame(p) => match &p.output {
                 FlameOutput::Single { output } => (vec![p.profile.as_path()], output.as_deref()),
                 FlameOutput::Split { dir } => (vec![p.profile.as_path()], Some(dir.as_path())),
@@ -200,7 +203,7 @@ pub struct ReportPlan {
     pub profiles: Vec<PathBuf>,
     pub load: LoadConfig,
     pub shape: ReportShape,
-    /// Heaviest frames listed per owner.
+    /// Heaviest frames listed in each list, in total.
     pub top: usize,
     /// Split by thread name.
     pub threads: bool,
@@ -234,8 +237,10 @@ pub struct ExplainPlan {
     pub load: LoadConfig,
     /// `--frame REGEX`: only frames whose name matches.
     pub frame_filter: Option<Regex>,
-    /// How many frames to list.
+    /// How many functions to list.
     pub top: usize,
+    /// `--lines`: one row per source line.
+    pub lines: bool,
 }
 
 impl ExplainPlan {
@@ -251,6 +256,36 @@ impl ExplainPlan {
             profile: one_profile("explain", args.profile, &args.input)?,
             frame_filter,
             top: args.top,
+            lines: args.lines,
+        })
+    }
+}
+
+/// `whose top`.
+#[derive(Debug)]
+pub struct TopPlan {
+    /// The owner or category to list the functions of.
+    pub subject: gate::Subject,
+    pub profile: PathBuf,
+    pub load: LoadConfig,
+    /// How many functions to list.
+    pub top: usize,
+    /// `--cum`: sort by cum, not flat.
+    pub by_cum: bool,
+    pub output: Option<PathBuf>,
+}
+
+impl TopPlan {
+    fn new(args: TopArgs) -> Result<TopPlan> {
+        let subject = gate::parse_subject(&args.subject)
+            .map_err(|e| Error::Usage(format!("top `{}`: {e}", args.subject)))?;
+        Ok(TopPlan {
+            subject,
+            load: LoadConfig::new(&args.input, &args.rules)?,
+            profile: one_profile("top", args.profile, &args.input)?,
+            top: args.top,
+            by_cum: args.cum,
+            output: args.output,
         })
     }
 }
@@ -329,6 +364,8 @@ pub enum RulesPlan {
     Check { files: Vec<PathBuf> },
     /// List this preset, or every preset.
     List { preset: Option<String> },
+    /// Print this preset's text.
+    Show { preset: String },
 }
 
 impl RulesPlan {
@@ -336,6 +373,7 @@ impl RulesPlan {
         match cmd {
             RulesCommand::Check { files } => RulesPlan::Check { files },
             RulesCommand::List { preset } => RulesPlan::List { preset },
+            RulesCommand::Show { preset } => RulesPlan::Show { preset },
         }
     }
 }
@@ -427,7 +465,10 @@ impl DiffPlan {
         }
         Ok(DiffPlan {
             load: LoadConfig::new(&args.input, &args.rules)?,
-            shape: ReportShape::repeats(args.by, distinct_views(&args.views)),
+            shape: ReportShape {
+                per: args.per,
+                ..ReportShape::repeats(args.by, distinct_views(&args.views))
+            },
             base: profiles("diff", args.base, &args.input)?,
             against: args.against,
             format: args.format,

@@ -9,6 +9,8 @@ mod it {
     mod architecture;
     mod bad_input;
     mod convert;
+    mod diff;
+    mod explain;
     mod flame;
     mod folded;
     mod gate;
@@ -38,4 +40,5 @@ mod it {
     mod report;
     mod roundtrip;
     mod speedscope;
+    mod top;
 }

@@ -12,6 +12,7 @@
 //! self and owner columns add up to the total exactly.
 
 pub mod flame;
+pub mod functions;
 mod marks;
 pub mod quality;
 pub mod report;
@@ -81,7 +82,8 @@ pub struct Attribution {
 #[derive(Debug, Clone, Default)]
 pub struct Aggregate {
     pub all: Attribution,
-    /// Heaviest leaf frames, at most `top` per owner.
+    /// Heaviest leaf frames, at most `top` in total (as every `--top`: N rows, not N per
+    /// owner).
     pub top_self: Vec<FrameWeight>,
     /// Heaviest owner frames (the first non-transparent frame itself).
     pub top_owner_frames: Vec<FrameWeight>,
@@ -450,9 +452,7 @@ pub fn aggregate(
     drop(cache);
     let owner_of = |f: FrameId| classes.owner_of(f);
     let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
-    let name_frames = |totals: FrameTotals, per_owner: bool| {
-        heaviest(totals, rules, &owner_of, &name, options.top, per_owner)
-    };
+    let name_frames = |totals: FrameTotals| heaviest(totals, rules, &owner_of, &name, options.top);
     let mut by_module: Vec<quality::UnresolvedWeight> = unresolved_modules
         .into_iter()
         .map(|(module, weight)| quality::UnresolvedWeight {
@@ -484,15 +484,14 @@ pub fn aggregate(
     threads.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(&b.0)));
     Aggregate {
         all,
-        top_self: name_frames(self_frames, true),
-        top_owner_frames: name_frames(owner_frames, false),
+        top_self: name_frames(self_frames),
+        top_owner_frames: name_frames(owner_frames),
         unclassified_frames: heaviest(
             unclassified,
             rules,
             &|_| OwnerId::UNCLASSIFIED,
             &|f| frame_label(profile.frame(f)),
             options.top,
-            false,
         ),
         types: type_weights(profile, types),
         threads,
@@ -529,23 +528,6 @@ pub fn stack_owners(
             }
         })
         .collect()
-}
-
-/// Inclusive weight of every frame (counted once per sample even under recursion), indexed
-/// by `FrameId`; what `explain` ranks frames by.
-pub fn frame_inclusive_weights(profile: &Profile, metric: usize) -> Vec<u128> {
-    let mut weights = vec![0u128; profile.frame_count()];
-    let mut seen = Marks::new(profile.frame_count());
-    for row in profile.rows() {
-        let w = row.values[metric];
-        seen.clear();
-        for &f in profile.stack(row.stack) {
-            if seen.insert(f.0 as usize) {
-                weights[f.0 as usize] += w;
-            }
-        }
-    }
-    weights
 }
 
 /// Weight per frame, dense by `FrameId`, in the narrowest integer that holds the metric's
@@ -614,7 +596,7 @@ fn frame_label(frame: &Frame) -> Cow<'_, str> {
     }
 }
 
-/// The heaviest `top` entries of `totals` (per owner when `per_owner`), named for display.
+/// The heaviest `top` entries of `totals`, named for display.
 /// Frames of one owner whose labels are equal (frames that differ only by line or module read
 /// as one function) are merged into one entry first. Ordered by weight, then owner name, then
 /// label. Works on frame ids and allocates names only for what it keeps, so a profile of
@@ -625,7 +607,6 @@ fn heaviest<'p>(
     owner_of: &dyn Fn(FrameId) -> OwnerId,
     label: &dyn Fn(FrameId) -> Cow<'p, str>,
     top: usize,
-    per_owner: bool,
 ) -> Vec<FrameWeight> {
     if top == 0 {
         return Vec::new();
@@ -657,34 +638,25 @@ fn heaviest<'p>(
             .then_with(|| owner_name(*a).cmp(owner_name(*b)))
             .then_with(|| label(*a).cmp(&label(*b)))
     };
-    // the best `top` of each group (each owner, or all), straight from the index: no list of
-    // every entry; `worst` is the position of the group's last kept entry once it is full
-    let mut groups: Vec<(&str, Vec<FrameId>, usize)> = Vec::new();
+    // the best `top`, straight from the index: no list of every entry; `worst` is the
+    // position of the last kept entry once the list is full
+    let mut kept: Vec<FrameId> = Vec::with_capacity(top);
+    let mut worst = 0;
     for f in first_of_label.iter().copied() {
-        let key = if per_owner { owner_name(f) } else { "" };
-        let group = match groups.iter().position(|g| g.0 == key) {
-            Some(i) => &mut groups[i],
-            None => {
-                groups.push((key, Vec::with_capacity(top), 0));
-                groups.last_mut().expect("just pushed")
-            }
-        };
-        let (_, kept, worst) = group;
         if kept.len() < top {
             kept.push(f);
-        } else if order(&f, &kept[*worst]).is_lt() {
-            kept[*worst] = f;
+        } else if order(&f, &kept[worst]).is_lt() {
+            kept[worst] = f;
         } else {
             continue;
         }
         if kept.len() == top {
-            *worst = (0..top)
+            worst = (0..top)
                 .max_by(|&i, &j| order(&kept[i], &kept[j]))
                 .expect("top > 0");
         }
     }
     drop(first_of_label);
-    let mut kept: Vec<FrameId> = groups.into_iter().flat_map(|g| g.1).collect();
     kept.sort_by(order);
     kept.into_iter()
         .map(|f| FrameWeight {

@@ -13,6 +13,7 @@ mod gate;
 mod output;
 mod report;
 mod rules;
+mod top;
 
 pub use output::write_output;
 
@@ -38,6 +39,7 @@ pub fn run(plan: Plan) -> Result<Outcome> {
     match plan {
         Plan::Report(plan) => report::run(plan),
         Plan::Explain(plan) => explain::run(plan),
+        Plan::Top(plan) => top::run(plan),
         Plan::Flame(plan) => flame::run(plan),
         Plan::Rules(plan) => rules::run(plan),
         Plan::Convert(plan) => convert::run(plan),
@@ -118,7 +120,7 @@ pub fn choose_metrics(loaded: &Loaded, config: &LoadConfig) -> Result<Vec<usize>
 /// What to aggregate beyond the per-owner totals every command needs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Detail {
-    /// Heaviest frames kept per owner.
+    /// Heaviest frames kept in each list, in total.
     pub top: usize,
     /// Split by thread name.
     pub threads: bool,

@@ -203,6 +203,11 @@ impl RuleSet {
     pub fn block(&self, index: usize) -> &OwnerBlock {
         &self.blocks[index].1
     }
+
+    /// Every owner block in the order they are tried (`rules list --preset` shows them).
+    pub fn blocks(&self) -> impl ExactSizeIterator<Item = &OwnerBlock> {
+        self.blocks.iter().map(|(_, block)| block)
+    }
 }
 
 /// The owner of every frame of one profile, indexed by `FrameId`.
@@ -401,13 +406,8 @@ impl Builder {
         if self.loaded_presets.iter().any(|p| p == name) || depth > 16 {
             return Ok(());
         }
-        let text = presets::text(name).ok_or_else(|| {
-            Error::Usage(format!(
-                "unknown preset `{name}`; presets are: {}",
-                presets::names().collect::<Vec<_>>().join(", ")
-            ))
-        })?;
-        let file = rules::parse(text, &format!("rules/{name}.toml"))?;
+        let text = presets::text_or_error(name)?;
+        let file = rules::parse(text, &presets::origin(name))?;
         self.loaded_presets.push(name.to_string());
         for block in file.blocks {
             self.add_block(block)?;

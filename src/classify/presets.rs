@@ -27,6 +27,23 @@ pub fn text(name: &str) -> Option<&'static str> {
     PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
+/// The text of preset `name`, or a usage error that lists the presets.
+pub fn text_or_error(name: &str) -> Result<&'static str> {
+    text(name).ok_or_else(|| {
+        crate::error::Error::Usage(format!(
+            "unknown preset `{name}`; presets are: {}",
+            names().collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
+/// How the rules and messages name a preset's text: `preset go`. The presets are compiled
+/// into the binary, so an installed user has no `rules/go.toml` to open; `whose rules show go`
+/// prints the text these locations (`preset go:60`) count lines in.
+pub fn origin(name: &str) -> String {
+    format!("preset {name}")
+}
+
 pub fn names() -> impl Iterator<Item = &'static str> {
     PRESETS.iter().map(|(n, _)| *n)
 }
@@ -54,7 +71,7 @@ pub fn rank(name: &str) -> usize {
 pub fn detect(profiles: &[Profile]) -> Result<Vec<&'static str>> {
     let mut signatures: Vec<(&'static str, Detect)> = Vec::new();
     for &(name, text) in PRESETS {
-        if let Some(detect) = rules::parse_detect(text, &format!("rules/{name}.toml"))? {
+        if let Some(detect) = rules::parse_detect(text, &origin(name))? {
             signatures.push((name, detect));
         }
     }

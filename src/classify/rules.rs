@@ -97,9 +97,15 @@ pub struct Origin {
     pub line: u64,
 }
 
+/// `FILE:LINE`; a block with no line (a `--user` prefix, the program's own code guessed from
+/// the profile) is named by where it came from alone, never with a meaningless `:0`.
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
+        if self.line == 0 {
+            write!(f, "{}", self.file)
+        } else {
+            write!(f, "{}:{}", self.file, self.line)
+        }
     }
 }
 

@@ -11,6 +11,11 @@
 //! neither side has repeats:      unknown
 //! ```
 //!
+//! The rows compare weights (time, bytes, samples, per request with `--per`), not shares: a
+//! program that got 35 % slower because one owner grew shows that owner's growth, where its
+//! share could even fall; shares are compared alongside, for reading. The inputs' totals are
+//! compared the same way.
+//!
 //! A delta of the medians no larger than the combined spread is **noise**, larger is a
 //! **change**. With single profiles on both sides nothing says how noisy the measurement is,
 //! so a nonzero delta is **unknown** rather than a change (an exact 0 is still noise): the
@@ -65,7 +70,7 @@ impl SpreadRule {
         }
     }
 
-    /// The combined spread in percentage points, if it can be estimated.
+    /// The combined spread in the unit of the values, if it can be estimated.
     fn combine(self, base: &Spread, new: &Spread) -> Option<f64> {
         let (rb, rn) = (base.max - base.min, new.max - new.min);
         match self {
@@ -76,19 +81,62 @@ impl SpreadRule {
     }
 }
 
+/// One quantity (a weight, or a share) on both sides and how it moved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compared {
+    /// Median and range over each side's repeats.
+    pub base: Spread,
+    pub new: Spread,
+    /// new median − base median.
+    pub delta: f64,
+    /// The delta in percent of the base median; `None` when the base is 0.
+    pub relative: Option<f64>,
+    /// Combined spread, in the quantity's unit; `None` when it cannot be estimated.
+    pub spread: Option<f64>,
+    pub judgement: Judgement,
+}
+
+impl Compared {
+    /// Compares `base` and `new` values (one per repeat) by the spread `rule`.
+    fn of(base: &[f64], new: &[f64], rule: SpreadRule) -> Compared {
+        let (b, n) = (Spread::of(base), Spread::of(new));
+        let delta = n.median - b.median;
+        let spread = rule.combine(&b, &n);
+        let judgement = match spread {
+            _ if delta == 0.0 => Judgement::Noise,
+            Some(s) if delta.abs() <= s => Judgement::Noise,
+            Some(_) => Judgement::Change,
+            None => Judgement::Unknown,
+        };
+        Compared {
+            base: b,
+            new: n,
+            delta,
+            relative: (b.median != 0.0).then(|| delta * 100.0 / b.median),
+            spread,
+            judgement,
+        }
+    }
+}
+
 /// One owner in one view, before and after.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Delta {
     pub name: String,
     pub category: Option<Category>,
     pub view: View,
-    pub base: Spread,
-    pub new: Spread,
-    /// new median − base median, in percentage points.
-    pub delta: f64,
-    /// Combined spread in percentage points; `None` when it cannot be estimated.
-    pub spread: Option<f64>,
-    pub judgement: Judgement,
+    /// The weight in the metric's unit (divided by `--per`): what the noise test judges,
+    /// since a share can fall while the time it stands for grows.
+    pub weight: Compared,
+    /// The share of each input's total, in percent (points for the delta and spread).
+    pub share: Compared,
+}
+
+impl Delta {
+    /// The weight's judgement, the row's.
+    pub fn judgement(&self) -> Judgement {
+        self.weight.judgement
+    }
 }
 
 /// The whole comparison.
@@ -97,12 +145,35 @@ pub struct Diff {
     pub base_paths: Vec<String>,
     pub new_paths: Vec<String>,
     pub metric: SampleType,
+    /// `--per N`: every weight divided by N (per request).
+    pub per: Option<u64>,
     pub rule: SpreadRule,
     /// What the rows are: `owner` or `category`.
     pub rows_are: &'static str,
-    /// Heaviest rows first (the report's order), then by view; rows with no weight in
+    /// The inputs' totals, judged as the rows are.
+    pub total: Compared,
+    /// Largest absolute weight delta first (then name, then view); rows with no weight in
     /// that view on either side are left out.
     pub rows: Vec<Delta>,
+}
+
+impl Diff {
+    /// How many rows got `judgement`: the counts the header states, from the marks the
+    /// rows carry, so the two cannot disagree.
+    pub fn count(&self, judgement: Judgement) -> usize {
+        self.rows
+            .iter()
+            .filter(|d| d.judgement() == judgement)
+            .count()
+    }
+}
+
+/// The position of `view` in the tables' order (self, owner, anywhere).
+fn view_rank(view: View) -> usize {
+    View::ALL
+        .iter()
+        .position(|&v| v == view)
+        .unwrap_or(usize::MAX)
 }
 
 /// Compares the first `base` inputs of `report` with the rest. Both sides share the
@@ -110,45 +181,45 @@ pub struct Diff {
 pub fn diff(report: &Report, base: usize) -> Diff {
     let new = report.inputs.len() - base;
     let rule = SpreadRule::of(base, new);
+    let per = report.per.filter(|&n| n > 0).map_or(1.0, |n| n as f64);
+    let weight = |w: u128| w as f64 / per;
     let totals: Vec<u128> = report
         .inputs
         .iter()
         .map(|i| i.aggregate.all.total)
         .collect();
+    let total_weights: Vec<f64> = totals.iter().map(|&t| weight(t)).collect();
+    let total = Compared::of(&total_weights[..base], &total_weights[base..], rule);
     let mut rows = Vec::new();
     for row in report.rows() {
         for &view in &report.views {
+            let weights: Vec<f64> = row.weights.iter().map(|w| weight(view.of(w))).collect();
+            if weights.iter().all(|&w| w == 0.0) {
+                continue;
+            }
             let shares: Vec<f64> = row
                 .weights
                 .iter()
                 .zip(&totals)
                 .map(|(w, &t)| share(view.of(w), t))
                 .collect();
-            if shares.iter().all(|&s| s == 0.0) {
-                continue;
-            }
-            let (b, n) = shares.split_at(base);
-            let (bs, ns) = (Spread::of(b), Spread::of(n));
-            let delta = ns.median - bs.median;
-            let spread = rule.combine(&bs, &ns);
-            let judgement = match spread {
-                _ if delta == 0.0 => Judgement::Noise,
-                Some(s) if delta.abs() <= s => Judgement::Noise,
-                Some(_) => Judgement::Change,
-                None => Judgement::Unknown,
-            };
             rows.push(Delta {
                 name: row.name.clone(),
                 category: row.category,
                 view,
-                base: bs,
-                new: ns,
-                delta,
-                spread,
-                judgement,
+                weight: Compared::of(&weights[..base], &weights[base..], rule),
+                share: Compared::of(&shares[..base], &shares[base..], rule),
             });
         }
     }
+    rows.sort_by(|a, b| {
+        b.weight
+            .delta
+            .abs()
+            .total_cmp(&a.weight.delta.abs())
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| view_rank(a.view).cmp(&view_rank(b.view)))
+    });
     let paths = |r: std::ops::Range<usize>| -> Vec<String> {
         report.inputs[r].iter().map(|i| i.path.clone()).collect()
     };
@@ -156,11 +227,13 @@ pub fn diff(report: &Report, base: usize) -> Diff {
         base_paths: paths(0..base),
         new_paths: paths(base..report.inputs.len()),
         metric: report.inputs[0].metric.clone(),
+        per: report.per,
         rule,
         rows_are: match report.by {
             GroupBy::Category => "category",
             _ => "owner",
         },
+        total,
         rows,
     }
 }

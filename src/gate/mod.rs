@@ -13,7 +13,7 @@ mod fitness;
 pub mod threshold;
 
 pub use fitness::{Guards, check_fit};
-pub use threshold::{Requirement, Subject, parse, parse_guard};
+pub use threshold::{Requirement, Subject, parse, parse_guard, parse_subject};
 
 use crate::aggregate::category_index;
 use crate::aggregate::report::{Report, Spread, share};
@@ -123,8 +123,10 @@ pub fn check(report: &Report, requirement: &Requirement) -> Result<Evaluation> {
         .inputs
         .first()
         .ok_or_else(|| Error::Usage(format!("--require `{}`: no inputs", requirement.text)))?;
-    let resolved = resolve(report, &requirement.subject)
-        .ok_or_else(|| Error::Usage(unknown_subject(report, requirement)))?;
+    let resolved = resolve(report, &requirement.subject).ok_or_else(|| {
+        let context = format!("--require `{}`", requirement.text);
+        Error::Usage(unknown_subject(report, &requirement.subject, &context))
+    })?;
     let inputs: Vec<InputShare> = report
         .inputs
         .iter()
@@ -185,9 +187,10 @@ pub fn resolve(report: &Report, subject: &Subject) -> Option<Resolved> {
 /// Declared owners without weight listed by name in an error; presets declare many.
 const MAX_LISTED: usize = 12;
 
-/// The error for a subject nobody declared: the owners with weight in these inputs (the
-/// likely intended ones), how many declared owners have none, and the categories.
-fn unknown_subject(report: &Report, requirement: &Requirement) -> String {
+/// The error for a subject nobody declared, after `context` (`--require `...``, `top`): the
+/// owners with weight in these inputs (the likely intended ones), how many declared owners
+/// have none, and the categories.
+pub fn unknown_subject(report: &Report, subject: &Subject, context: &str) -> String {
     let (with_weight, without): (Vec<&str>, Vec<&str>) = report
         .owners
         .iter()
@@ -208,14 +211,13 @@ fn unknown_subject(report: &Report, requirement: &Requirement) -> String {
             (a, b)
         });
     let categories: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
-    let what = match &requirement.subject {
+    let what = match subject {
         Subject::Owner(n) => format!("no owner `{n}`"),
         other => format!("no owner or category `{other}`"),
     };
     format!(
-        "--require `{}`: {what}; owners with weight in these profiles: {}{}; categories \
+        "{context}: {what}; owners with weight in these profiles: {}{}; categories \
          (category:NAME): {}",
-        requirement.text,
         if with_weight.is_empty() {
             "none".to_string()
         } else {

@@ -266,7 +266,8 @@ fn split_lhs(lhs: &str) -> Result<(&str, View, Option<String>), String> {
     ))
 }
 
-fn parse_subject(s: &str) -> Result<Subject, String> {
+/// `owner:NAME`, `category:NAME` or a bare name (an owner if declared, else a category).
+pub fn parse_subject(s: &str) -> Result<Subject, String> {
     if let Some(name) = s.strip_prefix("category:") {
         let name = name.trim();
         return Category::parse(name).map(Subject::Category).ok_or_else(|| {

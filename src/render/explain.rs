@@ -1,29 +1,93 @@
-//! `whose explain`'s table: for each listed frame its inclusive share, owner, and the rule
-//! (matcher and the file or preset that declares it) that gave it that owner.
+//! `whose explain`'s text: per listed function its inclusive and self shares, owner and the
+//! rule that gave it that owner (shortened, so a line fits a terminal), where each of those
+//! rules is declared, the heaviest functions no rule matched, and what would claim them.
 
 use super::pct;
 use crate::aggregate::Aggregate;
+use crate::aggregate::functions::NextStep;
 use crate::aggregate::report::share;
 use crate::classify::{Reason, RuleSet, presets};
-use crate::model::Frame;
-use crate::model::OwnerId;
+use crate::model::{Frame, OwnerId};
 use std::io::{self, Write};
 
-/// One listed frame and how the rules classified it.
+/// One listed function (or source line, with `--lines`) and how the rules classified it.
 pub struct Row<'a> {
-    /// Inclusive weight: samples with the frame anywhere on the stack.
-    pub weight: u128,
+    /// Inclusive weight: samples with the function anywhere on the stack, once each.
+    pub cum: u128,
+    /// Self weight: samples whose leaf it is.
+    pub flat: u128,
+    /// The function's first frame: its name, module and (with `--lines`) line.
     pub frame: &'a Frame,
     pub owner: OwnerId,
     pub reason: Reason,
 }
 
-/// Writes the presets in use, then one line per row (shares are of the aggregate's total),
-/// then the recording's quality and the next step, as the report's header has them.
+/// Everything `explain` shows.
+pub struct Explained<'a> {
+    /// The heaviest functions (matching `--frame`), at most `--top`.
+    pub rows: Vec<Row<'a>>,
+    /// How many rows are listed, and how many functions there were to list.
+    pub listed: usize,
+    pub functions: usize,
+    /// The heaviest functions no rule matched, and how many there are in all.
+    pub unclassified: Vec<Row<'a>>,
+    pub unclassified_count: usize,
+    pub next_step: Option<NextStep>,
+    /// Rows are source lines (`--lines`), not functions.
+    pub lines: bool,
+}
+
+/// The longest a rule's matcher is shown in a row: a preset's regex can be 550 characters.
+const MATCHER_WIDTH: usize = 28;
+
+/// `s` cut to `max` characters, the cut marked with `…`.
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut cut: String = s.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// The row's function: its name, its module's file name and, with `--lines`, `file:line`.
+fn function(frame: &Frame, lines: bool) -> String {
+    let mut text = frame.name.to_string();
+    if let Some(module) = frame.module_basename() {
+        text.push_str(&format!(" ({module})"));
+    }
+    if lines {
+        let file = frame
+            .file
+            .as_deref()
+            .map(|f| f.rsplit('/').next().unwrap_or(f));
+        match (file, frame.line) {
+            (Some(file), Some(line)) => text.push_str(&format!(" {file}:{line}")),
+            (Some(file), None) => text.push_str(&format!(" {file}")),
+            (None, Some(line)) => text.push_str(&format!(" line {line}")),
+            (None, None) => {}
+        }
+    }
+    text
+}
+
+/// The rule cell: the matcher that matched, shortened, or why none did.
+fn rule(reason: &Reason) -> String {
+    match reason {
+        Reason::Rule { matcher, .. } => shorten(matcher, MATCHER_WIDTH),
+        Reason::NoRuleMatched => "no rule matched".to_string(),
+        Reason::Unresolved => "unresolved address".to_string(),
+    }
+}
+
+/// Writes the presets in use, the rows, where their rules are declared, the unclassified
+/// functions and the next step, then the recording's quality as the report's header has it.
+/// Shares are of the aggregate's total.
 pub fn write(
     rules: &RuleSet,
     aggregate: &Aggregate,
-    rows: &[Row],
+    explained: &Explained,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let total = aggregate.all.total;
@@ -31,30 +95,150 @@ pub fn write(
     for code in &rules.own_code {
         writeln!(out, "{}", code.header_line())?;
     }
-    writeln!(out, "{:>7}  {:<20} {:<40} frame", "incl.", "owner", "rule")?;
-    for row in rows {
-        let why = match &row.reason {
-            Reason::Rule { block, matcher } => {
-                format!("{matcher} @ {}", rules.block(*block).origin)
-            }
-            Reason::NoRuleMatched => "no rule matched".to_string(),
-            Reason::Unresolved => "unresolved address".to_string(),
-        };
+    let owner_width = explained
+        .rows
+        .iter()
+        .map(|r| rules.owner(r.owner).name.chars().count())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let rule_width = explained
+        .rows
+        .iter()
+        .map(|r| rule(&r.reason).chars().count())
+        .chain([4])
+        .max()
+        .unwrap_or(4);
+    let what = if explained.lines { "line" } else { "function" };
+    writeln!(
+        out,
+        "{:>6}  {:>6}  {:<owner_width$}  {:<rule_width$}  {what}",
+        "incl.", "self", "owner", "rule"
+    )?;
+    for row in &explained.rows {
         writeln!(
             out,
-            "{:>7}  {:<20} {:<40} {}",
-            pct(share(row.weight, total)),
+            "{:>6}  {:>6}  {:<owner_width$}  {:<rule_width$}  {}",
+            pct(share(row.cum, total)),
+            pct(share(row.flat, total)),
             rules.owner(row.owner).name,
-            why,
-            row.frame
+            rule(&row.reason),
+            function(row.frame, explained.lines)
         )?;
+    }
+    let split = if explained.lines {
+        "source lines apart (without --lines: one row per function)"
+    } else {
+        "--lines to split them by source line"
+    };
+    writeln!(
+        out,
+        "{} of {} {what}s by inclusive weight (--top N lists N; {split})",
+        explained.listed, explained.functions
+    )?;
+    write_origins(rules, explained, out)?;
+    write_unclassified(explained, total, out)?;
+    if let Some(step) = &explained.next_step {
+        write_next_step(step, total, out)?;
     }
     writeln!(out, "{}", aggregate.quality.summary(total))?;
     for finding in aggregate.quality.findings(total) {
         writeln!(out, "warning: {finding}")?;
     }
-    if let Some(hint) = super::user_hint(aggregate, total) {
-        writeln!(out, "{hint}")?;
+    Ok(())
+}
+
+/// Where each rule the rows cite is declared, once per rule block, in the rows' order.
+fn write_origins(rules: &RuleSet, explained: &Explained, out: &mut dyn Write) -> io::Result<()> {
+    let mut blocks: Vec<usize> = Vec::new();
+    for row in &explained.rows {
+        if let Reason::Rule { block, .. } = row.reason
+            && !blocks.contains(&block)
+        {
+            blocks.push(block);
+        }
+    }
+    if blocks.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "where the rules are (`whose rules show PRESET` prints a preset; `:N` is its line):"
+    )?;
+    let width = blocks
+        .iter()
+        .map(|&b| rules.block(b).name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for b in blocks {
+        let block = rules.block(b);
+        writeln!(out, "  {:<width$}  {}", block.name, block.origin)?;
     }
     Ok(())
+}
+
+/// The heaviest functions no rule matched, by inclusive weight.
+fn write_unclassified(explained: &Explained, total: u128, out: &mut dyn Write) -> io::Result<()> {
+    if explained.unclassified.is_empty() {
+        return writeln!(
+            out,
+            "unclassified functions by inclusive weight: none, a rule matched every one"
+        );
+    }
+    writeln!(
+        out,
+        "unclassified functions by inclusive weight ({} of {}):",
+        explained.unclassified.len(),
+        explained.unclassified_count
+    )?;
+    writeln!(out, "{:>6}  {:>6}  function", "incl.", "self")?;
+    for row in &explained.unclassified {
+        writeln!(
+            out,
+            "{:>6}  {:>6}  {}",
+            pct(share(row.cum, total)),
+            pct(share(row.flat, total)),
+            function(row.frame, explained.lines)
+        )?;
+    }
+    Ok(())
+}
+
+/// What would claim the heaviest unclassified functions: a `--user` prefix, or a rule block
+/// to put in a file and pass with `--rules`.
+fn write_next_step(step: &NextStep, total: u128, out: &mut dyn Write) -> io::Result<()> {
+    match step {
+        NextStep::UserPrefix { prefix, weight } => writeln!(
+            out,
+            "next step: `--user {prefix}` would claim the heaviest unclassified functions as \
+             user code ({} of the weight passes through one of them)",
+            pct(share(*weight, total))
+        ),
+        NextStep::Rule { names, weight } => {
+            writeln!(
+                out,
+                "next step: no package prefix covers the heaviest unclassified functions ({} \
+                 of the weight passes through one of them); a rule file that claims them, \
+                 passed with `--rules FILE` (rename the owner, pick its category):",
+                pct(share(*weight, total))
+            )?;
+            let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+            writeln!(out, "    [[owner]]")?;
+            writeln!(out, "    name = \"app\"")?;
+            writeln!(out, "    category = \"user\"")?;
+            writeln!(out, "    prefix = [{}]", quoted.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shorten;
+
+    #[test]
+    fn long_matchers_are_cut_with_an_ellipsis() {
+        assert_eq!(shorten("prefix \"main.\"", 28), "prefix \"main.\"");
+        assert_eq!(shorten("regex \"^(a|b|c)\"", 10), "regex \"^(…");
+        assert_eq!(shorten("regex \"^(a|b|c)\"", 10).chars().count(), 10);
+    }
 }

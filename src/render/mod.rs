@@ -12,6 +12,7 @@ pub mod gate;
 mod json;
 mod markdown;
 mod table;
+pub mod top;
 
 use crate::aggregate::report::{Combine, GroupBy, Report, ShareRow, Spread, View, share};
 use crate::model::Unit;

@@ -6,8 +6,8 @@ use crate::model::Category;
 use anstyle::{AnsiColor, Style};
 use std::io::Write;
 
-/// Frame lists are cut to `--top` per owner already; the per-owner self list can still be
-/// `top × owners` long, which is more than a terminal shows usefully.
+/// Frame lists are cut to `--top` (in total) already; a large `--top` is still more than a
+/// terminal shows usefully.
 const MAX_LISTED: usize = 60;
 
 pub fn write(report: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
@@ -213,7 +213,7 @@ fn write_frames(report: &Report, bold: Style, out: &mut dyn Write) -> std::io::R
                 "Heaviest owner frames (the first non-transparent frame: who asked)",
                 &agg.top_owner_frames,
             ),
-            ("Heaviest self frames per owner", &agg.top_self),
+            ("Heaviest self frames (the leaf)", &agg.top_self),
             (
                 "Unclassified frames by inclusive weight (add a rule for these)",
                 &agg.unclassified_frames,

@@ -373,7 +373,7 @@ fn diff_json(base: &[String], new: &[String]) -> Value {
     let o = run(&a);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(v["schema"], "whose-diff/1");
+    assert_eq!(v["schema"], "whose-diff/2");
     v
 }
 
@@ -391,9 +391,12 @@ fn diff_of_a_profile_against_itself_is_all_zero_and_noise() {
         // 4 owners; unknown has weight only in the anywhere view
         assert_eq!(rows.len(), 10, "{v}");
         for r in rows {
-            assert_eq!(r["delta"].as_f64(), Some(0.0), "{r}");
+            assert_eq!(r["weight"]["delta"].as_f64(), Some(0.0), "{r}");
+            assert_eq!(r["share"]["delta"].as_f64(), Some(0.0), "{r}");
             assert_eq!(r["judgement"], "noise", "{r}");
         }
+        assert_eq!(v["total"]["delta"].as_f64(), Some(0.0), "{v}");
+        assert_eq!(v["counts"]["noise"], 10, "{v}");
     }
 }
 
@@ -447,23 +450,31 @@ fn diff_against_doubled_user_stacks_grows_exactly_user() {
     let mut seen = 0;
     for r in v["rows"].as_array().unwrap() {
         let (name, view) = (r["name"].as_str().unwrap(), r["view"].as_str().unwrap());
+        let share = &r["share"];
         let (b, n) = (
-            r["base"]["median"].as_f64().unwrap(),
-            r["new"]["median"].as_f64().unwrap(),
+            share["base"]["median"].as_f64().unwrap(),
+            share["new"]["median"].as_f64().unwrap(),
         );
-        let d = r["delta"].as_f64().unwrap();
+        let d = share["delta"].as_f64().unwrap();
+        let weight = r["weight"]["delta"].as_f64().unwrap();
         if name == "user" && view != "self" {
             assert!(
                 (d - want_user).abs() < 1e-9,
                 "{name}.{view}: {d} vs {want_user}"
             );
             assert!(d > 9.0);
+            // exactly the samples added
+            assert_eq!(weight, u, "{r}");
             assert_eq!(r["judgement"], "unknown", "single profiles: no spread");
             seen += 1;
         } else if view == "owner" {
-            // the other owners' stacks did not change: only the total grew
+            // the other owners' stacks did not change: only the total grew, so their
+            // shares fell while their weights did not move, and a weight that did not move
+            // is no change
             assert!((n - b * t / (t + u)).abs() < 1e-9, "{name}: {b} → {n}");
             assert!(d < 0.0);
+            assert_eq!(weight, 0.0, "{r}");
+            assert_eq!(r["judgement"], "noise", "{r}");
             seen += 1;
         }
     }
@@ -488,14 +499,21 @@ fn diff_with_repeats_judges_deltas_against_the_combined_spread() {
         .unwrap()
         .clone();
     let delta = base[2] - b_med;
-    assert!((row["delta"].as_f64().unwrap() - delta).abs() < 1e-9);
-    assert!((row["spread"].as_f64().unwrap() - 2.0 * range).abs() < 1e-9);
+    let share = &row["share"];
+    assert!((share["delta"].as_f64().unwrap() - delta).abs() < 1e-9);
+    assert!((share["spread"].as_f64().unwrap() - 2.0 * range).abs() < 1e-9);
     let want = if delta.abs() <= 2.0 * range {
         "noise"
     } else {
         "change"
     };
-    assert_eq!(row["judgement"], want);
+    assert_eq!(share["judgement"], want);
+    // the row is judged on its weight: user.owner 526 and 554 samples, then 563
+    let weight = &row["weight"];
+    assert_eq!(weight["base"]["median"].as_f64(), Some(540.0));
+    assert_eq!(weight["delta"].as_f64(), Some(23.0));
+    assert_eq!(weight["spread"].as_f64(), Some(56.0));
+    assert_eq!(row["judgement"], "noise");
 }
 
 #[test]
@@ -509,7 +527,11 @@ fn diff_markdown_reads_as_a_pr_comment() {
     let md = stdout(&o);
     assert!(md.starts_with("### whose diff\n"), "{md}");
     assert!(
-        md.contains("| owner | view | base | new | delta | spread |  |"),
+        md.contains("| owner | view | base | new | delta | change | share |  |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- total: 1484.5 [1462–1507] → 1492, +7.5 (+0.5%): noise (≤ 90)"),
         "{md}"
     );
     // user.owner: base slices 1 and 2 (526/1462, 554/1507), new slice 3 (563/1492)
@@ -519,12 +541,8 @@ fn diff_markdown_reads_as_a_pr_comment() {
         563.0 * 100.0 / 1492.0,
     );
     let row = format!(
-        "| user | owner | {:.2}% [{:.2}–{:.2}] | {n:.2}% | {:+.2} pp | {:.2} pp | noise |",
-        (b1 + b2) / 2.0,
-        b1,
-        b2,
+        "| user | owner | 540 | 563 | +23 | +4.3% | {:+.2} pp | noise (≤ 56) |",
         n - (b1 + b2) / 2.0,
-        2.0 * (b2 - b1)
     );
     assert!(md.contains(&row), "{row} not in\n{md}");
 }

@@ -198,7 +198,8 @@ fn cases(input: &Input, run: &Hermetic) -> Vec<Case> {
     all
 }
 
-/// The repeats: `--repeats` report, diff and gate over three slices of one recording.
+/// The repeats: `--repeats` report, diff and gate over three slices of one recording; and
+/// `top` of one owner and of one category.
 fn repeat_cases() -> Vec<Case> {
     let rules = [
         "--rules",
@@ -269,6 +270,19 @@ fn repeat_cases() -> Vec<Case> {
                 &rules,
                 &["--format", "json"],
             ]),
+        },
+        Case {
+            name: "go-cpu.top-user.txt".into(),
+            args: strings(&[&["top", "user", "fixtures/pprof/cpu.pb.gz"]]),
+        },
+        Case {
+            name: "c-malloc-script.top-allocator-cum.txt".into(),
+            args: strings(&[&[
+                "top",
+                "category:allocator",
+                "fixtures/perf/c-malloc.perf.perf-script.txt.gz",
+                "--cum",
+            ]]),
         },
         Case {
             name: "flame-mini.flame-diff.svg".into(),

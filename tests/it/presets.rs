@@ -419,7 +419,15 @@ fn a_rust_binarys_own_crate_is_guessed_as_user_code_and_named_in_the_header() {
         "{explain}"
     );
     assert!(
-        explain.contains("prefix \"crunch::\" @ rust crate crunch (detected from"),
+        explain
+            .lines()
+            .any(|l| l.contains("prefix \"crunch::\"") && l.contains("crunch::")),
+        "{explain}"
+    );
+    assert!(
+        explain
+            .lines()
+            .any(|l| l.starts_with("  user ") && l.contains("rust crate crunch (detected from")),
         "{explain}"
     );
     // a user rule that claims the crate otherwise wins over the guess

@@ -225,8 +225,8 @@ fn the_seeds_own_code_is_suggested_as_user_bench_and_taking_it_leaves_no_hint() 
     let explain = whose_ok(&["explain", &seed, "--unit", "bytes"]);
     assert!(
         explain.contains(
-            "hint: the heaviest unclassified frames are under `bench.` (100.0% of the \
-                          weight passes through one of them): `--user bench.` would claim them"
+            "next step: `--user bench.` would claim the heaviest unclassified functions as \
+             user code (100.0% of the weight passes through one of them)"
         ),
         "{explain}"
     );

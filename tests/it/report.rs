@@ -323,7 +323,13 @@ fn explain_names_the_rule() {
     let out = whose_ok(&["explain", &c.profile, "--rules", &c.rules, "--no-presets"]);
     let parse = out.lines().find(|l| l.contains("lib.parse")).unwrap();
     assert!(
-        parse.contains("prefix \"lib.\"") && parse.contains("r.toml:7"),
+        parse.contains(" lib ") && parse.contains("prefix \"lib.\""),
+        "{out}"
+    );
+    // where the rule is, below the table
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("  lib ") && l.ends_with("r.toml:7")),
         "{out}"
     );
     let main = out.lines().find(|l| l.ends_with(" main")).unwrap();

@@ -50,6 +50,7 @@ const NOT_PROFILES: &[&str] = &[
     "perf/perf-22048.map",
     "pprof/allocs.alloc_space.top.txt",
     "pprof/cpu.top.txt",
+    "pprof/cpu.top-cum.txt",
     "pprof/heap.inuse_space.top.txt",
     "pprof/heapdelta.go",
     "repeats/expected.json",
