@@ -394,6 +394,19 @@ pub struct ConvertPlan {
 
 impl ConvertPlan {
     fn new(args: ConvertArgs) -> Result<ConvertPlan> {
+        // pprof keeps every frame whole and carries owners as labels: neither folded-text
+        // option means anything there, and an option that changes nothing is refused
+        if args.to == ConvertTo::Pprof && (args.owner_root || args.plain) {
+            let option = if args.plain {
+                "--plain"
+            } else {
+                "--owner-root"
+            };
+            return Err(Error::Usage(format!(
+                "{option} shapes folded text and has no effect with --to pprof \
+                 (pprof carries the owner as a label per sample: `go tool pprof -tagfocus owner=user`)"
+            )));
+        }
         Ok(ConvertPlan {
             load: LoadConfig::new(&args.input, &args.rules)?,
             profile: one_profile("convert", args.profile, &args.input)?,

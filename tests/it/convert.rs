@@ -297,3 +297,17 @@ fn folded_is_names_only_when_asked_with_plain() {
     );
     assert_eq!(plain.lines().count(), with.lines().count());
 }
+
+/// `--plain` and `--owner-root` shape folded text: with `--to pprof` they would change nothing,
+/// so they are refused (exit 2) rather than silently ignored.
+#[test]
+fn folded_only_options_are_refused_with_pprof_output() {
+    let input = fixture_arg("pprof/cpu.pb.gz");
+    for option in ["--plain", "--owner-root"] {
+        let err = whose_err(&["convert", &input, "--to", "pprof", option, "-o", "x.pb.gz"]);
+        assert!(
+            err.contains(option) && err.contains("no effect with --to pprof"),
+            "{option}: {err}"
+        );
+    }
+}
