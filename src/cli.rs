@@ -6,8 +6,8 @@ use crate::aggregate::report::{GroupBy, View};
 use crate::input::InputFormat;
 use crate::input::source::DEFAULT_MAX_DECOMPRESSED;
 use crate::model::Unit;
-use crate::render::OutputFormat;
 use crate::render::gate::VerdictFormat;
+use crate::render::{ColorChoice, OutputFormat};
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ pub mod defaults {
     /// `explain --top`: frames listed.
     pub const EXPLAIN_TOP: usize = 30;
     /// `flame --min-width`: frames narrower than this percentage of the total are omitted.
-    pub const MIN_WIDTH_PERCENT: f64 = 0.01;
+    pub const MIN_WIDTH_PERCENT: &str = "0.01";
     /// `--views`: all three, in the order the tables show them.
     pub const VIEWS: &str = "self,owner,anywhere";
     /// `gate --max-unresolved`, `--max-ownerless` and `--max-lost`: the recording-quality
@@ -42,6 +42,10 @@ pub mod defaults {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour the output: `auto` on a terminal (`NO_COLOR` turns it off,
+    /// `CLICOLOR_FORCE=1` on, e.g. for `| less -R`), `always`, `never`.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -317,9 +321,9 @@ pub struct DiffArgs {
     unknown grey), lighter tints per owner. Click a legend entry to search that owner's frames."
 )]
 pub struct FlameArgs {
-    /// The profile to draw (`-` for standard input).
-    #[arg(value_name = "PROFILE")]
-    pub profile: PathBuf,
+    /// The profile to draw (`-` for standard input); several are drawn as their sum.
+    #[arg(required = true, value_name = "PROFILE")]
+    pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
@@ -332,8 +336,9 @@ pub struct FlameArgs {
         conflicts_with = "split"
     )]
     pub output: Option<PathBuf>,
-    /// Colour each frame by its own owner (`self`) or by the owner of the sample it is part
-    /// of (`owner`, the owner view).
+    /// Colour each frame by the owner of the sample it is part of (`owner`, the owner view:
+    /// the legend's shares, what the search of an owner matches) or by its own owner (`self`:
+    /// the legend then shows the share of samples with the owner on the stack, and self).
     #[arg(long, value_enum, default_value_t)]
     pub color_by: ColorBy,
     /// One SVG per owner holding only the samples that owner owns (owner view), and
@@ -355,9 +360,9 @@ pub struct FlameArgs {
     /// Image width in pixels. Default: fluid (fits the window).
     #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(100..))]
     pub width: Option<u32>,
-    /// Omit frames narrower than this percentage of the total.
-    #[arg(long, value_name = "PERCENT", default_value_t = defaults::MIN_WIDTH_PERCENT)]
-    pub min_width: f64,
+    /// Omit frames narrower than this percentage of the total (`0.5` or `0.5%`).
+    #[arg(long, value_name = "PERCENT", default_value = defaults::MIN_WIDTH_PERCENT)]
+    pub min_width: String,
     /// Icicle graph: roots at the top.
     #[arg(long)]
     pub inverted: bool,

@@ -10,6 +10,7 @@ mod it {
     mod bad_input;
     mod convert;
     mod flame;
+    mod flame_browser;
     mod folded;
     mod gate;
     mod goldens;
@@ -37,4 +38,5 @@ mod it {
     mod report;
     mod roundtrip;
     mod speedscope;
+    mod terminal;
 }

@@ -19,10 +19,13 @@ pub fn fixture_arg(rel: &str) -> String {
     fixture(rel).to_str().unwrap().to_string()
 }
 
-/// The built `whose`, without colour (so output compares as plain text).
+/// The built `whose`, without colour (so output compares as plain text) and laid out for 80
+/// columns whatever the terminal running the tests says.
 pub fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_whose"));
-    c.env("NO_COLOR", "1");
+    c.env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("COLUMNS");
     c
 }
 
