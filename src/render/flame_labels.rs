@@ -83,10 +83,10 @@ impl Labels<'_> {
                     ColorBy::Sample => {
                         format!("{} ({}) {}", owner.name, owner.category, pct(share))
                     }
+                    // the category is in the hue and the tooltip; two shares need the room
                     ColorBy::Frame => format!(
-                        "{} ({}) {}, self {}",
+                        "{} {}, self {}",
                         owner.name,
-                        owner.category,
                         pct(share),
                         pct(crate::aggregate::report::share(weights.self_, all.total))
                     ),

@@ -188,6 +188,8 @@ impl Table {
         let starts = self.starts(&widths);
         for spans in &self.titles {
             let mut line = String::new();
+            // the visible width so far: `line` holds escape codes when bold is on
+            let mut at = 0;
             for span in spans {
                 let (from, to) = (starts[span.first], starts[span.last] + widths[span.last]);
                 let mut text = shorten_middle(&span.text, to - from);
@@ -203,9 +205,10 @@ impl Table {
                     Align::Left => from,
                     Align::Right => to - text.width(),
                 };
-                let pad = x.saturating_sub(line.width());
+                let pad = x.saturating_sub(at);
                 line.push_str(&" ".repeat(pad));
                 line.push_str(&format!("{bold}{text}{bold:#}"));
+                at += pad + text.width();
             }
             writeln!(out, "{}", line.trim_end())?;
         }

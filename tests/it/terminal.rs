@@ -117,12 +117,35 @@ fn table_rows_take_the_flame_graphs_owner_colours() {
         checked += 1;
     }
     assert!(checked >= 5, "{checked} owners compared");
+    // colour changes no position: without its escapes the table is the plain one
+    let mut plain_args = vec!["report", "--color", "never"];
+    plain_args.extend(strs(&profile));
+    let plain = stdout(&run(&plain_args, &[]));
+    assert_eq!(strip_ansi(&table), plain);
     // without COLORTERM, the nearest of the 256 xterm colours
     let mut args = vec!["report", "--color", "always"];
     args.extend(strs(&profile));
     let table = stdout(&run(&args, &[("COLORTERM", "")]));
     assert!(table.contains("\x1b[38;5;"), "{table}");
     assert!(!table.contains("\x1b[38;2;"));
+}
+
+/// `s` without its `ESC [ … m` sequences.
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn widest(text: &str) -> usize {
