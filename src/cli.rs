@@ -314,11 +314,13 @@ pub struct DiffArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Every frame's text carries its owner (`name [owner]`; with \
-    `--color-by owner`, `name [frame owner → sample owner]`), so inferno's tooltip and search \
-    show it. Colours: one colour-blind-safe hue per category (user vermillion, framework blue, \
-    library bluish green, runtime sky blue, allocator orange, gc reddish purple, kernel yellow, \
-    unknown grey), lighter tints per owner. Click a legend entry to search that owner's frames."
+    after_help = "Every frame's text carries its owner (`name [owner]`, or `name [frame owner \
+    → sample owner]` where they differ), so inferno's tooltip and search show it; labels too \
+    long for their frame keep their start. Colours: one colour-blind-safe hue per category \
+    (user vermillion, framework blue, library bluish green, runtime sky blue, allocator orange, \
+    gc reddish purple, kernel yellow, unknown grey), shades of it per owner, as in `whose \
+    report`'s table. Click a legend entry to search that owner's samples: the \"Matched\" share \
+    is the legend's. Standard output is refused when it is a terminal (use -o FILE)."
 )]
 pub struct FlameArgs {
     /// The profile to draw (`-` for standard input); several are drawn as their sum.

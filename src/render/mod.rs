@@ -1,7 +1,8 @@
 //! Renderers: a [`Report`] as table, markdown, JSON or CSV; flame lines as SVG, with the
 //! legend and title composed here (`flame_labels`); `explain`'s table; gate verdicts and diffs
-//! as text. They format, they never compute shares themselves. Writing a profile
-//! back out (pprof, folded) is `export`'s.
+//! as text. Owner colours, for the SVG and the terminal alike, come from `palette`. They
+//! format, they never compute shares themselves. Writing a profile back out (pprof, folded) is
+//! `export`'s.
 
 mod csv;
 pub mod diff;

@@ -10,7 +10,7 @@ use unicode_width::UnicodeWidthStr;
 /// `whose ARGS` with `env` set on top of the tests' plain environment.
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = command();
-    c.env_remove("NO_COLOR");
+    c.env_remove("NO_COLOR").env_remove("COLUMNS");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -159,9 +159,10 @@ fn the_table_fits_columns_and_names_are_shortened_in_the_middle() {
     args.extend(run_hermetic.symbol_args());
     let at = |columns: Option<&str>| {
         let mut c = run_hermetic.command();
-        if let Some(columns) = columns {
-            c.env("COLUMNS", columns);
-        }
+        match columns {
+            Some(columns) => c.env("COLUMNS", columns),
+            None => c.env_remove("COLUMNS"),
+        };
         let out = c.args(&args).output().unwrap();
         (stdout(&out), String::from_utf8(out.stderr).unwrap())
     };
