@@ -298,6 +298,42 @@ fn flame_refuses_to_write_an_svg_to_a_terminal() {
     assert!(!text.contains("<svg"), "{text}");
 }
 
+#[test]
+fn warnings_on_a_terminal_wrap_to_its_width() {
+    let Ok(script) = which("script") else {
+        eprintln!("skipped: no `script` (util-linux) to give whose a terminal");
+        return;
+    };
+    // jvm-shop without its kernel symbols: a warning of several hundred characters
+    let cmd = format!(
+        "{} report {} --symfs /nonexistent --binary-path {} --jit-map-dir {} --color never",
+        env!("CARGO_BIN_EXE_whose"),
+        fixture_arg("perf/jvm-shop.perf.data"),
+        fixture_arg("perf/bin"),
+        fixture_arg("perf")
+    );
+    let out = Command::new(script)
+        .args(["-qc", &cmd, "/dev/null"])
+        .env("COLUMNS", "60")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    // the warning (after the progress bar's last redraw) and its continuation lines
+    let start = text
+        .find("whose: warning:")
+        .unwrap_or_else(|| panic!("{text}"));
+    let mut lines = text[start..].lines();
+    let mut warning = vec![lines.next().unwrap()];
+    warning.extend(lines.take_while(|l| l.starts_with("  ")));
+    assert!(warning.len() > 3, "{warning:#?}");
+    for l in &warning {
+        assert!(l.width() <= 60, "{l:?} in {warning:#?}");
+    }
+    // and the report itself fits too
+    let report = &text[text.find("presets:").unwrap()..];
+    assert!(widest(report) <= 60, "{report}");
+}
+
 fn which(name: &str) -> Result<std::path::PathBuf, ()> {
     std::env::var_os("PATH")
         .and_then(|p| {
