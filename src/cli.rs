@@ -6,8 +6,8 @@ use crate::aggregate::report::{GroupBy, View};
 use crate::input::InputFormat;
 use crate::input::source::DEFAULT_MAX_DECOMPRESSED;
 use crate::model::Unit;
-use crate::render::OutputFormat;
 use crate::render::gate::VerdictFormat;
+use crate::render::{ColorChoice, OutputFormat};
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub mod defaults {
     /// `explain --top`: functions listed, in total.
     pub const EXPLAIN_TOP: usize = 30;
     /// `flame --min-width`: frames narrower than this percentage of the total are omitted.
-    pub const MIN_WIDTH_PERCENT: f64 = 0.01;
+    pub const MIN_WIDTH_PERCENT: &str = "0.01";
     /// `--views`: all three, in the order the tables show them.
     pub const VIEWS: &str = "self,owner,anywhere";
     /// `gate --max-unresolved`, `--max-ownerless` and `--max-lost`: the recording-quality
@@ -44,6 +44,10 @@ pub mod defaults {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour the output: `auto` on a terminal (`NO_COLOR` turns it off,
+    /// `CLICOLOR_FORCE=1` on, e.g. for `| less -R`), `always`, `never`.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -509,16 +513,19 @@ pub struct DiffArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Every frame's text carries its owner (`name [owner]`; with \
-    `--color-by owner`, `name [frame owner → sample owner]`), so inferno's tooltip and search \
-    show it. Colours: one colour-blind-safe hue per category (user vermillion, framework blue, \
-    library bluish green, runtime sky blue, allocator orange, gc reddish purple, kernel yellow, \
-    unknown grey), lighter tints per owner. Click a legend entry to search that owner's frames."
+    after_help = "Every frame's text carries its owner (`name [owner]`, or `name [frame owner \
+    → sample owner]` where they differ), so inferno's tooltip and search show it; labels too \
+    long for their frame keep their start. Colours: one colour-blind-safe hue per category \
+    (user vermillion, framework blue, library bluish green, runtime sky blue, allocator orange, \
+    gc reddish purple, kernel yellow, unknown grey), shades of it per owner, as in `whose \
+    report`'s table. Click a legend entry to search that owner's samples: the \"Matched\" share \
+    is the legend's. Standard output is refused when it is a terminal (use -o FILE)."
 )]
 pub struct FlameArgs {
-    /// The profile to draw (`-` for standard input). Default: ./perf.data.
+    /// The profiles to draw (`-` for standard input); several are drawn as their sum.
+    /// Default: ./perf.data.
     #[arg(value_name = "PROFILE")]
-    pub profile: Option<PathBuf>,
+    pub profiles: Vec<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
@@ -531,8 +538,9 @@ pub struct FlameArgs {
         conflicts_with = "split"
     )]
     pub output: Option<PathBuf>,
-    /// Colour each frame by its own owner (`self`) or by the owner of the sample it is part
-    /// of (`owner`, the owner view).
+    /// Colour each frame by the owner of the sample it is part of (`owner`, the owner view:
+    /// the legend's shares, what the search of an owner matches) or by its own owner (`self`:
+    /// the legend then shows the share of samples with the owner on the stack, and self).
     #[arg(long, value_enum, default_value_t)]
     pub color_by: ColorBy,
     /// One SVG per owner holding only the samples that owner owns (owner view), and
@@ -554,9 +562,9 @@ pub struct FlameArgs {
     /// Image width in pixels. Default: fluid (fits the window).
     #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(100..))]
     pub width: Option<u32>,
-    /// Omit frames narrower than this percentage of the total.
-    #[arg(long, value_name = "PERCENT", default_value_t = defaults::MIN_WIDTH_PERCENT)]
-    pub min_width: f64,
+    /// Omit frames narrower than this percentage of the total (`0.5` or `0.5%`).
+    #[arg(long, value_name = "PERCENT", default_value = defaults::MIN_WIDTH_PERCENT)]
+    pub min_width: String,
     /// Icicle graph: roots at the top.
     #[arg(long)]
     pub inverted: bool,

@@ -69,10 +69,12 @@ impl Plan {
             Plan::Explain(p) => (vec![p.profile.as_path()], None),
             Plan::Top(p) => (vec![p.profile.as_path()], p.output.as_deref()),
             Plan::Flame(p) => match &p.output {
-                FlameOutput::Single { output } => (vec![p.profile.as_path()], output.as_deref()),
-                FlameOutput::Split { dir } => (vec![p.profile.as_path()], Some(dir.as_path())),
+                FlameOutput::Single { output } => (paths(&p.profiles), output.as_deref()),
+                FlameOutput::Split { dir } => (paths(&p.profiles), Some(dir.as_path())),
                 FlameOutput::Diff { base, output, .. } => {
-                    (vec![p.profile.as_path(), base.as_path()], output.as_deref())
+                    let mut all = paths(&p.profiles);
+                    all.push(base.as_path());
+                    (all, output.as_deref())
                 }
             },
             Plan::Rules(_) | Plan::Completions(_) | Plan::Man(_) => (Vec::new(), None),
@@ -311,7 +313,8 @@ pub enum FlameOutput {
 /// `whose flame`.
 #[derive(Debug)]
 pub struct FlamePlan {
-    pub profile: PathBuf,
+    /// Drawn as their sum when several.
+    pub profiles: Vec<PathBuf>,
     pub load: LoadConfig,
     pub output: FlameOutput,
     pub color_by: ColorBy,
@@ -322,12 +325,23 @@ pub struct FlamePlan {
 
 impl FlamePlan {
     fn new(args: FlameArgs) -> Result<FlamePlan> {
-        if !(args.min_width >= 0.0 && args.min_width < 100.0) {
-            return Err(Error::Usage(format!(
-                "--min-width {}: expected a percentage in [0, 100)",
-                args.min_width
-            )));
-        }
+        // `0.5` and `0.5%` alike: inferno's own flag takes a bare number, and a percentage
+        // written with its sign is what a reader of `--help` types
+        let min_width = args
+            .min_width
+            .trim()
+            .strip_suffix('%')
+            .unwrap_or(args.min_width.trim())
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|w| (0.0..100.0).contains(w))
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "--min-width {}: expected a percentage in [0, 100), as `0.5` or `0.5%`",
+                    args.min_width
+                ))
+            })?;
         let output = match (args.split, args.diff) {
             (Some(dir), _) => FlameOutput::Split { dir },
             (None, Some(base)) => FlameOutput::Diff {
@@ -341,7 +355,7 @@ impl FlamePlan {
         };
         Ok(FlamePlan {
             load: LoadConfig::new(&args.input, &args.rules)?,
-            profile: one_profile("flame", args.profile, &args.input)?,
+            profiles: profiles("flame", args.profiles, &args.input)?,
             output,
             color_by: args.color_by,
             owner_root: args.owner_root,
@@ -349,7 +363,7 @@ impl FlamePlan {
                 title: args.title,
                 count_name: args.countname,
                 width: args.width.map(|w| w as usize),
-                min_width: args.min_width,
+                min_width,
                 inverted: args.inverted,
                 reverse: args.reverse,
             },
@@ -552,6 +566,20 @@ mod tests {
     }
 
     #[test]
+    fn min_width_takes_a_percentage_with_or_without_its_sign() {
+        for (arg, want) in [("0.5", 0.5), ("0.5%", 0.5), (" 2 %", 2.0), ("0", 0.0)] {
+            let Plan::Flame(p) = plan(&["flame", "a.folded", "--min-width", arg]).unwrap() else {
+                panic!("not a flame plan")
+            };
+            assert_eq!(p.look.min_width, want, "{arg}");
+        }
+        for bad in ["%", "half", "100%", "1e3"] {
+            let e = plan(&["flame", "a.folded", "--min-width", bad]).unwrap_err();
+            assert!(e.to_string().contains("as `0.5` or `0.5%`"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn report_views_are_distinct_and_defaults_come_from_clap() {
         let Plan::Report(p) = plan(&["report", "a.folded", "--views", "owner,self,owner"]).unwrap()
         else {
@@ -583,6 +611,6 @@ mod tests {
                 output: None
             }
         );
-        assert_eq!(p.look.min_width, crate::cli::defaults::MIN_WIDTH_PERCENT);
+        assert_eq!(p.look.min_width, 0.01);
     }
 }

@@ -39,7 +39,7 @@ mod unwind;
 pub mod pprof_wire;
 
 pub use aggregate::{AggregateOptions, aggregate};
-pub use app::{Outcome, run};
+pub use app::{Outcome, choose_color, run};
 pub use classify::{RuleOptions, RuleSet};
 pub use cli::Cli;
 pub use config::Plan;

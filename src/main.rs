@@ -17,6 +17,7 @@ fn main() -> ExitCode {
             };
         }
     };
+    whose::choose_color(cli.color);
     match Plan::new(cli.command).and_then(whose::run) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::GateFailed) => ExitCode::from(1),

@@ -12,6 +12,7 @@ mod it {
     mod diff;
     mod explain;
     mod flame;
+    mod flame_browser;
     mod folded;
     mod gate;
     mod goldens;
@@ -40,5 +41,6 @@ mod it {
     mod report;
     mod roundtrip;
     mod speedscope;
+    mod terminal;
     mod top;
 }

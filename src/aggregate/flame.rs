@@ -24,13 +24,17 @@ use std::io::Write;
 
 /// Which owner a frame's colour (and annotation) follows; also the values of `--color-by`,
 /// named by the view they follow (`self`, `owner`; the variant docs stay out of `--help`).
+///
+/// The default is the owner view, whose's headline number: each sample's stack is one colour,
+/// so the width a colour covers is that owner's owner-view share, which is the number the
+/// legend shows and what inferno's search for the owner reports as "Matched".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ColorBy {
     /// The frame's own owner, from the rules.
-    #[default]
     #[value(name = "self", help = None::<&str>)]
     Frame,
     /// The owner of the sample the frame is part of (owner view).
+    #[default]
     #[value(name = "owner", help = None::<&str>)]
     Sample,
 }
@@ -124,6 +128,32 @@ impl FlameLines {
             .filter(|s| owner.is_none_or(|o| s.owner == o))
             .map(|s| s.weight)
             .sum()
+    }
+
+    /// Appends the lines of another profile drawn with the same rules: `flame A B C` draws
+    /// their sum (inferno adds up equal stacks). Frame texts carry their owner, so a text
+    /// seen in both takes the same colour; it is listed once.
+    pub fn append(&mut self, other: FlameLines) {
+        let offset = self.text.len();
+        let colors_offset = self.stack_colors.len() as u32;
+        self.text.push_str(&other.text);
+        self.stacks
+            .extend(other.stacks.into_iter().map(|s| FlameStack {
+                start: s.start + offset,
+                end: s.end + offset,
+                colors: (s.colors.0 + colors_offset, s.colors.1 + colors_offset),
+                ..s
+            }));
+        self.stack_colors.extend(other.stack_colors);
+        let known: rustc_hash::FxHashSet<String> =
+            self.frame_owners.iter().map(|(t, _)| t.clone()).collect();
+        self.frame_owners.extend(
+            other
+                .frame_owners
+                .into_iter()
+                .filter(|(t, _)| !known.contains(t)),
+        );
+        self.total = self.total.saturating_add(other.total);
     }
 
     /// Writes the lines as folded text, sorted, equal stack texts summed (stacks that differ

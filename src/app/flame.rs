@@ -18,15 +18,43 @@ use crate::render::flame_labels::{Labels, present_owners};
 use std::path::{Path, PathBuf};
 
 pub fn run(plan: FlamePlan) -> Result<Outcome> {
-    let mut paths = vec![plan.profile.clone()];
+    if let FlameOutput::Single { output } | FlameOutput::Diff { output, .. } = &plan.output {
+        output::refuse_terminal(
+            output.as_deref(),
+            "an SVG",
+            "write it to a file with `-o FILE.svg` or pipe it (`| tee FILE.svg`, `> FILE.svg`)",
+        )?;
+    }
+    let drawn = plan.profiles.len();
+    let mut paths = plan.profiles.clone();
     if let FlameOutput::Diff { base, .. } = &plan.output {
         paths.push(base.clone());
     }
     let loaded = load(&paths, &plan.load)?;
     let metrics = choose_metrics(&loaded, &plan.load)?;
-    let reports = input_reports(&loaded, &plan.load, &metrics, Detail::default());
-    for (report, path) in reports.iter().zip(&paths) {
-        check_drawable(report, path)?;
+    let mut reports = input_reports(&loaded, &plan.load, &metrics, Detail::default());
+    let base_report = (reports.len() > drawn).then(|| reports.pop()).flatten();
+    // several profiles are drawn as one: their sum (repeats of one run, or parts of one)
+    let drawn_report = if drawn > 1 {
+        if let Some((first, other)) = metric_mismatch(&reports) {
+            return Err(Error::Usage(format!(
+                "flame draws several profiles as their sum, which needs one metric: {} has {} \
+                 ({}) but {} has {} ({})",
+                first.path,
+                first.metric.name,
+                first.metric.unit,
+                other.path,
+                other.metric.name,
+                other.metric.unit
+            )));
+        }
+        crate::aggregate::report::Report::merge_inputs(reports)?
+    } else {
+        reports.remove(0)
+    };
+    check_drawable(&drawn_report, Path::new(&drawn_report.path))?;
+    if let (Some(base_report), FlameOutput::Diff { base, .. }) = (&base_report, &plan.output) {
+        check_drawable(base_report, base)?;
     }
     let options = FlameOptions {
         metric: metrics[0],
@@ -34,18 +62,36 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
         annotate: Some(plan.color_by),
         owner_root: plan.owner_root,
     };
-    let lines = flame_lines(
-        &loaded.profiles[0],
-        &loaded.rules,
-        &loaded.classes[0],
-        &options,
-    );
-    let profile_name = file_name(&plan.profile);
+    let mut lines = FlameLines::default();
+    for ((profile, classes), &metric) in loaded
+        .profiles
+        .iter()
+        .zip(&loaded.classes)
+        .zip(&metrics)
+        .take(drawn)
+    {
+        let options = FlameOptions {
+            metric,
+            ..options.clone()
+        };
+        lines.append(flame_lines(profile, &loaded.rules, classes, &options));
+    }
+    let profile_name = match plan.profiles.as_slice() {
+        [one] => file_name(one),
+        many => format!(
+            "{} profiles summed ({})",
+            many.len(),
+            many.iter()
+                .map(|p| file_name(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     let graph = Graph {
         loaded: &loaded,
         labels: Labels {
             owners: loaded.rules.owners(),
-            report: &reports[0],
+            report: &drawn_report,
             profile_name: &profile_name,
             color_by: plan.color_by,
             look: &plan.look,
@@ -59,29 +105,32 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
             normalize,
             output,
         } => {
-            if let Some((profile, base_report)) = metric_mismatch(&reports) {
+            let base_report = base_report
+                .as_ref()
+                .ok_or_else(|| Error::Usage(format!("--diff {}: not read", base.display())))?;
+            if drawn_report.metric != base_report.metric {
                 return Err(Error::Usage(format!(
                     "--diff needs one metric: {} has {} ({}) but {} has {} ({})",
-                    profile.path,
-                    profile.metric.name,
-                    profile.metric.unit,
+                    drawn_report.path,
+                    drawn_report.metric.name,
+                    drawn_report.metric.unit,
                     base_report.path,
                     base_report.metric.name,
                     base_report.metric.unit
                 )));
             }
             let base_options = FlameOptions {
-                metric: metrics[1],
+                metric: metrics[drawn],
                 ..options
             };
             let base_lines = flame_lines(
-                &loaded.profiles[1],
+                &loaded.profiles[drawn],
                 &loaded.rules,
-                &loaded.classes[1],
+                &loaded.classes[drawn],
                 &base_options,
             );
             graph.diff(
-                &reports[1],
+                base_report,
                 &base_lines,
                 base,
                 *normalize,
@@ -137,7 +186,7 @@ impl Graph<'_> {
         let colors = self.labels.colors();
         let mut palette = draw::palette(&self.lines.frame_owners, &colors);
         let style = self.labels.style(None);
-        let legend = self.labels.legend(&colors);
+        let legend = self.labels.legend(&colors, &self.lines.color_owners(None));
         write_output(output, |out, _| {
             draw::write_svg(self.lines.lines(None), &mut palette, &style, &legend, out)
         })
@@ -191,7 +240,7 @@ impl Graph<'_> {
     fn write_split_files(&self, owners: &[OwnerId], into: &Path) -> Result<()> {
         let colors = self.labels.colors();
         let mut palette = draw::palette(&self.lines.frame_owners, &colors);
-        let legend = self.labels.legend(&colors);
+        let legend = self.labels.legend(&colors, &self.lines.color_owners(None));
         let mut index = Vec::new();
         for (rank, &id) in owners.iter().enumerate() {
             let owner = self.loaded.rules.owner(id);

@@ -30,8 +30,8 @@ pub fn run(plan: GatePlan) -> Result<Outcome> {
             return Err(e);
         }
     };
-    write_output(plan.output.as_deref(), |out, color| {
-        render::gate::render(&outcome, plan.format, color, out)
+    write_output(plan.output.as_deref(), |out, term| {
+        render::gate::render(&outcome, plan.format, term.color, out)
     })?;
     Ok(if outcome.passed {
         Outcome::Success

@@ -15,7 +15,7 @@ mod report;
 mod rules;
 mod top;
 
-pub use output::write_output;
+pub use output::{choose_color, write_output};
 
 use crate::aggregate::report::{InputReport, Report};
 use crate::aggregate::{self, AggregateOptions};
@@ -67,7 +67,7 @@ pub fn load(paths: &[PathBuf], config: &LoadConfig) -> Result<Loaded> {
         .collect::<Result<Vec<_>>>()?;
     for p in &profiles {
         for w in &p.meta.warnings {
-            eprintln!("whose: warning: {w}");
+            output::warn(w);
         }
     }
     let rules = RuleSet::build(&config.rules, &profiles)?;

@@ -16,25 +16,113 @@ use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, Once};
+use std::sync::{Mutex, Once, OnceLock};
 
-/// Writes to `-o FILE` or standard output. Colour only on a terminal and never with
-/// `NO_COLOR`; never in a file.
+use crate::render::{ColorChoice, Terminal};
+
+/// `--color`, set once from the command line before the command runs (see [`choose_color`]).
+static COLOR_CHOICE: OnceLock<ColorChoice> = OnceLock::new();
+
+/// Records `--color`; the first call wins (main calls it once, before running the plan).
+pub fn choose_color(choice: ColorChoice) {
+    let _ = COLOR_CHOICE.set(choice);
+}
+
+/// The width of a layout when nothing says otherwise: a classic terminal.
+pub const DEFAULT_WIDTH: usize = 80;
+/// Narrower than this, tables cannot shorten their names usefully; `COLUMNS=20` is taken as 40.
+const MIN_WIDTH: usize = 40;
+
+/// How standard output or a file is written: colour and width, decided once.
+///
+/// Colour on standard output follows `--color` and, with `auto`, the environment exactly as
+/// cargo does (anstream's rules): `NO_COLOR` turns it off, `CLICOLOR_FORCE` on (so
+/// `whose report … | less -R` keeps it), `CLICOLOR=0` off, and otherwise a terminal that is
+/// not `TERM=dumb` gets it. A file (`-o`) gets colour only with `--color always`.
+///
+/// Width: `COLUMNS` when set (the usual override), else the terminal's width when standard
+/// output is one, else [`DEFAULT_WIDTH`].
+pub fn terminal(to_file: bool) -> Terminal {
+    let choice = COLOR_CHOICE.get().copied().unwrap_or_default();
+    let stdout = std::io::stdout();
+    let color = match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto if to_file => false,
+        ColorChoice::Auto => anstream::AutoStream::choice(&stdout) != anstream::ColorChoice::Never,
+    };
+    let from_env = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    let from_tty = (!to_file && stdout.is_terminal())
+        .then(|| terminal_size::terminal_size_of(&stdout))
+        .flatten()
+        .map(|(w, _)| w.0 as usize);
+    Terminal {
+        color,
+        truecolor: color && crate::render::palette::terminal_truecolor(),
+        width: from_env
+            .or(from_tty)
+            .unwrap_or(DEFAULT_WIDTH)
+            .max(MIN_WIDTH),
+    }
+}
+
+/// Prints `whose: warning: MESSAGE` on standard error, wrapped to the width when standard
+/// error is a terminal (`COLUMNS`, else the terminal's own); into a pipe or a log each warning
+/// stays one line, for grep.
+pub fn warn(message: &str) {
+    let line = format!("whose: warning: {message}");
+    let stderr = std::io::stderr();
+    let width = stderr.is_terminal().then(|| {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+            .or_else(|| terminal_size::terminal_size_of(&stderr).map(|(w, _)| w.0 as usize))
+            .unwrap_or(DEFAULT_WIDTH)
+    });
+    let lines = match width {
+        Some(w) => crate::render::wrap(&line, w.max(MIN_WIDTH)),
+        None => vec![line],
+    };
+    let mut lock = stderr.lock();
+    for l in lines {
+        let _ = writeln!(lock, "{l}");
+    }
+}
+
+/// Writes to `-o FILE` or standard output, laid out for it (see [`terminal`]).
 pub fn write_output(
     path: Option<&Path>,
-    write: impl FnOnce(&mut dyn Write, bool) -> std::io::Result<()>,
+    write: impl FnOnce(&mut dyn Write, Terminal) -> std::io::Result<()>,
 ) -> Result<()> {
     match path {
-        Some(p) => write_file(p, |w| write(w, false)),
+        Some(p) => {
+            let term = terminal(true);
+            write_file(p, |w| write(w, term))
+        }
         None => {
+            let term = terminal(false);
             let stdout = std::io::stdout();
-            let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none();
             let mut lock = std::io::BufWriter::new(stdout.lock());
-            write(&mut lock, color)
+            write(&mut lock, term)
                 .and_then(|_| lock.flush())
                 .map_err(|e| Error::io("<stdout>", e))
         }
     }
+}
+
+/// Refuses to write a binary or markup document (an SVG) to a terminal, where it would only
+/// scroll by as noise: the reader wants `-o FILE` or a pipe.
+pub fn refuse_terminal(path: Option<&Path>, what: &str, hint: &str) -> Result<()> {
+    if path.is_none() && std::io::stdout().is_terminal() {
+        return Err(Error::Usage(format!(
+            "standard output is a terminal: not writing {what} there; {hint}"
+        )));
+    }
+    Ok(())
 }
 
 /// Writes one output file by the rules of this module (temporary file and rename for regular

@@ -36,8 +36,8 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
         ));
     }
     let report = build_report(&loaded, inputs, plan.shape);
-    write_output(plan.output.as_deref(), |out, color| {
-        render::render(&report, plan.format, color, out)
+    write_output(plan.output.as_deref(), |out, term| {
+        render::render(&report, plan.format, term, out)
     })?;
     Ok(Outcome::Success)
 }

@@ -15,19 +15,17 @@
 //! would break on the first escaped name. Every legend entry can run inferno's own search,
 //! which highlights that owner's frames and prints the share they cover.
 //!
-//! Colours: one fixed, colour-blind-safe hue per category (the Okabe–Ito palette; grey for
-//! unknown), and lighter tints of it per owner inside a category. A tint mixes the hue with
-//! white, which keeps the hue itself, so a frame's category stays readable from its colour.
+//! Colours come from [`super::palette`], which the terminal table uses too.
 
-use crate::model::{Category, Owner, OwnerId};
+use crate::model::{Category, OwnerId};
 use inferno::flamegraph::color::{BackgroundColor, PaletteMap};
-use inferno::flamegraph::{self, Direction, Options};
+use inferno::flamegraph::{self, Direction, Options, TextTruncateDirection};
 use quick_xml::Reader;
 use quick_xml::Writer;
 use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
 use std::io::{self, Write};
 
-pub use inferno::flamegraph::color::Color;
+pub use super::palette::{Color, ROOT_COLOR};
 
 /// Left and right padding of inferno's frames (its `XPAD`), so the legend lines up.
 const XPAD: usize = 10;
@@ -37,69 +35,6 @@ const LEGEND_ROW: usize = 18;
 const LEGEND_TOP: usize = 26;
 /// Each legend column wants about this many pixels.
 const LEGEND_COLUMN: usize = 300;
-
-/// The colour of the root `all` frame: no owner, neutral.
-pub const ROOT_COLOR: Color = Color {
-    r: 0xdd,
-    g: 0xdd,
-    b: 0xdd,
-};
-
-/// One hue per category: the Okabe–Ito colour-blind-safe palette, grey for unknown.
-pub fn category_color(c: Category) -> Color {
-    let (r, g, b) = match c {
-        Category::User => (0xD5, 0x5E, 0x00),      // vermillion
-        Category::Framework => (0x00, 0x72, 0xB2), // blue
-        Category::Library => (0x00, 0x9E, 0x73),   // bluish green
-        Category::Runtime => (0x56, 0xB4, 0xE9),   // sky blue
-        Category::Allocator => (0xE6, 0x9F, 0x00), // orange
-        Category::Gc => (0xCC, 0x79, 0xA7),        // reddish purple
-        Category::Kernel => (0xF0, 0xE4, 0x42),    // yellow
-        Category::Unknown => (0x99, 0x99, 0x99),   // grey
-    };
-    Color { r, g, b }
-}
-
-/// How much white the `i`-th owner of a category gets mixed in: the heaviest owner keeps the
-/// pure hue, the next ones alternate between clearly lighter and slightly lighter, so
-/// neighbours differ; beyond the table the fractions keep subdividing.
-fn tint(i: usize) -> f64 {
-    const STEPS: [f64; 8] = [0.0, 0.45, 0.2, 0.6, 0.1, 0.35, 0.52, 0.27];
-    match STEPS.get(i) {
-        Some(&t) => t,
-        None => (i as f64 * 0.618_034).fract() * 0.6,
-    }
-}
-
-/// Mixes `c` with white; `t` = 0 keeps it, 1 is white. Hue is unchanged.
-pub fn lighten(c: Color, t: f64) -> Color {
-    let mix = |x: u8| (x as f64 + (255.0 - x as f64) * t).round() as u8;
-    Color {
-        r: mix(c.r),
-        g: mix(c.g),
-        b: mix(c.b),
-    }
-}
-
-/// A colour per owner (indexed by `OwnerId`): its category's hue, tinted by its rank among
-/// the owners of that category that appear, heaviest (by `rank_weight`) first.
-pub fn owner_colors(owners: &[Owner], rank_weight: &[(u128, u128)]) -> Vec<Color> {
-    let mut order: Vec<usize> = (0..owners.len()).collect();
-    order.sort_by(|&a, &b| {
-        rank_weight[b]
-            .cmp(&rank_weight[a])
-            .then_with(|| owners[a].name.cmp(&owners[b].name))
-    });
-    let mut seen = [0usize; Category::ALL.len()];
-    let mut colors = vec![ROOT_COLOR; owners.len()];
-    for i in order {
-        let c = owners[i].category;
-        let k = crate::aggregate::category_index(c) as usize;
-        colors[i] = lighten(category_color(c), tint(seen[k]));
-        seen[k] += 1;
-    }
-    colors
-}
 
 /// inferno's palette map, pre-filled with every frame text's owner colour.
 pub fn palette(frame_owners: &[(String, OwnerId)], colors: &[Color]) -> PaletteMap {
@@ -141,7 +76,9 @@ pub struct LegendEntry {
     pub category: Category,
     /// The swatch; `None` in differential graphs, which colour by growth.
     pub color: Option<Color>,
-    /// Exact weight and share in the owner view, also written as data attributes.
+    /// Exact weight and share of the samples the entry's search matches (the owner view when
+    /// colouring by owner, on the stack when colouring each frame by its own owner), also
+    /// written as data attributes: inferno's "Matched" for the search is this share.
     pub weight: u128,
     pub share: f64,
     pub label: String,
@@ -163,6 +100,9 @@ fn options<'a>(style: &Style, palette: Option<&'a mut PaletteMap>) -> Options<'a
     };
     o.reverse_stack_order = style.reverse;
     o.bgcolors = Some(BackgroundColor::Grey);
+    // a label too long for its frame keeps its start (`com.shop.Ord..`), as inferno's
+    // default does not: its left truncation keeps only the end (`..nel]`), mostly the owner
+    o.text_truncate_direction = TextTruncateDirection::Right;
     o.palette_map = palette;
     o
 }
@@ -487,42 +427,8 @@ fn html(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::palette::category_color;
     use super::*;
-
-    fn hue(c: Color) -> f64 {
-        let (r, g, b) = (c.r as f64, c.g as f64, c.b as f64);
-        let max = r.max(g).max(b);
-        let min = r.min(g).min(b);
-        let d = max - min;
-        let h = if max == r {
-            ((g - b) / d).rem_euclid(6.0)
-        } else if max == g {
-            (b - r) / d + 2.0
-        } else {
-            (r - g) / d + 4.0
-        };
-        h * 60.0
-    }
-
-    #[test]
-    fn tints_keep_the_category_hue_and_differ() {
-        for c in Category::ALL {
-            let base = category_color(c);
-            let tints: Vec<Color> = (0..12).map(|i| lighten(base, tint(i))).collect();
-            for t in &tints {
-                if c != Category::Unknown {
-                    assert!((hue(*t) - hue(base)).abs() < 4.0, "{c}: {t:?} vs {base:?}");
-                } else {
-                    assert!(t.r == t.g && t.g == t.b);
-                }
-            }
-            for i in 0..8 {
-                for j in 0..i {
-                    assert_ne!(tints[i], tints[j], "{c}: tints {i} and {j}");
-                }
-            }
-        }
-    }
 
     #[test]
     fn legend_is_added_by_growing_the_image() {

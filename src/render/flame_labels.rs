@@ -2,7 +2,8 @@
 //! of the `--split` index. They are composed from the same aggregate as `whose report`, so
 //! a share in a legend is the share the table shows; [`super::flame`] draws them.
 
-use super::flame::{Color, IndexEntry, Legend, LegendEntry, Style, owner_colors, regex_literal};
+use super::flame::{Color, IndexEntry, Legend, LegendEntry, Style, regex_literal};
+use super::palette::owner_colors;
 use super::pct;
 use crate::aggregate::flame::{ColorBy, folded_name};
 use crate::aggregate::report::{InputReport, share};
@@ -57,37 +58,64 @@ impl Labels<'_> {
         owner_colors(self.owners, &rank)
     }
 
-    /// The legend of a graph coloured with `colors`: every owner present, with its share in
-    /// the owner view.
-    pub fn legend(&self, colors: &[Color]) -> Legend {
+    /// The legend of a graph coloured with `colors`: every owner whose colour it shows
+    /// (`shown`), with the share that inferno's search for that owner reports as "Matched",
+    /// so the legend and the graph agree:
+    /// - coloured by owner (the default), the owner-view share: the samples the owner owns,
+    ///   each drawn whole in its colour;
+    /// - coloured by each frame's own owner, the share of samples with one of its frames on
+    ///   the stack (the anywhere view), which is what its colour spans across the graph; the
+    ///   self share (its colour on the graph's top edge) is in the label beside it.
+    pub fn legend(&self, colors: &[Color], shown: &[OwnerId]) -> Legend {
         let all = &self.report.aggregate.all;
         let entries = present_owners(self.report)
             .into_iter()
+            .filter(|id| shown.contains(id))
             .map(|id| {
                 let owner = self.owner(id);
-                let weight = all.owners[id.0 as usize].owner;
+                let weights = &all.owners[id.0 as usize];
+                let weight = match self.color_by {
+                    ColorBy::Sample => weights.owner,
+                    ColorBy::Frame => weights.anywhere,
+                };
                 let share = share(weight, all.total);
+                let label = match self.color_by {
+                    ColorBy::Sample => {
+                        format!("{} ({}) {}", owner.name, owner.category, pct(share))
+                    }
+                    // the category is in the hue and the tooltip; two shares need the room
+                    ColorBy::Frame => format!(
+                        "{} {}, self {}",
+                        owner.name,
+                        pct(share),
+                        pct(crate::aggregate::report::share(weights.self_, all.total))
+                    ),
+                };
                 LegendEntry {
                     owner: owner.name.clone(),
                     category: owner.category,
                     color: Some(colors[id.0 as usize]),
                     weight,
                     share,
-                    label: format!("{} ({}) {}", owner.name, owner.category, pct(share)),
+                    label,
                     search: Some(owner_search(&owner.name)),
                 }
             })
             .collect();
         Legend {
-            heading: format!(
-                "Owners, owner view (whose code asked for the work) of {}; colour: {}; \
-                 click one to search its frames",
-                amount(self.report, all.total),
-                match self.color_by {
-                    ColorBy::Frame => "each frame's own owner",
-                    ColorBy::Sample => "the sample's owner",
-                }
-            ),
+            heading: match self.color_by {
+                ColorBy::Sample => format!(
+                    "Owners, owner view (whose code asked for the work) of {}; colour: the \
+                     sample's owner; click one to search its samples",
+                    amount(self.report, all.total),
+                ),
+                ColorBy::Frame => format!(
+                    "Owners: share of samples with the owner's frames on the stack, and self \
+                     (the leaf's owner), of {}; colour: each frame's own owner; click one to \
+                     search its frames",
+                    amount(self.report, all.total),
+                ),
+            },
             entries,
         }
     }

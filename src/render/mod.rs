@@ -1,7 +1,8 @@
 //! Renderers: a [`Report`] as table, markdown, JSON or CSV; flame lines as SVG, with the
 //! legend and title composed here (`flame_labels`); `explain`'s table; gate verdicts and diffs
-//! as text. They format, they never compute shares themselves. Writing a profile
-//! back out (pprof, folded) is `export`'s.
+//! as text. Owner colours, for the SVG and the terminal alike, come from `palette`. They
+//! format, they never compute shares themselves. Writing a profile back out (pprof, folded) is
+//! `export`'s.
 
 mod csv;
 pub mod diff;
@@ -11,8 +12,11 @@ pub mod flame_labels;
 pub mod gate;
 mod json;
 mod markdown;
+pub mod palette;
 mod table;
 pub mod top;
+
+pub use table::wrap;
 
 use crate::aggregate::report::{Combine, GroupBy, Report, ShareRow, Spread, View, share};
 use crate::model::Unit;
@@ -28,15 +32,36 @@ pub enum OutputFormat {
     Csv,
 }
 
-/// Writes `report` in `format`. `color` is decided by the caller (TTY and `NO_COLOR`).
+/// `--color`: when standard output gets colour (`auto`: on a terminal, by the environment's
+/// `NO_COLOR`, `CLICOLOR` and `CLICOLOR_FORCE`, as cargo and ripgrep read them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// How text output is laid out: decided once by the caller for where it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Terminal {
+    /// ANSI colours and bold.
+    pub color: bool,
+    /// Colours as 24-bit RGB rather than the nearest of 256.
+    pub truecolor: bool,
+    /// Columns to fit: tables shorten names and warnings wrap to this.
+    pub width: usize,
+}
+
+/// Writes `report` in `format`, laid out for `term`.
 pub fn render(
     report: &Report,
     format: OutputFormat,
-    color: bool,
+    term: Terminal,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     match format {
-        OutputFormat::Table => table::write(report, color, out),
+        OutputFormat::Table => table::write(report, term, out),
         OutputFormat::Markdown => markdown::write(report, out),
         OutputFormat::Json => json::write(report, out),
         OutputFormat::Csv => csv::write(report, out),
@@ -170,14 +195,16 @@ pub fn user_hint(aggregate: &crate::aggregate::Aggregate, total: u128) -> Option
     ))
 }
 
-/// Column titles for the share columns: one per (view, input) or per view with repeats.
+/// Column titles for the share columns: one per (view, input), named by the input's file,
+/// or per view with repeats.
 pub fn share_titles(report: &Report) -> Vec<String> {
     let multi = report.inputs.len() > 1 && report.combine == Combine::Columns;
+    let labels = input_labels(report, usize::MAX);
     let mut titles = Vec::new();
     for view in &report.views {
         if multi {
-            for i in 0..report.inputs.len() {
-                titles.push(format!("{} #{}", view.as_str(), i + 1));
+            for label in &labels {
+                titles.push(format!("{} {label}", view.as_str()));
             }
         } else if report.combine == Combine::Repeats {
             titles.push(format!("{} median [min–max]", view.as_str()));
@@ -186,6 +213,30 @@ pub fn share_titles(report: &Report) -> Vec<String> {
         }
     }
     titles
+}
+
+/// A short name per input for column titles: its file name (shortened in the middle to `max`
+/// columns), or where two inputs share a file name, the end of its path (`…run2/p.folded`:
+/// the folders that tell them apart are next to the name).
+pub fn input_labels(report: &Report, max: usize) -> Vec<String> {
+    let file_name = |path: &str| {
+        std::path::Path::new(path)
+            .file_name()
+            .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    let names: Vec<String> = report.inputs.iter().map(|i| file_name(&i.path)).collect();
+    report
+        .inputs
+        .iter()
+        .zip(&names)
+        .map(|(input, name)| {
+            if names.iter().filter(|n| *n == name).count() == 1 {
+                table::shorten_middle(name, max)
+            } else {
+                table::keep_end(&input.path, max)
+            }
+        })
+        .collect()
 }
 
 /// The titles of a share table: the row name (owner or category), the category beside an

@@ -1,144 +1,467 @@
-//! The terminal table: aligned columns, bold titles and category colours on a TTY.
+//! The terminal table: aligned columns fitted to the terminal's width (80 when it is not a
+//! terminal), bold titles and owner colours from [`super::palette`] when colour is on.
+//!
+//! Fitting: a view's share and weight sit under one compact label (`self`, `owner`,
+//! `anywhere`); with repeats the label stays short and a note under the table says what the
+//! cells hold; several inputs side by side are headed by their file names. When all views
+//! together do not fit, even with names shortened, each view gets a table of its own. What still does not fit is the name column:
+//! long owner, type and frame names are shortened in the middle with `…` (both ends of a
+//! name tell most: its package and its function). Header lines and warnings are wrapped.
 
-use super::{header_lines, pct, share_cells, share_table_titles, show_weights, weight};
-use crate::aggregate::report::{GroupBy, Report, ShareRow, share};
-use crate::model::Category;
-use anstyle::{AnsiColor, Style};
+use super::palette::{ROOT_COLOR, category_color, owner_colors, terminal_style};
+use super::{Terminal, header_lines, input_labels, pct, share_cells, show_weights, weight};
+use crate::aggregate::report::{Combine, GroupBy, Report, ShareRow, View, share};
+use anstyle::Style;
 use std::io::Write;
+use unicode_width::UnicodeWidthStr;
 
 /// Frame lists are cut to `--top` (in total) already; a large `--top` is still more than a
 /// terminal shows usefully.
 const MAX_LISTED: usize = 60;
+/// A name column is never shortened below this: `jdk-htt…ver` still says which owner.
+const MIN_NAME: usize = 10;
+/// An input's file name as a column title is shortened to this.
+const MAX_INPUT_LABEL: usize = 14;
 
-pub fn write(report: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    let bold = if color {
+pub fn write(report: &Report, term: Terminal, out: &mut dyn Write) -> std::io::Result<()> {
+    let bold = if term.color {
         Style::new().bold()
     } else {
         Style::new()
     };
     for line in header_lines(report) {
-        writeln!(out, "{line}")?;
+        for part in wrap(&line, term.width) {
+            writeln!(out, "{part}")?;
+        }
     }
     writeln!(out)?;
     if report.by == GroupBy::Type {
-        write_types(report, out)?;
+        write_types(report, term, out)?;
     } else {
         let rows = report.rows();
-        write_rows(report, &rows, color, bold, out)?;
+        write_rows(report, &rows, term, bold, out)?;
     }
-    write_threads(report, color, bold, out)?;
-    write_frames(report, bold, out)
+    write_threads(report, term, bold, out)?;
+    write_frames(report, term, bold, out)
 }
 
-fn category_style(c: Option<Category>) -> Style {
-    let color = match c {
-        Some(Category::User) => AnsiColor::Green,
-        Some(Category::Framework) => AnsiColor::Cyan,
-        Some(Category::Library) => AnsiColor::Blue,
-        Some(Category::Runtime) => AnsiColor::Yellow,
-        Some(Category::Allocator) => AnsiColor::Magenta,
-        Some(Category::Gc) => AnsiColor::Red,
-        Some(Category::Kernel) => AnsiColor::BrightBlack,
-        _ => AnsiColor::White,
-    };
-    Style::new().fg_color(Some(color.into()))
+/// The colour of each row's name: the owner's (or category's) colour in the flame graph.
+fn row_styles(report: &Report, rows: &[ShareRow], term: Terminal) -> Vec<Style> {
+    if !term.color {
+        return vec![Style::new(); rows.len()];
+    }
+    let rank: Vec<(u128, u128)> = report.inputs[0]
+        .aggregate
+        .all
+        .owners
+        .iter()
+        .map(|w| (w.owner, w.anywhere))
+        .collect();
+    let colors = owner_colors(&report.owners, &rank);
+    rows.iter()
+        .map(|row| {
+            let color = match report.by {
+                GroupBy::Category => row.category.map_or(ROOT_COLOR, category_color),
+                _ => report
+                    .owners
+                    .iter()
+                    .position(|o| o.name == row.name)
+                    .map_or(ROOT_COLOR, |i| colors[i]),
+            };
+            terminal_style(color, term.truecolor)
+        })
+        .collect()
 }
 
-/// Builds the cells of every row, then pads each column to its widest cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// A column: its alignment and the spaces before it.
+#[derive(Debug, Clone, Copy)]
+struct Column {
+    align: Align,
+    gap: usize,
+}
+
+/// A title over columns `first..=last`, aligned like the last of them, or with `rule`
+/// centred in a line of `─` across them (a view over several inputs' columns).
+struct Span {
+    first: usize,
+    last: usize,
+    text: String,
+    rule: bool,
+}
+
+/// A table to fit into a width: title lines of spans, then rows of cells.
+struct Table {
+    columns: Vec<Column>,
+    titles: Vec<Vec<Span>>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// Column widths: the widest cell, widened so each title fits over its span, then the
+    /// first (name) column narrowed until the table fits `width` (never below
+    /// [`MIN_NAME`] or its own title).
+    fn widths(&self, width: usize) -> Vec<usize> {
+        let mut widths: Vec<usize> = (0..self.columns.len())
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .map(|r| r.get(c).map_or(0, |s| s.width()))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        for span in self.titles.iter().flatten() {
+            let have: usize = (span.first..=span.last)
+                .map(|c| {
+                    widths[c]
+                        + if c > span.first {
+                            self.columns[c].gap
+                        } else {
+                            0
+                        }
+                })
+                .sum();
+            let want = span.text.width();
+            if want > have {
+                widths[span.last] += want - have;
+            }
+        }
+        let total = 2 + widths
+            .iter()
+            .zip(&self.columns)
+            .enumerate()
+            .map(|(c, (w, col))| w + if c > 0 { col.gap } else { 0 })
+            .sum::<usize>();
+        if total > width && !widths.is_empty() {
+            let floor = self
+                .titles
+                .iter()
+                .flatten()
+                .filter(|s| s.last == 0)
+                .map(|s| s.text.width())
+                .max()
+                .unwrap_or(0)
+                .max(MIN_NAME);
+            widths[0] = widths[0]
+                .saturating_sub(total - width)
+                .max(floor.min(widths[0]));
+        }
+        widths
+    }
+
+    /// Where each column starts (after the two-space indent).
+    fn starts(&self, widths: &[usize]) -> Vec<usize> {
+        let mut x = 2;
+        let mut starts = Vec::with_capacity(widths.len());
+        for (c, w) in widths.iter().enumerate() {
+            if c > 0 {
+                x += self.columns[c].gap;
+            }
+            starts.push(x);
+            x += w;
+        }
+        starts
+    }
+
+    /// The width the table takes.
+    fn width(&self, width: usize) -> usize {
+        let widths = self.widths(width);
+        self.starts(&widths)
+            .last()
+            .map_or(0, |s| s + widths.last().unwrap_or(&0))
+    }
+
+    fn write(
+        &self,
+        width: usize,
+        bold: Style,
+        row_style: impl Fn(usize) -> Style,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let widths = self.widths(width);
+        let starts = self.starts(&widths);
+        for spans in &self.titles {
+            let mut line = String::new();
+            // the visible width so far: `line` holds escape codes when bold is on
+            let mut at = 0;
+            for span in spans {
+                let (from, to) = (starts[span.first], starts[span.last] + widths[span.last]);
+                let mut text = shorten_middle(&span.text, to - from);
+                if span.rule && text.width() + 2 < to - from {
+                    let free = to - from - text.width() - 2;
+                    text = format!(
+                        "{} {text} {}",
+                        "─".repeat(free / 2),
+                        "─".repeat(free - free / 2)
+                    );
+                }
+                let x = match self.columns[span.last].align {
+                    Align::Left => from,
+                    Align::Right => to - text.width(),
+                };
+                let pad = x.saturating_sub(at);
+                line.push_str(&" ".repeat(pad));
+                line.push_str(&format!("{bold}{text}{bold:#}"));
+                at += pad + text.width();
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+        for (r, row) in self.rows.iter().enumerate() {
+            let mut line = String::new();
+            for (c, cell) in row.iter().enumerate() {
+                line.push_str(&" ".repeat(if c == 0 { 2 } else { self.columns[c].gap }));
+                let text = shorten_middle(cell, widths[c]);
+                let pad = " ".repeat(widths[c] - text.width());
+                let style = if c == 0 { row_style(r) } else { Style::new() };
+                match self.columns[c].align {
+                    Align::Left => line.push_str(&format!("{style}{text}{style:#}{pad}")),
+                    Align::Right => line.push_str(&format!("{pad}{style}{text}{style:#}")),
+                }
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+/// `s` in at most `max` columns: the start and the end of it around `…` when too long.
+pub fn shorten_middle(s: &str, max: usize) -> String {
+    if s.width() <= max {
+        return s.to_string();
+    }
+    if max <= 1 {
+        return "…".chars().take(max).collect();
+    }
+    let keep = max - 1;
+    let (head_max, tail_max) = (keep.div_ceil(2), keep / 2);
+    let mut head = String::new();
+    for ch in s.chars() {
+        if head.width() + ch.to_string().width() > head_max {
+            break;
+        }
+        head.push(ch);
+    }
+    let mut tail: Vec<char> = Vec::new();
+    for ch in s.chars().rev() {
+        let w: usize = tail.iter().map(|c| c.to_string().width()).sum();
+        if w + ch.to_string().width() > tail_max {
+            break;
+        }
+        tail.push(ch);
+    }
+    tail.reverse();
+    format!("{head}…{}", tail.into_iter().collect::<String>())
+}
+
+/// `s` in at most `max` columns: `…` and its end when too long.
+pub fn keep_end(s: &str, max: usize) -> String {
+    if s.width() <= max {
+        return s.to_string();
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut width = 1;
+    for ch in s.chars().rev() {
+        let w = ch.to_string().width();
+        if width + w > max {
+            break;
+        }
+        width += w;
+        tail.push(ch);
+    }
+    tail.reverse();
+    format!("…{}", tail.into_iter().collect::<String>())
+}
+
+/// The units weights are written in (`model::Unit::format`), kept with their number by
+/// [`wrap`].
+const UNITS: [&str; 8] = ["B", "KiB", "MiB", "GiB", "ns", "µs", "ms", "s"];
+
+/// `line` broken at spaces into lines of at most `width` columns; continuation lines are
+/// indented two more than the line's own indent. A word longer than a line (a path) is kept
+/// whole rather than cut.
+pub fn wrap(line: &str, width: usize) -> Vec<String> {
+    if line.width() <= width {
+        return vec![line.to_string()];
+    }
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    let hanging = " ".repeat(indent + 2);
+    let mut lines = Vec::new();
+    let mut current = " ".repeat(indent);
+    let mut empty = true;
+    // a weight stays on one line with its unit (`2.29 GiB`, not `2.29` / `GiB`)
+    let mut words: Vec<String> = Vec::new();
+    for word in line.split(' ').filter(|w| !w.is_empty()) {
+        let unit = word.trim_end_matches([',', ';', ')', '.']);
+        match words.last_mut() {
+            Some(last) if UNITS.contains(&unit) && last.ends_with(|c: char| c.is_ascii_digit()) => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+    }
+    for word in &words {
+        if !empty && current.width() + 1 + word.width() > width {
+            lines.push(std::mem::replace(&mut current, hanging.clone()));
+            empty = true;
+        }
+        if !empty {
+            current.push(' ');
+        }
+        current.push_str(word);
+        empty = false;
+    }
+    lines.push(current);
+    lines
+}
+
+/// The share table of `rows`: one table, or one per view when inputs side by side make it
+/// wider than the terminal.
 fn write_rows(
     report: &Report,
     rows: &[ShareRow],
-    color: bool,
+    term: Terminal,
     bold: Style,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let by_category = report.by == GroupBy::Category;
-    let with_weights = show_weights(report);
-    let titles = share_table_titles(report, |_| String::new());
-    let unit = &report.inputs[0].metric.unit;
-    let mut table: Vec<Vec<String>> = vec![titles];
-    for row in rows {
-        let mut cells = vec![row.name.clone()];
-        if !by_category {
-            let mut c = row.category.map_or("", |c| c.as_str()).to_string();
-            if row.transparent {
-                c.push('*');
+    let styles = row_styles(report, rows, term);
+    let style = |r: usize| styles[r];
+    let table = share_table(report, rows, &report.views);
+    // too wide even with names shortened (inputs side by side, or a narrow terminal): one
+    // table per view
+    if report.views.len() > 1 && table.width(term.width) > term.width {
+        for (i, view) in report.views.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
             }
-            cells.push(c);
+            share_table(report, rows, std::slice::from_ref(view))
+                .write(term.width, bold, style, out)?;
         }
-        for view in &report.views {
-            let shares = share_cells(report, row, *view);
-            for (i, s) in shares.into_iter().enumerate() {
-                cells.push(s);
-                if with_weights {
-                    cells.push(weight(view.of(&row.weights[i]), unit, report.per));
-                }
-            }
-        }
-        table.push(cells);
+    } else {
+        table.write(term.width, bold, style, out)?;
     }
-    print_table(
-        &table,
-        |r, _| {
-            if r == 0 {
-                bold
-            } else if color {
-                category_style(rows[r - 1].category)
-            } else {
-                Style::new()
-            }
-        },
-        out,
-    )?;
-    writeln!(
-        out,
-        "  (* transparent: the owner view looks through it to its caller)"
-    )
-}
-
-fn print_table(
-    table: &[Vec<String>],
-    style: impl Fn(usize, usize) -> Style,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let columns = table.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            table
-                .iter()
-                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for (r, row) in table.iter().enumerate() {
-        let mut line = String::from("  ");
-        for (c, cell) in row.iter().enumerate() {
-            let pad = widths[c] - cell.chars().count();
-            let st = if c == 0 || r == 0 {
-                style(r, c)
-            } else {
-                Style::new()
-            };
-            let text = if c < 2 {
-                format!("{cell}{}", " ".repeat(pad))
-            } else {
-                format!("{}{cell}", " ".repeat(pad))
-            };
-            line.push_str(&format!("{st}{text}{st:#}  "));
-        }
-        writeln!(out, "{}", line.trim_end())?;
+    let mut notes = Vec::new();
+    if report.combine == Combine::Repeats {
+        notes.push(format!(
+            "  (median [min–max] of the shares over {} repeats)",
+            report.inputs.len()
+        ));
+    }
+    notes.push("  (* transparent: the owner view looks through it to its caller)".into());
+    for line in notes.iter().flat_map(|n| wrap(n, term.width)) {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
 
-fn write_types(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut table = vec![vec![
-        "allocated type".to_string(),
-        "share".into(),
-        "weight".into(),
-        "owned by (owner view)".into(),
-    ]];
+/// The columns, titles and cells of a share table over `views`.
+fn share_table(report: &Report, rows: &[ShareRow], views: &[View]) -> Table {
+    let by_category = report.by == GroupBy::Category;
+    let with_weights = show_weights(report);
+    let side_by_side = report.inputs.len() > 1 && report.combine == Combine::Columns;
+    let unit = &report.inputs[0].metric.unit;
+    let labels = input_labels(report, MAX_INPUT_LABEL);
+    let mut columns = vec![Column {
+        align: Align::Left,
+        gap: 0,
+    }];
+    let mut view_titles = vec![Span {
+        first: 0,
+        last: 0,
+        text: if by_category { "category" } else { "owner" }.into(),
+        rule: false,
+    }];
+    if !by_category {
+        columns.push(Column {
+            align: Align::Left,
+            gap: 2,
+        });
+        view_titles.push(Span {
+            first: 1,
+            last: 1,
+            text: "category".into(),
+            rule: false,
+        });
+    }
+    let mut input_titles = Vec::new();
+    for view in views {
+        let first = columns.len();
+        let per_view = if side_by_side { report.inputs.len() } else { 1 };
+        for label in labels.iter().take(per_view) {
+            columns.push(Column {
+                align: Align::Right,
+                gap: 2,
+            });
+            if side_by_side {
+                input_titles.push(Span {
+                    first: columns.len() - 1,
+                    last: columns.len() - 1,
+                    text: label.clone(),
+                    rule: false,
+                });
+            }
+            if with_weights {
+                columns.push(Column {
+                    align: Align::Right,
+                    gap: 1,
+                });
+            }
+        }
+        view_titles.push(Span {
+            first,
+            last: columns.len() - 1,
+            text: view.as_str().into(),
+            rule: side_by_side,
+        });
+    }
+    let mut titles = vec![view_titles];
+    if side_by_side {
+        titles.push(input_titles);
+    }
+    let body = rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![row.name.clone()];
+            if !by_category {
+                let mut c = row.category.map_or("", |c| c.as_str()).to_string();
+                if row.transparent {
+                    c.push('*');
+                }
+                cells.push(c);
+            }
+            for view in views {
+                for (i, s) in share_cells(report, row, *view).into_iter().enumerate() {
+                    cells.push(s);
+                    if with_weights {
+                        cells.push(weight(view.of(&row.weights[i]), unit, report.per));
+                    }
+                }
+            }
+            cells
+        })
+        .collect();
+    Table {
+        columns,
+        titles,
+        rows: body,
+    }
+}
+
+fn write_types(report: &Report, term: Terminal, out: &mut dyn Write) -> std::io::Result<()> {
+    let span = |c: usize, text: &str| Span {
+        first: c,
+        last: c,
+        text: text.into(),
+        rule: false,
+    };
+    let column = |align, gap| Column { align, gap };
+    let mut rows = Vec::new();
     for input in &report.inputs {
         let total = input.aggregate.all.total;
         for t in input.aggregate.types.iter().take(50) {
@@ -154,7 +477,7 @@ fn write_types(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     )
                 })
                 .collect();
-            table.push(vec![
+            rows.push(vec![
                 t.name.clone(),
                 pct(share(t.weight, total)),
                 weight(t.weight, &input.metric.unit, report.per),
@@ -162,24 +485,47 @@ fn write_types(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             ]);
         }
     }
-    print_table(&table, |_, _| Style::new(), out)
+    let table = Table {
+        columns: vec![
+            column(Align::Left, 0),
+            column(Align::Right, 2),
+            column(Align::Right, 1),
+            column(Align::Left, 2),
+        ],
+        titles: vec![vec![
+            span(0, "allocated type"),
+            span(1, "share"),
+            span(2, "weight"),
+            span(3, "owned by (owner view)"),
+        ]],
+        rows,
+    };
+    let bold = if term.color {
+        Style::new().bold()
+    } else {
+        Style::new()
+    };
+    table.write(term.width, bold, |_| Style::new(), out)
 }
 
 fn write_threads(
     report: &Report,
-    color: bool,
+    term: Terminal,
     bold: Style,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     for (i, input) in report.inputs.iter().enumerate() {
         for (g, (name, attribution)) in input.aggregate.threads.iter().enumerate() {
-            writeln!(
-                out,
-                "\n{bold}thread {name}{bold:#}: {} of {} ({}); shares of this thread's total",
+            let heading = format!(
+                "thread {name}: {} of {} ({}); shares of this thread's total",
                 pct(share(attribution.total, input.aggregate.all.total)),
                 input.path,
                 input.metric.unit.format(attribution.total),
-            )?;
+            );
+            writeln!(out)?;
+            for line in wrap(&heading, term.width) {
+                writeln!(out, "{bold}{line}{bold:#}")?;
+            }
             let single = Report {
                 inputs: vec![crate::aggregate::report::InputReport {
                     aggregate: crate::aggregate::Aggregate {
@@ -192,13 +538,18 @@ fn write_threads(
                 ..report.clone()
             };
             let rows = report.thread_rows(i, g);
-            write_rows(&single, &rows, color, bold, out)?;
+            write_rows(&single, &rows, term, bold, out)?;
         }
     }
     Ok(())
 }
 
-fn write_frames(report: &Report, bold: Style, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_frames(
+    report: &Report,
+    term: Terminal,
+    bold: Style,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     for input in &report.inputs {
         let agg = &input.aggregate;
         let total = agg.all.total;
@@ -223,18 +574,70 @@ fn write_frames(report: &Report, bold: Style, out: &mut dyn Write) -> std::io::R
             if list.is_empty() {
                 continue;
             }
-            writeln!(out, "\n{bold}{heading}{title}{bold:#}")?;
-            for fw in list.iter().take(MAX_LISTED) {
-                writeln!(
-                    out,
-                    "  {:>6}  {:>12}  {:<18} {}",
+            writeln!(out)?;
+            for line in wrap(&format!("{heading}{title}"), term.width) {
+                writeln!(out, "{bold}{line}{bold:#}")?;
+            }
+            let listed = &list[..list.len().min(MAX_LISTED)];
+            let cells = |fw: &crate::aggregate::FrameWeight| {
+                (
                     pct(share(fw.weight, total)),
                     weight(fw.weight, unit, report.per),
+                )
+            };
+            let share_width = listed.iter().map(|f| cells(f).0.width()).max().unwrap_or(0);
+            let weight_width = listed.iter().map(|f| cells(f).1.width()).max().unwrap_or(0);
+            let owner_width = listed.iter().map(|f| f.owner.width()).max().unwrap_or(0);
+            // the frame's name takes what is left of the line, and at least MIN_NAME
+            let used = 2 + share_width + 2 + weight_width + 2 + owner_width + 2;
+            let name_width = term.width.saturating_sub(used).max(MIN_NAME * 2);
+            for fw in listed {
+                let (s, w) = cells(fw);
+                let line = format!(
+                    "  {s:>share_width$}  {w:>weight_width$}  {:<owner_width$}  {}",
                     fw.owner,
-                    fw.frame
-                )?;
+                    shorten_middle(&fw.frame, name_width)
+                );
+                writeln!(out, "{}", line.trim_end())?;
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_shortened_in_the_middle_to_the_width() {
+        assert_eq!(shorten_middle("jdk-httpserver", 14), "jdk-httpserver");
+        assert_eq!(shorten_middle("jdk-httpserver", 10), "jdk-h…rver");
+        assert_eq!(shorten_middle("jdk-httpserver", 10).width(), 10);
+        assert_eq!(shorten_middle("日本語の名前", 8), "日本…前");
+        assert_eq!(shorten_middle("abc", 1), "…");
+        assert_eq!(keep_end("/tmp/run1/p.folded", 12), "…n1/p.folded");
+        assert_eq!(keep_end("p.folded", 12), "p.folded");
+    }
+
+    #[test]
+    fn long_lines_wrap_at_spaces_with_a_hanging_indent() {
+        let line = "  warning: 14.9% of the weight is in stacks of only transparent frames";
+        let wrapped = wrap(line, 30);
+        assert_eq!(
+            wrapped,
+            [
+                "  warning: 14.9% of the weight",
+                "    is in stacks of only",
+                "    transparent frames",
+            ]
+        );
+        assert!(wrapped.iter().all(|l| l.width() <= 30));
+        assert_eq!(wrap("total 2.29 GiB", 12), ["total", "  2.29 GiB"]);
+        // a word longer than the width stays whole
+        assert_eq!(
+            wrap("a /very/long/path b", 8),
+            ["a", "  /very/long/path", "  b"]
+        );
+    }
 }

@@ -19,10 +19,15 @@ pub fn fixture_arg(rel: &str) -> String {
     fixture(rel).to_str().unwrap().to_string()
 }
 
-/// The built `whose`, without colour (so output compares as plain text).
+/// The built `whose`, without colour (so output compares as plain text) and with a table
+/// width no line reaches (`COLUMNS`), so tests that look for a note or a row find it on one
+/// line whatever the terminal running them; the layout itself is checked by the goldens (at
+/// 80 columns) and `terminal.rs`, which set or remove `COLUMNS` themselves.
 pub fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_whose"));
-    c.env("NO_COLOR", "1");
+    c.env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .env("COLUMNS", "100000");
     c
 }
 

@@ -247,6 +247,8 @@ struct Owners {
     total: u128,
     /// name → (category, owner-view weight)
     owners: BTreeMap<String, (String, u128)>,
+    /// name → anywhere weight (samples with the owner on the stack)
+    anywhere: BTreeMap<String, u128>,
 }
 
 fn report(profile_args: &[String]) -> Owners {
@@ -268,9 +270,21 @@ fn report(profile_args: &[String]) -> Owners {
             )
         })
         .collect();
+    let anywhere = input["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["name"].as_str().unwrap().to_string(),
+                o["anywhere"].as_u64().unwrap() as u128,
+            )
+        })
+        .collect();
     Owners {
         total: input["total"].as_u64().unwrap() as u128,
         owners,
+        anywhere,
     }
 }
 
@@ -334,24 +348,41 @@ fn assert_same_hue(fill: (u8, u8, u8), category: &str, what: &str) {
     }
 }
 
+/// The weight a legend entry shows: what inferno's search for the owner matches, the owner
+/// view when colouring by owner (the default), the samples with the owner on the stack when
+/// colouring each frame by its own owner (`by_frame`).
+fn legend_weight(want: &Owners, owner: &str, by_frame: bool) -> u128 {
+    if by_frame {
+        want.anywhere[owner]
+    } else {
+        want.owners[owner].1
+    }
+}
+
 /// Every frame's fill is the legend colour of the owner its text names, in that owner's
-/// category hue; the legend's numbers are the report's owner view.
-fn check_frames_match_legend(svg: &Svg, want: &Owners) {
+/// category hue; the legend's numbers are the report's (see [`legend_weight`]).
+fn check_frames_match_legend(svg: &Svg, want: &Owners, by_frame: bool) {
     let mut colour_of = BTreeMap::new();
     for e in &svg.legend {
-        let (category, weight) = &want.owners[&e.owner];
+        let (category, _) = &want.owners[&e.owner];
+        let weight = legend_weight(want, &e.owner, by_frame);
         assert_eq!(&e.category, category, "{}", e.owner);
-        assert_eq!(e.weight, *weight, "legend weight of {}", e.owner);
-        let share = *weight as f64 * 100.0 / want.total as f64;
+        assert_eq!(e.weight, weight, "legend weight of {}", e.owner);
+        let share = weight as f64 * 100.0 / want.total as f64;
         assert!(
             (e.share - share).abs() < 1e-6,
             "{}: {} vs {share}",
             e.owner,
             e.share
         );
+        let shown = format!("{share:.1}%");
         assert!(
-            e.label.ends_with(&format!(" {share:.1}%")),
-            "label {:?} should show {share:.1}%",
+            if by_frame {
+                e.label.contains(&format!(" {shown}, self "))
+            } else {
+                e.label.ends_with(&format!(" {shown}"))
+            },
+            "label {:?} should show {shown}",
             e.label
         );
         let fill = e.fill.expect("a swatch");
@@ -383,20 +414,27 @@ fn check_frames_match_legend(svg: &Svg, want: &Owners) {
 }
 
 /// Every frame's fill is its owner's legend colour, in its owner's category hue; the legend
-/// lists exactly the report's owners with the report's owner-view weights and shares.
+/// lists exactly the report's owners whose colour the graph shows, with the report's weights
+/// and shares (see [`legend_weight`]).
 fn check_coloured_graph(profile_args: &[String], extra: &[&str]) -> (Svg, Owners) {
     let svg = flame(profile_args, extra);
     let want = report(profile_args);
+    let by_frame = extra.windows(2).any(|w| w == ["--color-by", "self"]);
     assert_eq!(svg.total_samples as u128, want.total);
     let listed: BTreeSet<&String> = svg.legend.iter().map(|e| &e.owner).collect();
-    assert_eq!(listed, want.owners.keys().collect::<BTreeSet<_>>());
-    check_frames_match_legend(&svg, &want);
+    let coloured: BTreeSet<&String> = want
+        .owners
+        .keys()
+        .filter(|o| legend_weight(&want, o, by_frame) > 0)
+        .collect();
+    assert_eq!(listed, coloured);
+    check_frames_match_legend(&svg, &want, by_frame);
     (svg, want)
 }
 
 #[test]
 fn mini_frames_take_their_owners_colours() {
-    let (svg, _) = check_coloured_graph(&mini_args(), &[]);
+    let (svg, _) = check_coloured_graph(&mini_args(), &["--color-by", "self"]);
     // `copy` is the user's in one stack and the kernel's in another: two texts, two colours.
     let copies: BTreeMap<&str, (u8, u8, u8)> = svg
         .frames
@@ -514,7 +552,7 @@ fn check_split(profile_args: &[String]) -> BTreeMap<String, Svg> {
         );
         let svg = parse_svg(&std::fs::read_to_string(&path).unwrap());
         // colours as in the whole graph; the legend lists exactly the owners coloured here
-        check_frames_match_legend(&svg, &want);
+        check_frames_match_legend(&svg, &want, false);
         let coloured: BTreeSet<String> = svg.frames.iter().filter_map(Rect::color_owner).collect();
         let listed: BTreeSet<String> = svg.legend.iter().map(|e| e.owner.clone()).collect();
         assert_eq!(coloured, listed, "{name}");
@@ -551,8 +589,9 @@ fn split_totals_add_up_mini() {
             .all(|f| !f.text().starts_with("db.") && !f.text().starts_with("gc."))
     );
     assert_eq!(json.total_samples, 100);
+    // coloured by owner (the default), a graph of json's samples is json's colour alone
     let legend: Vec<&str> = json.legend.iter().map(|e| e.owner.as_str()).collect();
-    assert_eq!(legend, ["json", "server", "app", "runtime", "glibc-malloc"]);
+    assert_eq!(legend, ["json"]);
 }
 
 #[test]
@@ -754,7 +793,7 @@ fn inferno_options_pass_through() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.contains("width=\"800\"") && text.contains(">Checkout service<"));
     // --reverse: the leaves are the roots' children
-    let rev = flame(&mini_args(), &["--reverse"]);
+    let rev = flame(&mini_args(), &["--reverse", "--color-by", "self"]);
     let root = rev
         .frames
         .iter()
