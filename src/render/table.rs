@@ -294,12 +294,18 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut current = " ".repeat(indent);
     let mut empty = true;
-    // a weight stays on one line with its unit (`2.29 GiB`, not `2.29` / `GiB`)
+    // a weight stays on one line with its unit (`2.29 GiB`, not `2.29` / `GiB`), and the
+    // header's total with its label (`total 6.70 s`, not `total` ending the first line)
     let mut words: Vec<String> = Vec::new();
     for word in line.split(' ').filter(|w| !w.is_empty()) {
         let unit = word.trim_end_matches([',', ';', ')', '.']);
+        let with_unit = UNITS.contains(&unit);
+        let number = word.starts_with(|c: char| c.is_ascii_digit());
         match words.last_mut() {
-            Some(last) if UNITS.contains(&unit) && last.ends_with(|c: char| c.is_ascii_digit()) => {
+            Some(last)
+                if (with_unit && last.ends_with(|c: char| c.is_ascii_digit()))
+                    || (number && last == "total") =>
+            {
                 last.push(' ');
                 last.push_str(word);
             }
@@ -633,7 +639,11 @@ mod tests {
             ]
         );
         assert!(wrapped.iter().all(|l| l.width() <= 30));
-        assert_eq!(wrap("total 2.29 GiB", 12), ["total", "  2.29 GiB"]);
+        assert_eq!(wrap("sum 2.29 GiB", 10), ["sum", "  2.29 GiB"]);
+        assert_eq!(
+            wrap("a.data: total 2.29 GiB", 16),
+            ["a.data:", "  total 2.29 GiB"]
+        );
         // a word longer than the width stays whole
         assert_eq!(
             wrap("a /very/long/path b", 8),
