@@ -308,9 +308,10 @@ impl Builder<'_> {
     /// The text standing in for an empty stack, coloured by its owner.
     fn no_frames(&mut self, owner: OwnerId) -> u32 {
         let text = match self.options.annotate {
-            None => "[no frames]".to_string(),
+            None => crate::input::folded::NO_FRAMES.to_string(),
             Some(_) => format!(
-                "[no frames] [{}]",
+                "{} [{}]",
+                crate::input::folded::NO_FRAMES,
                 folded_name(&self.rules.owner(owner).name)
             ),
         };
