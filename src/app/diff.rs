@@ -16,16 +16,9 @@ pub fn run(plan: DiffPlan) -> Result<Outcome> {
     let loaded = load(&paths, &plan.load)?;
     let metrics = choose_metrics(&loaded, &plan.load)?;
     let inputs = input_reports(&loaded, &plan.load, &metrics, Detail::default());
-    if let Some((first, other)) = metric_mismatch(&inputs) {
+    if let Some(mismatch) = metric_mismatch(&inputs) {
         return Err(Error::Usage(format!(
-            "diff needs one metric on both sides: {} has {} ({}) but {} has {} ({}); choose \
-             one with --metric",
-            first.path,
-            first.metric.name,
-            first.metric.unit,
-            other.path,
-            other.metric.name,
-            other.metric.unit
+            "diff needs one metric on both sides: {mismatch}; choose one with --metric"
         )));
     }
     let report = build_report(&loaded, inputs, plan.shape);

@@ -36,16 +36,9 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
     let base_report = (reports.len() > drawn).then(|| reports.pop()).flatten();
     // several profiles are drawn as one: their sum (repeats of one run, or parts of one)
     let drawn_report = if drawn > 1 {
-        if let Some((first, other)) = metric_mismatch(&reports) {
+        if let Some(mismatch) = metric_mismatch(&reports) {
             return Err(Error::Usage(format!(
-                "flame draws several profiles as their sum, which needs one metric: {} has {} \
-                 ({}) but {} has {} ({})",
-                first.path,
-                first.metric.name,
-                first.metric.unit,
-                other.path,
-                other.metric.name,
-                other.metric.unit
+                "flame draws several profiles as their sum, which needs one metric: {mismatch}"
             )));
         }
         crate::aggregate::report::Report::merge_inputs(reports)?

@@ -121,20 +121,14 @@ fn metric_report(
             delta.metric.unit.format(delta.aggregate.negative.total)
         )));
     }
-    if let Some((first, other)) = metric_mismatch(&inputs) {
+    if let Some(mismatch) = metric_mismatch(&inputs) {
         return Err(Error::Usage(format!(
-            "--require `{}`: the inputs are measured in different metrics ({}: {} ({}), {}: \
-             {} ({})); add [METRIC] to the requirement, e.g. `{}.{}[{}] ...`",
+            "--require `{}`: the inputs are measured in different metrics ({mismatch}); add \
+             [METRIC] to the requirement, e.g. `{}.{}[{}] ...`",
             requirement.text,
-            first.path,
-            first.metric.name,
-            first.metric.unit,
-            other.path,
-            other.metric.name,
-            other.metric.unit,
             requirement.subject,
             requirement.view.as_str(),
-            first.metric.name
+            mismatch.first.metric.name
         )));
     }
     let shape = ReportShape::repeats(GroupBy::Owner, View::ALL.to_vec());

@@ -197,9 +197,31 @@ pub fn build_report(loaded: &Loaded, inputs: Vec<InputReport>, shape: ReportShap
 }
 
 /// The first input and the first other input measured in a different metric, if any: every
-/// command that compares inputs needs one metric, and each says so in its own words.
-pub fn metric_mismatch(inputs: &[InputReport]) -> Option<(&InputReport, &InputReport)> {
+/// command that compares inputs needs one metric, and each says why in its own words.
+pub fn metric_mismatch(inputs: &[InputReport]) -> Option<MetricMismatch<'_>> {
     let first = inputs.first()?;
     let other = inputs.iter().find(|i| i.metric != first.metric)?;
-    Some((first, other))
+    Some(MetricMismatch { first, other })
+}
+
+/// Two inputs in different metrics; shown as `A has cpu (nanoseconds) but B has samples (count)`.
+pub struct MetricMismatch<'a> {
+    pub first: &'a InputReport,
+    pub other: &'a InputReport,
+}
+
+impl std::fmt::Display for MetricMismatch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (first, other) = (self.first, self.other);
+        write!(
+            f,
+            "{} has {} ({}) but {} has {} ({})",
+            first.path,
+            first.metric.name,
+            first.metric.unit,
+            other.path,
+            other.metric.name,
+            other.metric.unit
+        )
+    }
 }

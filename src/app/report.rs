@@ -21,11 +21,10 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
         inputs = vec![Report::merge_inputs(inputs)?];
     }
     if plan.shape.combine == Combine::Repeats
-        && let Some((first, other)) = metric_mismatch(&inputs)
+        && let Some(mismatch) = metric_mismatch(&inputs)
     {
         return Err(Error::Usage(format!(
-            "--repeats needs one metric: {} has {} but {} has {}",
-            first.path, first.metric.name, other.path, other.metric.name
+            "--repeats needs one metric: {mismatch}"
         )));
     }
     if plan.shape.by == GroupBy::Type && inputs.iter().all(|i| i.aggregate.types.is_empty()) {

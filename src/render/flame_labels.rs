@@ -3,7 +3,7 @@
 //! a share in a legend is the share the table shows; [`super::flame`] draws them.
 
 use super::flame::{Color, IndexEntry, Legend, LegendEntry, Style, regex_literal};
-use super::palette::owner_colors;
+use super::palette::attribution_colors;
 use super::pct;
 use crate::aggregate::flame::{ColorBy, folded_name};
 use crate::aggregate::report::{InputReport, share};
@@ -47,15 +47,7 @@ impl Labels<'_> {
     /// Owner colours: category hue, tinted by rank (owner view, then anywhere) in the
     /// category.
     pub fn colors(&self) -> Vec<Color> {
-        let rank: Vec<(u128, u128)> = self
-            .report
-            .aggregate
-            .all
-            .owners
-            .iter()
-            .map(|w| (w.owner, w.anywhere))
-            .collect();
-        owner_colors(self.owners, &rank)
+        attribution_colors(self.owners, &self.report.aggregate.all)
     }
 
     /// The legend of a graph coloured with `colors`: every owner whose colour it shows

@@ -111,6 +111,20 @@ fn shades(base: Color, n: usize) -> Vec<f64> {
     (0..n).map(|i| taken[i % distinct]).collect()
 }
 
+/// The colours of [`owner_colors`], ranked by the owner view, then anywhere, in `attribution`:
+/// the table and the flame graph of one profile give each owner the same colour.
+pub fn attribution_colors(
+    owners: &[Owner],
+    attribution: &crate::aggregate::Attribution,
+) -> Vec<Color> {
+    let rank: Vec<(u128, u128)> = attribution
+        .owners
+        .iter()
+        .map(|w| (w.owner, w.anywhere))
+        .collect();
+    owner_colors(owners, &rank)
+}
+
 /// A colour per owner (indexed by `OwnerId`): its category's hue, shaded by its rank among
 /// the owners of that category, heaviest (by `rank_weight`, then name) first.
 pub fn owner_colors(owners: &[Owner], rank_weight: &[(u128, u128)]) -> Vec<Color> {

@@ -8,7 +8,7 @@
 //! long owner, type and frame names are shortened in the middle with `…` (both ends of a
 //! name tell most: its package and its function). Header lines and warnings are wrapped.
 
-use super::palette::{ROOT_COLOR, category_color, owner_colors, terminal_style};
+use super::palette::{ROOT_COLOR, attribution_colors, category_color, terminal_style};
 use super::{Terminal, header_lines, input_labels, pct, share_cells, show_weights, weight};
 use crate::aggregate::report::{Combine, GroupBy, Report, ShareRow, View, share};
 use anstyle::Style;
@@ -50,14 +50,7 @@ fn row_styles(report: &Report, rows: &[ShareRow], term: Terminal) -> Vec<Style> 
     if !term.color {
         return vec![Style::new(); rows.len()];
     }
-    let rank: Vec<(u128, u128)> = report.inputs[0]
-        .aggregate
-        .all
-        .owners
-        .iter()
-        .map(|w| (w.owner, w.anywhere))
-        .collect();
-    let colors = owner_colors(&report.owners, &rank);
+    let colors = attribution_colors(&report.owners, &report.inputs[0].aggregate.all);
     rows.iter()
         .map(|row| {
             let color = match report.by {
