@@ -10,6 +10,7 @@ mod it {
     mod bad_input;
     mod convert;
     mod flame;
+    mod fleet;
     mod folded;
     mod gate;
     mod goldens;

@@ -15,6 +15,7 @@ pub mod flame;
 mod marks;
 pub mod quality;
 pub mod report;
+pub mod rows;
 
 use crate::classify::{Classification, RuleSet};
 use crate::model::{Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId};

@@ -6,6 +6,7 @@
 
 mod convert;
 mod diff;
+mod each;
 mod explain;
 mod flame;
 mod gate;
