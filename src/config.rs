@@ -186,6 +186,13 @@ impl ReportPlan {
                 )));
             }
         }
+        if rows && (args.per.is_some() || args.threads || args.repeats) {
+            return Err(Error::Usage(
+                "--format ndjson and parquet write each input's exact weights: divide (--per), \
+                 split by thread (--threads) or compare repeats in the engine that reads them"
+                    .into(),
+            ));
+        }
         if rows && args.by != GroupBy::Owner {
             return Err(Error::Usage(
                 "--format ndjson and parquet write a row per owner with its category: \

@@ -294,3 +294,46 @@ fn figures(
         owners,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_weight_past_i64_is_an_error_naming_the_input_never_a_wrapped_number() {
+        assert_eq!(exact(i64::MAX as u128, "a.pb", "total"), Ok(i64::MAX));
+        let e = exact(i64::MAX as u128 + 1, "a.pb", "total").unwrap_err();
+        assert!(
+            e.starts_with("a.pb: total is 9223372036854775808, above"),
+            "{e}"
+        );
+        assert!(e.contains("--format json"), "{e}");
+    }
+
+    #[test]
+    fn label_values_come_from_the_options_the_path_and_pprof_in_that_order() {
+        let labels = RowLabels::new(
+            &["region=eu".to_string()],
+            Some(r"(?P<service>svc-\w+)/(?:(?P<date>\d{8})/)?"),
+            &["pod".to_string()],
+        )
+        .unwrap();
+        assert_eq!(labels.keys, ["region", "service", "date", "pod"]);
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            labels.values("/p/svc-a/20261101/x.pb", vec![some("p1")]),
+            [some("eu"), some("svc-a"), some("20261101"), some("p1")]
+        );
+        // a group outside the match, and a path the regex does not match: null
+        assert_eq!(
+            labels.values("/p/svc-b/x.pb", vec![None]),
+            [some("eu"), some("svc-b"), None, None]
+        );
+        assert_eq!(
+            labels.values("/q/x.pb", vec![None]),
+            [some("eu"), None, None, None]
+        );
+        let twice = RowLabels::new(&["a=1".into()], Some("(?P<a>x)"), &[]).unwrap_err();
+        assert!(twice.contains("label `a` given twice"), "{twice}");
+    }
+}

@@ -458,6 +458,10 @@ fn fleet_options_are_checked_before_reading() {
             &["report", "--format", "ndjson", "--by", "category", "x"],
             "group by category in the engine",
         ),
+        (
+            &["report", "--format", "parquet", "--per", "10", "x"],
+            "divide (--per)",
+        ),
     ];
     // a rule option that fails for every input is the run's one error, not an error row each
     let folder = fixture_arg("folded");
