@@ -8,20 +8,22 @@
 //!   error row; the run exits 2 at the end when any input failed, 0 otherwise.
 //! - Each input is classified as `whose report FILE` would classify it (its presets and its
 //!   own code detected from its frames), by a rule set compiled once per distinct detection
-//!   ([`RuleCache`]), not once per input.
+//!   ([`RuleCache`]), not once per input, which remembers the owner of each frame it has
+//!   classified ([`SharedRules`]).
 //! - Rows arrive in the order inputs finish, which varies between runs; an engine sums them.
 
 use super::{Detail, Loaded, Outcome, aggregate_input, build_report, choose_metric};
 use crate::aggregate::rows::{InputRows, RowLabels};
 use crate::classify::own_code::OwnCode;
-use crate::classify::{self, Reason, RuleOptions, RuleSet, own_code, presets};
+use crate::classify::{self, Classification, Reason, RuleOptions, RuleSet, own_code, presets};
 use crate::config::{LoadConfig, ReportPlan};
 use crate::error::{Error, Result};
 use crate::input::{self, InputFormat, pprof};
-use crate::model::{Frame, Profile};
+use crate::model::{Frame, OwnerId, Profile};
 use crate::render::rows::{RowFormat, RowWriter};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -147,12 +149,12 @@ fn read_one(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> InputRows {
 
 fn rows_of(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> Result<InputRows> {
     let (profile, pprof_values) = read(path, &plan.load, &plan.labels)?;
-    let rules = RuleSet::clone(&*rules.get(&profile)?);
+    let rules = rules.get(&profile)?;
     let classes = vec![rules.classify(&profile)];
     let loaded = Loaded {
         paths: vec![path.to_path_buf()],
         profiles: vec![profile],
-        rules,
+        rules: rules.set.clone(),
         classes,
     };
     let metric = choose_metric(&loaded.profiles[0], path, plan.load.metric.as_deref())?;
@@ -247,7 +249,45 @@ struct RuleCache {
     /// The presets the `--rules` files extend, which every rule set loads.
     extended: Vec<String>,
     presets_alone: Mutex<Vec<(Vec<String>, Arc<RuleSet>)>>,
-    sets: Mutex<Vec<(RuleKey, Arc<RuleSet>)>>,
+    sets: Mutex<Vec<(RuleKey, Arc<SharedRules>)>>,
+}
+
+/// One compiled rule set and the owners it has given frames so far: a fleet's inputs repeat
+/// the same frames (each service's profiles share their binaries), and classifying a frame
+/// (glob and regex matchers against every block) costs far more than looking it up.
+struct SharedRules {
+    set: Arc<RuleSet>,
+    owners: Mutex<FxHashMap<Frame, OwnerId>>,
+}
+
+/// Frames remembered per rule set at most: past it, new frames are classified each time, so
+/// memory stays bounded however many distinct frames a fleet has (about 150 bytes each).
+const REMEMBERED_FRAMES: usize = 1 << 20;
+
+impl SharedRules {
+    /// What `RuleSet::classify` gives, each remembered frame looked up instead of matched.
+    fn classify(&self, profile: &Profile) -> Classification {
+        let mut known: Vec<Option<OwnerId>> = {
+            let owners = lock(&self.owners);
+            profile.frames().map(|f| owners.get(f).copied()).collect()
+        };
+        let mut learned = Vec::new();
+        for (frame, owner) in profile.frames().zip(&mut known) {
+            if owner.is_none() {
+                let id = self.set.classify_frame(frame).0;
+                *owner = Some(id);
+                learned.push((frame.clone(), id));
+            }
+        }
+        if !learned.is_empty() {
+            let mut owners = lock(&self.owners);
+            let room = REMEMBERED_FRAMES.saturating_sub(owners.len());
+            owners.extend(learned.into_iter().take(room));
+        }
+        Classification {
+            frame_owner: known.into_iter().flatten().collect(),
+        }
+    }
 }
 
 /// What makes one input's rule set differ from another's.
@@ -281,7 +321,7 @@ impl RuleCache {
     }
 
     /// The rule set `whose report FILE` would build for `profile`.
-    fn get(&self, profile: &Profile) -> Result<Arc<RuleSet>> {
+    fn get(&self, profile: &Profile) -> Result<Arc<SharedRules>> {
         let one = std::slice::from_ref(profile);
         let presets: Vec<String> = if self.options.no_presets {
             Vec::new()
@@ -305,7 +345,10 @@ impl RuleCache {
             return Ok(set.clone());
         }
         // compiled outside the lock; two workers may both compile a new key once
-        let set = Arc::new(RuleSet::build(&self.options, one)?);
+        let set = Arc::new(SharedRules {
+            set: Arc::new(RuleSet::build(&self.options, one)?),
+            owners: Mutex::default(),
+        });
         lock(&self.sets).push((key, set.clone()));
         Ok(set)
     }
