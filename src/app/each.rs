@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex};
 
@@ -149,12 +149,12 @@ fn read_one(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> InputRows {
 
 fn rows_of(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> Result<InputRows> {
     let (profile, pprof_values) = read(path, &plan.load, &plan.labels)?;
-    let rules = rules.get(&profile)?;
-    let classes = vec![rules.classify(&profile)];
+    let shared = rules.get(&profile)?;
+    let classes = vec![shared.classify(&profile, &rules.remembered)];
     let loaded = Loaded {
         paths: vec![path.to_path_buf()],
         profiles: vec![profile],
-        rules: rules.set.clone(),
+        rules: shared.set.clone(),
         classes,
     };
     let metric = choose_metric(&loaded.profiles[0], path, plan.load.metric.as_deref())?;
@@ -250,6 +250,8 @@ struct RuleCache {
     extended: Vec<String>,
     presets_alone: Mutex<Vec<(Vec<String>, Arc<RuleSet>)>>,
     sets: Mutex<Vec<(RuleKey, Arc<SharedRules>)>>,
+    /// Frames remembered by all of `sets`, against [`REMEMBERED_FRAMES`].
+    remembered: AtomicUsize,
 }
 
 /// One compiled rule set and the owners it has given frames so far: a fleet's inputs repeat
@@ -260,13 +262,14 @@ struct SharedRules {
     owners: Mutex<FxHashMap<Frame, OwnerId>>,
 }
 
-/// Frames remembered per rule set at most: past it, new frames are classified each time, so
-/// memory stays bounded however many distinct frames a fleet has (about 150 bytes each).
-const REMEMBERED_FRAMES: usize = 1 << 20;
+/// Frames remembered in all rule sets together at most: past it, new frames are classified
+/// each time, so memory stays bounded (about 150 bytes a frame, some 80 MB) however many
+/// distinct programs and frames a fleet has.
+const REMEMBERED_FRAMES: usize = 1 << 19;
 
 impl SharedRules {
     /// What `RuleSet::classify` gives, each remembered frame looked up instead of matched.
-    fn classify(&self, profile: &Profile) -> Classification {
+    fn classify(&self, profile: &Profile, remembered: &AtomicUsize) -> Classification {
         let mut known: Vec<Option<OwnerId>> = {
             let owners = lock(&self.owners);
             profile.frames().map(|f| owners.get(f).copied()).collect()
@@ -280,9 +283,10 @@ impl SharedRules {
             }
         }
         if !learned.is_empty() {
-            let mut owners = lock(&self.owners);
-            let room = REMEMBERED_FRAMES.saturating_sub(owners.len());
-            owners.extend(learned.into_iter().take(room));
+            let room = REMEMBERED_FRAMES.saturating_sub(remembered.load(Ordering::Relaxed));
+            let kept = learned.len().min(room);
+            remembered.fetch_add(kept, Ordering::Relaxed);
+            lock(&self.owners).extend(learned.into_iter().take(kept));
         }
         Classification {
             frame_owner: known.into_iter().flatten().collect(),
@@ -317,6 +321,7 @@ impl RuleCache {
             extended,
             presets_alone: Mutex::default(),
             sets: Mutex::default(),
+            remembered: AtomicUsize::new(0),
         })
     }
 
