@@ -284,7 +284,7 @@ pub struct RuleArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Profiles to read (`-` for standard input). Default: ./perf.data.
+    /// Profiles to read (`-` for standard input). Default: ./perf.data, unless --each.
     #[arg(value_name = "PROFILE")]
     pub profiles: Vec<PathBuf>,
     #[command(flatten)]
@@ -319,6 +319,22 @@ pub struct ReportArgs {
     /// Sum the profiles into one.
     #[arg(long)]
     pub merge: bool,
+    /// Fleet rows: read every profile under DIR, matching GLOB (`**` too) or listed in
+    /// @LIST (a path a line) in parallel, each on its own, writing its rows as it finishes;
+    /// a bad file is an error row and exit 2 at the end. Needs --format ndjson or parquet.
+    #[arg(long, value_name = "DIR|GLOB|@LIST", conflicts_with_all = ["merge", "repeats"])]
+    pub each: Vec<String>,
+    /// A label column with this value on every row (ndjson, parquet); repeatable.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub label: Vec<String>,
+    /// Label columns from each input's path, one per named group of the regex:
+    /// `(?P<service>[^/]+)/(?P<date>\d{8})/` (ndjson, parquet).
+    #[arg(long, value_name = "REGEX")]
+    pub label_from_path: Option<String>,
+    /// A label column from the pprof string label KEY of the profile's samples (ndjson,
+    /// parquet); repeatable.
+    #[arg(long, value_name = "KEY")]
+    pub pprof_label: Vec<String>,
 }
 
 #[derive(Debug, Args)]

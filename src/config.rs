@@ -7,6 +7,7 @@
 
 use crate::aggregate::flame::ColorBy;
 use crate::aggregate::report::{Combine, GroupBy, View};
+use crate::aggregate::rows::RowLabels;
 use crate::classify::RuleOptions;
 use crate::cli::{
     Command, ConvertArgs, ConvertTo, DiffArgs, ExplainArgs, FlameArgs, GateArgs, InputArgs,
@@ -211,13 +212,80 @@ pub struct ReportPlan {
     pub threads: bool,
     pub format: OutputFormat,
     pub output: Option<PathBuf>,
+    /// `--each DIR|GLOB|@LIST`: fleet rows, each input on its own (`app::each`).
+    pub each: Vec<String>,
+    /// The label columns of the row formats.
+    pub labels: RowLabels,
 }
 
 impl ReportPlan {
     fn new(args: ReportArgs) -> Result<ReportPlan> {
+        let labels = RowLabels::new(
+            &args.label,
+            args.label_from_path.as_deref(),
+            &args.pprof_label,
+        )
+        .map_err(Error::Usage)?;
+        let rows = args.format.row_format().is_some();
+        if !rows {
+            let asked = [
+                (!args.each.is_empty(), "--each"),
+                (
+                    !labels.keys.is_empty(),
+                    "--label, --label-from-path and --pprof-label",
+                ),
+            ];
+            if let Some((_, what)) = asked.iter().find(|(on, _)| *on) {
+                return Err(Error::Usage(format!(
+                    "{what} write fleet rows: add --format ndjson or --format parquet"
+                )));
+            }
+        }
+        if rows && (args.per.is_some() || args.threads || args.repeats) {
+            return Err(Error::Usage(
+                "--format ndjson and parquet write each input's exact weights: divide (--per), \
+                 split by thread (--threads) or compare repeats in the engine that reads them"
+                    .into(),
+            ));
+        }
+        if rows && args.by != GroupBy::Owner {
+            return Err(Error::Usage(
+                "--format ndjson and parquet write a row per owner with its category: \
+                 group by category in the engine that reads them, without --by"
+                    .into(),
+            ));
+        }
+        if !args.pprof_label.is_empty() && args.each.is_empty() {
+            return Err(Error::Usage(
+                "--pprof-label is read with --each (profiles named as arguments have no \
+                 pprof label columns yet)"
+                    .into(),
+            ));
+        }
+        if args.merge && args.label_from_path.is_some() {
+            return Err(Error::Usage(
+                "--label-from-path labels each input, and --merge makes one of them all: use \
+                 --label KEY=VALUE, or --each without --merge"
+                    .into(),
+            ));
+        }
+        let named = !args.profiles.is_empty() || !args.input.input_files.is_empty();
+        if !args.each.is_empty() && named {
+            return Err(Error::Usage(
+                "--each reads the inputs it finds; name profiles either with --each or as \
+                 arguments (or -i), not both"
+                    .into(),
+            ));
+        }
+        // --each finds its inputs; ./perf.data is the default only without it
+        let profiles = if args.each.is_empty() {
+            profiles("report", args.profiles, &args.input)?
+        } else {
+            Vec::new()
+        };
         Ok(ReportPlan {
             load: LoadConfig::new(&args.input, &args.rules)?,
-            profiles: profiles("report", args.profiles, &args.input)?,
+            profiles,
             shape: ReportShape {
                 by: args.by,
                 views: distinct_views(&args.views),
@@ -228,6 +296,8 @@ impl ReportPlan {
             threads: args.threads,
             format: args.format,
             output: args.output,
+            each: args.each,
+            labels,
         })
     }
 }

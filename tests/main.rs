@@ -13,6 +13,7 @@ mod it {
     mod explain;
     mod flame;
     mod flame_browser;
+    mod fleet;
     mod folded;
     mod gate;
     mod goldens;

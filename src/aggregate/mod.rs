@@ -16,6 +16,7 @@ pub mod functions;
 mod marks;
 pub mod quality;
 pub mod report;
+pub mod rows;
 
 use crate::classify::{Classification, RuleSet};
 use crate::model::{Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId};

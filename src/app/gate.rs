@@ -210,7 +210,7 @@ mod tests {
         let loaded = Loaded {
             paths: vec![PathBuf::from("cpu.pb.gz"), PathBuf::from("allocs.pb.gz")],
             profiles,
-            rules,
+            rules: rules.into(),
             classes,
         };
         let config = LoadConfig::default();

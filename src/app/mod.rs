@@ -7,6 +7,7 @@
 mod convert;
 mod diff;
 mod docs;
+mod each;
 mod explain;
 mod flame;
 mod gate;
@@ -25,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::input;
 use crate::model::Profile;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What a command asks `main` to exit with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +56,9 @@ pub fn run(plan: Plan) -> Result<Outcome> {
 pub struct Loaded {
     pub paths: Vec<PathBuf>,
     pub profiles: Vec<Profile>,
-    pub rules: RuleSet,
+    /// Shared, not cloned, by `--each`'s inputs: a clone of a regex starts with empty lazy-DFA
+    /// caches, which every input would then rebuild.
+    pub rules: Arc<RuleSet>,
     pub classes: Vec<Classification>,
 }
 
@@ -75,7 +79,7 @@ pub fn load(paths: &[PathBuf], config: &LoadConfig) -> Result<Loaded> {
     Ok(Loaded {
         paths: paths.to_vec(),
         profiles,
-        rules,
+        rules: Arc::new(rules),
         classes,
     })
 }

@@ -5,11 +5,17 @@ use super::{
     write_output,
 };
 use crate::aggregate::report::{Combine, GroupBy, Report};
+use crate::aggregate::rows::InputLabels;
 use crate::config::ReportPlan;
 use crate::error::{Error, Result};
 use crate::render;
 
 pub fn run(plan: ReportPlan) -> Result<Outcome> {
+    if !plan.each.is_empty()
+        && let Some(format) = plan.format.row_format()
+    {
+        return super::each::run(plan, format);
+    }
     let loaded = load(&plan.profiles, &plan.load)?;
     let metrics = choose_metrics(&loaded, &plan.load)?;
     let detail = Detail {
@@ -34,9 +40,16 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
                 .into(),
         ));
     }
+    let labels = InputLabels {
+        values: inputs
+            .iter()
+            .map(|i| plan.labels.values(&i.path, Vec::new()))
+            .collect(),
+        keys: plan.labels.clone(),
+    };
     let report = build_report(&loaded, inputs, plan.shape);
     write_output(plan.output.as_deref(), |out, term| {
-        render::render(&report, plan.format, term, out)
+        render::render(&report, plan.format, term, &labels, out)
     })?;
     Ok(Outcome::Success)
 }

@@ -13,12 +13,14 @@ pub mod gate;
 mod json;
 mod markdown;
 pub mod palette;
+pub mod rows;
 mod table;
 pub mod top;
 
 pub use table::wrap;
 
 use crate::aggregate::report::{Combine, GroupBy, Report, ShareRow, Spread, View, share};
+use crate::aggregate::rows::{InputLabels, InputRows};
 use crate::model::Unit;
 use std::io::Write;
 
@@ -30,6 +32,10 @@ pub enum OutputFormat {
     Markdown,
     Json,
     Csv,
+    /// One JSON object a line per (input, owner, view): fleet rows (README "Fleet rows").
+    Ndjson,
+    /// The same rows as a Parquet file (binary: `-o FILE` or a pipe).
+    Parquet,
 }
 
 /// `--color`: when standard output gets colour (`auto`: on a terminal, by the environment's
@@ -53,11 +59,24 @@ pub struct Terminal {
     pub width: usize,
 }
 
-/// Writes `report` in `format`, laid out for `term`.
+impl OutputFormat {
+    /// The row format, for the formats that write fleet rows rather than a report.
+    pub fn row_format(self) -> Option<rows::RowFormat> {
+        match self {
+            OutputFormat::Ndjson => Some(rows::RowFormat::Ndjson),
+            OutputFormat::Parquet => Some(rows::RowFormat::Parquet),
+            _ => None,
+        }
+    }
+}
+
+/// Writes `report` in `format`, laid out for `term`; `labels` are the label columns of the
+/// row formats and each input's values of them.
 pub fn render(
     report: &Report,
     format: OutputFormat,
     term: Terminal,
+    labels: &InputLabels,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     match format {
@@ -65,7 +84,24 @@ pub fn render(
         OutputFormat::Markdown => markdown::write(report, out),
         OutputFormat::Json => json::write(report, out),
         OutputFormat::Csv => csv::write(report, out),
+        OutputFormat::Ndjson => write_rows(report, rows::RowFormat::Ndjson, labels, out),
+        OutputFormat::Parquet => write_rows(report, rows::RowFormat::Parquet, labels, out),
     }
+}
+
+/// The report's inputs as fleet rows, one row per owner and view of `report.views`.
+fn write_rows(
+    report: &Report,
+    format: rows::RowFormat,
+    labels: &InputLabels,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let inputs = InputRows::of_report(report, &report.views, labels.values.clone());
+    let mut writer = rows::RowWriter::new(format, labels.keys.clone(), out)?;
+    for input in &inputs {
+        writer.write(input)?;
+    }
+    writer.finish()
 }
 
 /// `12.3%` with one decimal, as the table shows shares.

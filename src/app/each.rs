@@ -1,0 +1,461 @@
+//! `whose report --each DIR|GLOB|@LIST` (issue 16): every profile of a fleet read in one
+//! process, each on its own, its rows written as it finishes.
+//!
+//! - Parallel: rayon's pool reads one input per core.
+//! - Bounded memory: a worker holds one profile; finished inputs wait in a channel of a few
+//!   slots for the one writer thread, so memory does not grow with the count of inputs.
+//! - Never stops at a bad file: its read error (or a reader's panic) becomes the input's
+//!   error row; the run exits 2 at the end when any input failed, 0 otherwise.
+//! - Each input is classified as `whose report FILE` would classify it (its presets and its
+//!   own code detected from its frames), by a rule set compiled once per distinct detection
+//!   ([`RuleCache`]), not once per input, which remembers the owner of each frame it has
+//!   classified ([`SharedRules`]).
+//! - Rows arrive in the order inputs finish, which varies between runs; an engine sums them.
+
+use super::{Detail, Loaded, Outcome, aggregate_input, build_report, choose_metric};
+use crate::aggregate::rows::{InputRows, RowLabels};
+use crate::classify::own_code::OwnCode;
+use crate::classify::{self, Classification, Reason, RuleOptions, RuleSet, own_code, presets};
+use crate::config::{LoadConfig, ReportPlan};
+use crate::error::{Error, Result};
+use crate::input::{self, InputFormat, pprof};
+use crate::model::{Frame, OwnerId, Profile};
+use crate::render::rows::{RowFormat, RowWriter};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::sync::{Arc, Mutex};
+
+/// Finished inputs that may wait for the writer, per worker thread.
+const QUEUE_PER_THREAD: usize = 2;
+
+pub fn run(plan: ReportPlan, format: RowFormat) -> Result<Outcome> {
+    let paths = find_inputs(&plan.each, plan.output.as_deref())?;
+    let as_paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    super::output::refuse_input_as_output(plan.output.as_deref(), &as_paths)?;
+    if format == RowFormat::Parquet && plan.output.is_none() && std::io::stdout().is_terminal() {
+        return Err(Error::Usage(
+            "--format parquet is binary: write it to a file with -o FILE, or pipe it".into(),
+        ));
+    }
+    let rules = RuleCache::new(&plan.load.rules)?;
+    let mut failed = 0usize;
+    super::write_output(plan.output.as_deref(), |out, _color| {
+        failed = read_all(&plan, &rules, format, &paths, out)?;
+        Ok(())
+    })?;
+    if failed > 0 {
+        return Err(Error::Usage(format!(
+            "{failed} of {} inputs could not be read; their error rows say why",
+            paths.len()
+        )));
+    }
+    Ok(Outcome::Success)
+}
+
+/// Reads `paths` in parallel and writes each one's rows to `out` as it finishes; returns how
+/// many failed.
+fn read_all(
+    plan: &ReportPlan,
+    rules: &RuleCache,
+    format: RowFormat,
+    paths: &[PathBuf],
+    out: &mut dyn Write,
+) -> std::io::Result<usize> {
+    let mut writer = RowWriter::new(format, plan.labels.clone(), out)?;
+    let progress = progress_bar(paths.len() as u64);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = sync_channel::<InputRows>(rayon::current_num_threads() * QUEUE_PER_THREAD);
+    let mut failed = 0;
+    let mut written: std::io::Result<()> = Ok(());
+    std::thread::scope(|scope| {
+        let stop = &stop;
+        scope.spawn(move || {
+            paths.par_iter().for_each_with(tx, |tx, path| {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                // a closed channel means the writer stopped on an error it reports
+                let _ = tx.send(read_one(plan, rules, path));
+            });
+        });
+        for rows in rx.iter() {
+            failed += usize::from(rows.outcome.is_err());
+            progress.inc(1);
+            if let Err(e) = writer.write(&rows) {
+                stop.store(true, Ordering::Relaxed);
+                written = Err(e);
+                break;
+            }
+        }
+        // dropping the receiver here lets workers blocked on a full channel return
+        drop(rx);
+    });
+    progress.finish_and_clear();
+    written?;
+    writer.finish()?;
+    Ok(failed)
+}
+
+/// A bar counting inputs on stderr, or nothing when stderr is no terminal.
+fn progress_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} inputs ({per_sec}, {eta})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message("reading");
+    bar
+}
+
+/// One input's rows, or its error row; a panic in a reader is the input's error too, so that
+/// one strange file cannot end a fleet run.
+fn read_one(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> InputRows {
+    let shown = path.display().to_string();
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rows_of(plan, rules, path)))
+            .unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(Error::input(
+                    path,
+                    crate::error::Position::Whole,
+                    format!("internal error reading it (a bug in whose, please report it): {what}"),
+                ))
+            });
+    match result {
+        Ok(rows) => rows,
+        Err(e) => {
+            let none = vec![None; plan.labels.pprof_keys().len()];
+            InputRows::failed(
+                shown.clone(),
+                plan.labels.values(&shown, none),
+                e.to_string(),
+            )
+        }
+    }
+}
+
+fn rows_of(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> Result<InputRows> {
+    let (profile, pprof_values) = read(path, &plan.load, &plan.labels)?;
+    let shared = rules.get(&profile)?;
+    let classes = vec![shared.classify(&profile, &rules.remembered)];
+    let loaded = Loaded {
+        paths: vec![path.to_path_buf()],
+        profiles: vec![profile],
+        rules: shared.set.clone(),
+        classes,
+    };
+    let metric = choose_metric(&loaded.profiles[0], path, plan.load.metric.as_deref())?;
+    let source = if plan.load.metric.is_some() {
+        "--metric"
+    } else {
+        "default"
+    };
+    // the rows need the owner totals only: no frame lists, no thread split
+    let detail = Detail {
+        top: 0,
+        threads: false,
+    };
+    let input = aggregate_input(&loaded, &plan.load, 0, metric, source, detail);
+    let shown = path.display().to_string();
+    let labels = plan.labels.values(&shown, pprof_values);
+    let report = build_report(&loaded, vec![input], plan.shape.clone());
+    let mut rows = InputRows::of_report(&report, &plan.shape.views, vec![labels]);
+    Ok(rows.remove(0))
+}
+
+/// Reads one input, and the values of the `--pprof-label` keys when asked (a pprof input is
+/// then decoded keeping its samples, whose labels the model does not hold).
+fn read(
+    path: &Path,
+    config: &LoadConfig,
+    labels: &RowLabels,
+) -> Result<(Profile, Vec<Option<String>>)> {
+    let keys = labels.pprof_keys();
+    if keys.is_empty() {
+        return Ok((input::read_profile(path, &config.read)?, Vec::new()));
+    }
+    let (source, format) = input::open(path, &config.read)?;
+    if format != InputFormat::Pprof {
+        let profile = input::read_profile(path, &config.read)?;
+        return Ok((profile, vec![None; keys.len()]));
+    }
+    let (mut profile, decoded) = pprof::read_keeping_samples(source, &config.read)?;
+    profile
+        .meta
+        .notes
+        .insert(0, format!("format: {}", format.name()));
+    input::check_valid(path, &profile)?;
+    let values = keys
+        .iter()
+        .map(|key| pprof_label(path, &decoded.proto, key))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((profile, values))
+}
+
+/// The one value string label `key` has on the profile's samples; `None` when no sample has
+/// it. Several values in one profile would need a row per value, which is not built yet.
+fn pprof_label(
+    path: &Path,
+    proto: &crate::pprof_wire::Profile,
+    key: &str,
+) -> Result<Option<String>> {
+    let strings = &proto.string_table;
+    let text = |i: i64| strings.get(i as usize).map(String::as_str).unwrap_or("");
+    let mut values: Vec<&str> = Vec::new();
+    for sample in &proto.sample {
+        for label in &sample.label {
+            if label.str != 0 && text(label.key) == key {
+                let value = text(label.str);
+                if !values.contains(&value) {
+                    values.push(value);
+                }
+            }
+        }
+    }
+    match values.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one.to_string())),
+        many => Err(Error::Unsupported(format!(
+            "{}: --pprof-label {key}: the samples have {} values of it ({}...); a row per \
+             label value",
+            path.display(),
+            many.len(),
+            many.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+/// The rule sets of a run, each compiled once: an input's rule set depends on its frames only
+/// through the presets detected from them and the own code guessed from them (see
+/// `RuleSet::build`), so inputs that agree on both share one. Both are found without compiling
+/// the full set: the presets by [`presets::detect`], the own code against a set of those presets
+/// alone (itself compiled once per preset list), which is what `RuleSet::build` guesses it
+/// against.
+struct RuleCache {
+    options: RuleOptions,
+    /// The presets the `--rules` files extend, which every rule set loads.
+    extended: Vec<String>,
+    presets_alone: Mutex<Vec<(Vec<String>, Arc<RuleSet>)>>,
+    sets: Mutex<Vec<(RuleKey, Arc<SharedRules>)>>,
+    /// Frames remembered by all of `sets`, against [`REMEMBERED_FRAMES`].
+    remembered: AtomicUsize,
+}
+
+/// One compiled rule set and the owners it has given frames so far: a fleet's inputs repeat
+/// the same frames (each service's profiles share their binaries), and classifying a frame
+/// (glob and regex matchers against every block) costs far more than looking it up.
+struct SharedRules {
+    set: Arc<RuleSet>,
+    owners: Mutex<FxHashMap<Frame, OwnerId>>,
+}
+
+/// Frames remembered in all rule sets together at most: past it, new frames are classified
+/// each time, so memory stays bounded (about 150 bytes a frame, some 80 MB) however many
+/// distinct programs and frames a fleet has.
+const REMEMBERED_FRAMES: usize = 1 << 19;
+
+impl SharedRules {
+    /// What `RuleSet::classify` gives, each remembered frame looked up instead of matched.
+    fn classify(&self, profile: &Profile, remembered: &AtomicUsize) -> Classification {
+        let mut known: Vec<Option<OwnerId>> = {
+            let owners = lock(&self.owners);
+            profile.frames().map(|f| owners.get(f).copied()).collect()
+        };
+        let mut learned = Vec::new();
+        for (frame, owner) in profile.frames().zip(&mut known) {
+            if owner.is_none() {
+                let id = self.set.classify_frame(frame).0;
+                *owner = Some(id);
+                learned.push((frame.clone(), id));
+            }
+        }
+        if !learned.is_empty() {
+            let room = REMEMBERED_FRAMES.saturating_sub(remembered.load(Ordering::Relaxed));
+            let kept = learned.len().min(room);
+            remembered.fetch_add(kept, Ordering::Relaxed);
+            lock(&self.owners).extend(learned.into_iter().take(kept));
+        }
+        Classification {
+            frame_owner: known.into_iter().flatten().collect(),
+        }
+    }
+}
+
+/// What makes one input's rule set differ from another's.
+type RuleKey = (Vec<String>, Vec<OwnCode>);
+
+impl RuleCache {
+    fn new(options: &RuleOptions) -> Result<RuleCache> {
+        // an unknown preset, a bad rule file or `--through` name is the run's error, found
+        // before the first input rather than once per input; `--through` may name an owner of
+        // a preset that only detection loads, so it is checked here only without detection
+        let detects = options.presets.is_empty() && !options.no_presets;
+        let checked = RuleOptions {
+            through: if detects {
+                Vec::new()
+            } else {
+                options.through.clone()
+            },
+            ..options.clone()
+        };
+        RuleSet::build(&checked, &[])?;
+        let mut extended = Vec::new();
+        for path in &options.rule_files {
+            extended.extend(classify::rules::load(path)?.extend);
+        }
+        Ok(RuleCache {
+            options: options.clone(),
+            extended,
+            presets_alone: Mutex::default(),
+            sets: Mutex::default(),
+            remembered: AtomicUsize::new(0),
+        })
+    }
+
+    /// The rule set `whose report FILE` would build for `profile`.
+    fn get(&self, profile: &Profile) -> Result<Arc<SharedRules>> {
+        let one = std::slice::from_ref(profile);
+        let presets: Vec<String> = if self.options.no_presets {
+            Vec::new()
+        } else if self.options.presets.is_empty() {
+            presets::detect(one)?
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        } else {
+            self.options.presets.clone()
+        };
+        let alone = self.presets_alone(&presets)?;
+        let claimed = |frame: &Frame| {
+            !matches!(
+                alone.classify_frame(frame).1,
+                Reason::NoRuleMatched | Reason::Unresolved
+            )
+        };
+        let key: RuleKey = (presets, own_code::detect(&alone.presets, one, &claimed));
+        if let Some((_, set)) = lock(&self.sets).iter().find(|(k, _)| *k == key) {
+            return Ok(set.clone());
+        }
+        // compiled outside the lock; two workers may both compile a new key once
+        let set = Arc::new(SharedRules {
+            set: Arc::new(RuleSet::build(&self.options, one)?),
+            owners: Mutex::default(),
+        });
+        lock(&self.sets).push((key, set.clone()));
+        Ok(set)
+    }
+
+    /// The presets of `names` and those the rule files extend, and nothing else.
+    fn presets_alone(&self, names: &[String]) -> Result<Arc<RuleSet>> {
+        if let Some((_, set)) = lock(&self.presets_alone).iter().find(|(n, _)| n == names) {
+            return Ok(set.clone());
+        }
+        let mut presets = self.extended.clone();
+        presets.extend(names.iter().cloned());
+        let options = RuleOptions {
+            presets,
+            ..RuleOptions::default()
+        };
+        let set = Arc::new(RuleSet::build(&options, &[])?);
+        lock(&self.presets_alone).push((names.to_vec(), set.clone()));
+        Ok(set)
+    }
+}
+
+/// A lock whose holder cannot leave the list half-changed: a panic elsewhere does not poison
+/// what it guards.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The inputs `--each` names: a folder's files (recursively, sorted, hidden ones left out), a
+/// glob's matches, an `@LIST` file's lines (`@-`: standard input). `output` (`-o`) is never an
+/// input, even when it lies in the folder.
+pub fn find_inputs(specs: &[String], output: Option<&Path>) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for spec in specs {
+        let before = found.len();
+        if let Some(list) = spec.strip_prefix('@') {
+            read_list(list, &mut found)?;
+        } else if Path::new(spec).is_dir() {
+            walk(Path::new(spec), &mut found)?;
+        } else if spec.contains(['*', '?', '[']) {
+            let matches = glob::glob(spec)
+                .map_err(|e| Error::Usage(format!("--each {spec}: not a glob: {e}")))?;
+            for entry in matches {
+                let path = entry.map_err(|e| {
+                    let at = e.path().to_path_buf();
+                    Error::io(at, e.into())
+                })?;
+                if path.is_file() {
+                    found.push(path);
+                }
+            }
+        } else if Path::new(spec).is_file() {
+            found.push(PathBuf::from(spec));
+        } else {
+            return Err(Error::Usage(format!(
+                "--each {spec}: no such folder or file, and no glob (`*`, `?`, `[`)"
+            )));
+        }
+        if found.len() == before {
+            return Err(Error::Usage(format!("--each {spec}: no input found there")));
+        }
+    }
+    if let Some(output) = output {
+        found.retain(|p| p != output);
+    }
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|p| seen.insert(p.clone()));
+    Ok(found)
+}
+
+fn read_list(list: &str, found: &mut Vec<PathBuf>) -> Result<()> {
+    let text = if list == "-" {
+        std::io::read_to_string(std::io::stdin()).map_err(|e| Error::io("<stdin>", e))?
+    } else {
+        std::fs::read_to_string(list).map_err(|e| Error::io(list, e))?
+    };
+    found.extend(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(PathBuf::from),
+    );
+    Ok(())
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .map(|e| e.map(|e| e.path()).map_err(|e| Error::io(dir, e)))
+        .collect::<Result<_>>()?;
+    entries.sort();
+    for path in entries {
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if hidden {
+            continue;
+        }
+        if path.is_dir() {
+            walk(&path, found)?;
+        } else if path.is_file() {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
