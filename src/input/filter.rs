@@ -226,7 +226,12 @@ pub fn parse_seconds(text: &str) -> Option<u64> {
     if whole.is_empty() || !digits(whole) || !digits(fraction) || fraction.len() > 9 {
         return None;
     }
-    let nanos: u64 = format!("{fraction:0<9}").parse().ok()?;
+    // the decimals padded to nine digits, without allocating: this runs on every header line
+    let nanos = fraction
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(9)
+        .fold(0u64, |n, b| n * 10 + u64::from(b - b'0'));
     whole
         .parse::<u64>()
         .ok()?
@@ -372,6 +377,9 @@ mod tests {
             absolute(Some(2863 * s + 902_713_000), None)
         );
         assert_eq!(parse_seconds("1.000000001"), Some(s + 1));
+        assert_eq!(parse_seconds("7"), Some(7 * s));
+        assert_eq!(parse_seconds("0.5"), Some(s / 2));
+        assert_eq!(parse_seconds("1.1x"), None);
         for bad in ["", ",", "1.2.3,", "1.0000000001,", "abc,", "5,4", "-1,"] {
             assert!(TimeSlice::parse(bad).is_err(), "{bad}");
         }
