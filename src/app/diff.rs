@@ -23,8 +23,8 @@ pub fn run(plan: DiffPlan) -> Result<Outcome> {
     }
     let report = build_report(&loaded, inputs, plan.shape);
     let result = diff::diff(&report, plan.base.len());
-    write_output(plan.output.as_deref(), |out, _| {
-        render::diff::render(&result, plan.format, out)
+    write_output(plan.output.as_deref(), |out, term| {
+        render::diff::render(&result, plan.format, term.width, out)
     })?;
     Ok(Outcome::Success)
 }

@@ -79,8 +79,8 @@ pub fn run(plan: ExplainPlan) -> Result<Outcome> {
         next_step: functions::next_step(&names, total),
         lines: plan.lines,
     };
-    write_output(None, |out, _| {
-        explain::write(&loaded.rules, &input.aggregate, &explained, out)
+    write_output(None, |out, term| {
+        explain::write(&loaded.rules, &input.aggregate, &explained, term.width, out)
     })?;
     Ok(Outcome::Success)
 }

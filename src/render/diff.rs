@@ -12,9 +12,15 @@ use std::io::Write;
 /// beside them; version 1 compared shares only.
 pub const SCHEMA: &str = "whose-diff/2";
 
-pub fn render(diff: &Diff, format: VerdictFormat, out: &mut dyn Write) -> std::io::Result<()> {
+/// Text's header lines are wrapped to `width` columns, as the report's are.
+pub fn render(
+    diff: &Diff,
+    format: VerdictFormat,
+    width: usize,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     match format {
-        VerdictFormat::Text => text(diff, out),
+        VerdictFormat::Text => text(diff, width, out),
         VerdictFormat::Markdown => markdown(diff, out),
         VerdictFormat::Json => json(diff, out),
     }
@@ -127,8 +133,8 @@ fn header(diff: &Diff) -> Vec<String> {
     lines
 }
 
-fn text(diff: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
-    for line in header(diff) {
+fn text(diff: &Diff, width: usize, out: &mut dyn Write) -> std::io::Result<()> {
+    for line in header(diff).iter().flat_map(|l| super::wrap(l, width)) {
         writeln!(out, "{line}")?;
     }
     writeln!(out)?;

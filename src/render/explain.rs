@@ -3,6 +3,7 @@
 //! rules is declared, the heaviest functions no rule matched, and what would claim them.
 
 use super::pct;
+use super::table::wrap;
 use crate::aggregate::Aggregate;
 use crate::aggregate::functions::NextStep;
 use crate::aggregate::report::share;
@@ -84,16 +85,27 @@ fn rule(reason: &Reason) -> String {
 /// Writes the presets in use, the rows, where their rules are declared, the unclassified
 /// functions and the next step, then the recording's quality as the report's header has it.
 /// Shares are of the aggregate's total.
+/// Prose lines (not the tables' rows) are wrapped to `width` columns, as the report's are.
 pub fn write(
     rules: &RuleSet,
     aggregate: &Aggregate,
     explained: &Explained,
+    width: usize,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let total = aggregate.all.total;
-    writeln!(out, "presets: {}", presets::display_list(&rules.presets))?;
+    let prose = |out: &mut dyn Write, text: String| -> io::Result<()> {
+        for line in wrap(&text, width) {
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    };
+    prose(
+        out,
+        format!("presets: {}", presets::display_list(&rules.presets)),
+    )?;
     for code in &rules.own_code {
-        writeln!(out, "{}", code.header_line())?;
+        prose(out, code.header_line())?;
     }
     let owner_width = explained
         .rows
@@ -131,19 +143,30 @@ pub fn write(
     } else {
         "--lines to split them by source line"
     };
-    writeln!(
+    prose(
         out,
-        "{} of {} {what}s by inclusive weight (--top N lists N; {split})",
-        explained.listed, explained.functions
+        format!(
+            "{} of {} {what}s by inclusive weight (--top N lists N; {split})",
+            explained.listed, explained.functions
+        ),
     )?;
-    write_origins(rules, explained, out)?;
-    write_unclassified(explained, total, out)?;
+    let mut text = Vec::new();
+    write_origins(rules, explained, &mut text)?;
+    write_unclassified(explained, total, &mut text)?;
     if let Some(step) = &explained.next_step {
-        write_next_step(step, total, out)?;
+        write_next_step(step, total, &mut text)?;
     }
-    writeln!(out, "{}", aggregate.quality.summary(total))?;
+    writeln!(text, "{}", aggregate.quality.summary(total))?;
     for finding in aggregate.quality.findings(total) {
-        writeln!(out, "warning: {finding}")?;
+        writeln!(text, "warning: {finding}")?;
+    }
+    for line in String::from_utf8_lossy(&text).lines() {
+        if line.starts_with(SNIPPET_INDENT) {
+            // the rule snippet is copied into a file as it is: never wrapped
+            writeln!(out, "{line}")?;
+        } else {
+            prose(out, line.to_string())?;
+        }
     }
     Ok(())
 }
@@ -204,6 +227,9 @@ fn write_unclassified(explained: &Explained, total: u128, out: &mut dyn Write) -
     Ok(())
 }
 
+/// The indent of the rule snippet's lines, which the wrapping leaves whole.
+const SNIPPET_INDENT: &str = "    ";
+
 /// What would claim the heaviest unclassified functions: a `--user` prefix, or a rule block
 /// to put in a file and pass with `--rules`.
 fn write_next_step(step: &NextStep, total: u128, out: &mut dyn Write) -> io::Result<()> {
@@ -223,10 +249,11 @@ fn write_next_step(step: &NextStep, total: u128, out: &mut dyn Write) -> io::Res
                 pct(share(*weight, total))
             )?;
             let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
-            writeln!(out, "    [[owner]]")?;
-            writeln!(out, "    name = \"app\"")?;
-            writeln!(out, "    category = \"user\"")?;
-            writeln!(out, "    prefix = [{}]", quoted.join(", "))
+            let i = SNIPPET_INDENT;
+            writeln!(out, "{i}[[owner]]")?;
+            writeln!(out, "{i}name = \"app\"")?;
+            writeln!(out, "{i}category = \"user\"")?;
+            writeln!(out, "{i}prefix = [{}]", quoted.join(", "))
         }
     }
 }

@@ -288,30 +288,37 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
     let mut current = " ".repeat(indent);
     let mut empty = true;
     // a weight stays on one line with its unit (`2.29 GiB`, not `2.29` / `GiB`), and the
-    // header's total with its label (`total 6.70 s`, not `total` ending the first line)
-    let mut words: Vec<String> = Vec::new();
-    for word in line.split(' ').filter(|w| !w.is_empty()) {
+    // header's total with its label (`total 6.70 s`, not `total` ending the first line);
+    // words on one line keep the spaces between them (aligned columns stay aligned)
+    let mut words: Vec<(usize, String)> = Vec::new();
+    let mut gap = 0;
+    for word in line.trim_start_matches(' ').split(' ') {
+        gap += 1;
+        if word.is_empty() {
+            continue;
+        }
         let unit = word.trim_end_matches([',', ';', ')', '.']);
         let with_unit = UNITS.contains(&unit);
         let number = word.starts_with(|c: char| c.is_ascii_digit());
         match words.last_mut() {
-            Some(last)
+            Some((_, last))
                 if (with_unit && last.ends_with(|c: char| c.is_ascii_digit()))
                     || (number && last == "total") =>
             {
-                last.push(' ');
+                last.push_str(&" ".repeat(gap));
                 last.push_str(word);
             }
-            _ => words.push(word.to_string()),
+            _ => words.push((gap, word.to_string())),
         }
+        gap = 0;
     }
-    for word in &words {
-        if !empty && current.width() + 1 + word.width() > width {
+    for (gap, word) in &words {
+        if !empty && current.width() + gap + word.width() > width {
             lines.push(std::mem::replace(&mut current, hanging.clone()));
             empty = true;
         }
         if !empty {
-            current.push(' ');
+            current.push_str(&" ".repeat(*gap));
         }
         current.push_str(word);
         empty = false;
@@ -633,6 +640,11 @@ mod tests {
         );
         assert!(wrapped.iter().all(|l| l.width() <= 30));
         assert_eq!(wrap("sum 2.29 GiB", 10), ["sum", "  2.29 GiB"]);
+        // aligned columns keep their spaces; a break drops the spaces it replaces
+        assert_eq!(
+            wrap("  user      go module x", 20),
+            ["  user      go", "    module x"]
+        );
         assert_eq!(
             wrap("a.data: total 2.29 GiB", 16),
             ["a.data:", "  total 2.29 GiB"]
