@@ -3,7 +3,7 @@
 //! rules is declared, the heaviest functions no rule matched, and what would claim them.
 
 use super::pct;
-use super::table::wrap;
+use super::table::{shorten_middle, wrap};
 use crate::aggregate::Aggregate;
 use crate::aggregate::functions::NextStep;
 use crate::aggregate::report::share;
@@ -52,11 +52,13 @@ fn shorten(s: &str, max: usize) -> String {
     }
 }
 
-/// The row's function: its name, its module's file name and, with `--lines`, `file:line`.
-fn function(frame: &Frame, lines: bool) -> String {
-    let mut text = frame.name.to_string();
+/// The row's function in at most `max` columns: its name, then its module's file name and,
+/// with `--lines`, `file:line`. A long name is shortened in the middle, keeping what follows
+/// it whole when there is room (both ends of a name and its module say which function).
+fn function(frame: &Frame, lines: bool, max: usize) -> String {
+    let mut suffix = String::new();
     if let Some(module) = frame.module_basename() {
-        text.push_str(&format!(" ({module})"));
+        suffix.push_str(&format!(" ({module})"));
     }
     if lines {
         let file = frame
@@ -64,13 +66,21 @@ fn function(frame: &Frame, lines: bool) -> String {
             .as_deref()
             .map(|f| f.rsplit('/').next().unwrap_or(f));
         match (file, frame.line) {
-            (Some(file), Some(line)) => text.push_str(&format!(" {file}:{line}")),
-            (Some(file), None) => text.push_str(&format!(" {file}")),
-            (None, Some(line)) => text.push_str(&format!(" line {line}")),
+            (Some(file), Some(line)) => suffix.push_str(&format!(" {file}:{line}")),
+            (Some(file), None) => suffix.push_str(&format!(" {file}")),
+            (None, Some(line)) => suffix.push_str(&format!(" line {line}")),
             (None, None) => {}
         }
     }
-    text
+    let name = &frame.name;
+    let suffix_width = suffix.chars().count();
+    if name.chars().count() + suffix_width <= max {
+        format!("{name}{suffix}")
+    } else if max >= suffix_width + MIN_NAME_WIDTH {
+        format!("{}{suffix}", shorten_middle(name, max - suffix_width))
+    } else {
+        shorten_middle(&format!("{name}{suffix}"), max)
+    }
 }
 
 /// The rule cell: the matcher that matched, shortened, or why none did.
@@ -114,13 +124,31 @@ pub fn write(
         .chain([5])
         .max()
         .unwrap_or(5);
-    let rule_width = explained
+    // the function column comes first: the matchers give up room down to MIN_RULE_WIDTH
+    // before function names are shortened (in the middle, as the report's are)
+    let budget = width.saturating_sub(6 + 2 + 6 + 2 + owner_width + 2 + 2);
+    let longest_function = explained
+        .rows
+        .iter()
+        .map(|r| {
+            function(r.frame, explained.lines, usize::MAX)
+                .chars()
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    let full_rule_width = explained
         .rows
         .iter()
         .map(|r| rule(&r.reason).chars().count())
         .chain([4])
         .max()
         .unwrap_or(4);
+    let rule_width =
+        full_rule_width.min(budget.saturating_sub(longest_function).max(MIN_RULE_WIDTH));
+    let function_width = budget
+        .saturating_sub(rule_width + 2)
+        .max(MIN_FUNCTION_WIDTH);
     let what = if explained.lines { "line" } else { "function" };
     writeln!(
         out,
@@ -134,8 +162,8 @@ pub fn write(
             pct(share(row.cum, total)),
             pct(share(row.flat, total)),
             rules.owner(row.owner).name,
-            rule(&row.reason),
-            function(row.frame, explained.lines)
+            shorten(&rule(&row.reason), rule_width),
+            function(row.frame, explained.lines, function_width)
         )?;
     }
     let split = if explained.lines {
@@ -152,7 +180,7 @@ pub fn write(
     )?;
     let mut text = Vec::new();
     write_origins(rules, explained, &mut text)?;
-    write_unclassified(explained, total, &mut text)?;
+    write_unclassified(explained, total, width, &mut text)?;
     if let Some(step) = &explained.next_step {
         write_next_step(step, total, &mut text)?;
     }
@@ -201,7 +229,12 @@ fn write_origins(rules: &RuleSet, explained: &Explained, out: &mut dyn Write) ->
 }
 
 /// The heaviest functions no rule matched, by inclusive weight.
-fn write_unclassified(explained: &Explained, total: u128, out: &mut dyn Write) -> io::Result<()> {
+fn write_unclassified(
+    explained: &Explained,
+    total: u128,
+    width: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     if explained.unclassified.is_empty() {
         return writeln!(
             out,
@@ -221,11 +254,22 @@ fn write_unclassified(explained: &Explained, total: u128, out: &mut dyn Write) -
             "{:>6}  {:>6}  {}",
             pct(share(row.cum, total)),
             pct(share(row.flat, total)),
-            function(row.frame, explained.lines)
+            function(
+                row.frame,
+                explained.lines,
+                width.saturating_sub(6 + 2 + 6 + 2).max(MIN_FUNCTION_WIDTH)
+            )
         )?;
     }
     Ok(())
 }
+
+/// The function column is never shortened below this, however narrow the terminal.
+const MIN_FUNCTION_WIDTH: usize = 24;
+/// A function's name keeps at least this much beside its module before both are shortened.
+const MIN_NAME_WIDTH: usize = 12;
+/// The matcher column gives up room to function names down to this.
+const MIN_RULE_WIDTH: usize = 16;
 
 /// The indent of the rule snippet's lines, which the wrapping leaves whole.
 const SNIPPET_INDENT: &str = "    ";

@@ -206,3 +206,35 @@ fn rules_list_shows_every_block_of_a_preset_and_show_prints_it() {
         "{err}"
     );
 }
+
+/// At 80 columns every line fits but the rule snippet's, which is copied into a file whole:
+/// long function names are shortened in the middle (module kept), prose is wrapped, and the
+/// matchers give up room first. Wider, the names come back whole.
+#[test]
+fn explain_fits_the_terminal_width() {
+    let profile = super::common::fixture_arg("perf/rust-native.perf-fp.perf-script.txt.gz");
+    let run = |columns: &str| {
+        let out = super::common::command()
+            .env("COLUMNS", columns)
+            .args(["explain", &profile])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let narrow = run("80");
+    for line in narrow.lines().filter(|l| !l.starts_with("    ")) {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(narrow.contains("logcrunch::worker (logcrunch)"), "{narrow}");
+    assert!(narrow.contains("…"), "{narrow}");
+    let wide = run("300");
+    assert!(
+        wide.contains("std::sys::backtrace::__rust_begin_short_backtrace (logcrunch)"),
+        "{wide}"
+    );
+}
