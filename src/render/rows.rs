@@ -354,3 +354,24 @@ impl ParquetRows {
         out.write_all(&encoded)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::rows::FIXED_COLUMNS;
+
+    /// The columns are named in three places (the schema, the builders' order, and the names
+    /// a label may not take): they must be one set, or a label could shadow a column.
+    #[test]
+    fn the_schema_the_builders_and_the_reserved_names_agree() {
+        let schema = arrow_schema(&RowLabels::default());
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, FIXED_COLUMNS);
+        let mut built: Vec<&str> = TEXT.iter().chain(&INTS).copied().collect();
+        built.extend(["callchains", "error"]);
+        built.sort_unstable();
+        let mut fixed = FIXED_COLUMNS.to_vec();
+        fixed.sort_unstable();
+        assert_eq!(built, fixed);
+    }
+}
