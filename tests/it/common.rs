@@ -78,10 +78,15 @@ pub const OWNER: usize = 1;
 pub const ANYWHERE: usize = 2;
 const VIEWS: [&str; 3] = ["self", "owner", "anywhere"];
 
-pub fn report_shares(args: &[&str]) -> (Shares, u128) {
+/// `whose report --format json ARGS`, parsed (the run must succeed).
+pub fn report_json(args: &[&str]) -> Value {
     let mut full = vec!["report", "--format", "json"];
     full.extend_from_slice(args);
-    let json: Value = serde_json::from_str(&whose_ok(&full)).expect("json");
+    serde_json::from_str(&whose_ok(&full)).expect("json")
+}
+
+pub fn report_shares(args: &[&str]) -> (Shares, u128) {
+    let json = report_json(args);
     assert_eq!(json["schema"], "whose/1");
     shares_of(&json)
 }

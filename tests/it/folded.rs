@@ -64,12 +64,6 @@ fn py_spy_with_detected_presets_finds_the_application() {
 
 // ------------------------------------------------ collapsed-file shapes in the wild (issue 12)
 
-fn report_json(args: &[&str]) -> serde_json::Value {
-    let mut full = vec!["report", "--format", "json"];
-    full.extend_from_slice(args);
-    serde_json::from_str(&whose_ok(&full)).expect("json")
-}
-
 fn process_root_args(extra: &[&str]) -> Vec<String> {
     let mut args = vec![
         fixture_arg("folded/process-root.folded"),

@@ -424,8 +424,7 @@ type OwnerRow = (String, u64, u64, u64);
 
 /// The owners of a report, sorted, with the detected presets, and the total.
 fn owners_and_total(path: &str) -> (Vec<OwnerRow>, serde_json::Value, u64) {
-    let json: serde_json::Value =
-        serde_json::from_str(&whose_ok(&["report", "--format", "json", path])).unwrap();
+    let json: serde_json::Value = report_json(&[path]);
     let input = &json["inputs"][0];
     let mut owners: Vec<_> = input["owners"]
         .as_array()

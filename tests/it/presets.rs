@@ -321,13 +321,7 @@ fn cpython_under_perf_is_detected_from_libpython_and_its_c_frames_are_the_interp
     .concat();
     let dir = tempfile::tempdir().unwrap();
     let path = write_temp(dir.path(), "cpython.perf-script.txt", text);
-    let json: Value = serde_json::from_str(&whose_ok(&[
-        "report",
-        "--format",
-        "json",
-        path.to_str().unwrap(),
-    ]))
-    .unwrap();
+    let json: Value = report_json(&[path.to_str().unwrap()]);
     assert_eq!(
         json["presets"],
         serde_json::json!(["python", "native", "allocators", "kernel"])
@@ -354,13 +348,7 @@ fn a_folded_cpp_stack_selects_the_native_preset_by_std_and_malloc() {
          main;Index::build;std::__introsort_loop<int*, long> 3\n\
          main;Index::build 1\n",
     );
-    let json: Value = serde_json::from_str(&whose_ok(&[
-        "report",
-        "--format",
-        "json",
-        path.to_str().unwrap(),
-    ]))
-    .unwrap();
+    let json: Value = report_json(&[path.to_str().unwrap()]);
     assert_eq!(
         json["presets"],
         serde_json::json!(["native", "allocators", "kernel"])
@@ -388,8 +376,7 @@ fn a_rust_binarys_own_crate_is_guessed_as_user_code_and_named_in_the_header() {
          std::sys::thread::unix::Thread::new::thread_start;crunch::worker;crunch::Stats::add;alloc::raw_vec::RawVec<T,A>::grow_one;__rust_alloc 3\n",
     );
     let file = path.to_str().unwrap();
-    let json: Value =
-        serde_json::from_str(&whose_ok(&["report", "--format", "json", file])).unwrap();
+    let json: Value = report_json(&[file]);
     assert_eq!(
         json["user_code_guessed"],
         serde_json::json!([{
@@ -436,15 +423,7 @@ fn a_rust_binarys_own_crate_is_guessed_as_user_code_and_named_in_the_header() {
         "r.toml",
         "[[owner]]\nname = \"crunch-lib\"\ncategory = \"library\"\nprefix = [\"crunch::\"]\n",
     );
-    let json: Value = serde_json::from_str(&whose_ok(&[
-        "report",
-        "--format",
-        "json",
-        file,
-        "--rules",
-        rules.to_str().unwrap(),
-    ]))
-    .unwrap();
+    let json: Value = report_json(&[file, "--rules", rules.to_str().unwrap()]);
     assert_eq!(weight_of(&json, "crunch-lib"), (0, 3));
     assert_eq!(weight_of(&json, "user"), (0, 0));
 }
@@ -475,13 +454,7 @@ fn live_cpython_under_perf_selects_the_python_preset() {
         "{}",
         String::from_utf8_lossy(&perf.stderr)
     );
-    let json: Value = serde_json::from_str(&whose_ok(&[
-        "report",
-        "--format",
-        "json",
-        data.to_str().unwrap(),
-    ]))
-    .unwrap();
+    let json: Value = report_json(&[data.to_str().unwrap()]);
     assert_eq!(json["presets"][0], "python", "{}", json["presets"]);
     let total = json["inputs"][0]["total"].as_u64().unwrap() as f64;
     let interpreter: u64 = ["cpython", "pymalloc", "cpython-gc"]

@@ -9,12 +9,6 @@ fn quality(json: &Value) -> &Value {
     &json["inputs"][0]["quality"]
 }
 
-fn report_json(args: &[&str]) -> Value {
-    let mut all = vec!["report", "--format", "json"];
-    all.extend_from_slice(args);
-    serde_json::from_str(&whose_ok(&all)).unwrap()
-}
-
 /// The owner-view weight of transparent owners: the weight of stacks made only of
 /// transparent frames, which the owner view gives to the leaf's owner.
 fn transparent_owner_weight(json: &Value) -> u64 {

@@ -12,12 +12,6 @@ use std::process::Command;
 const SPEEDSCOPE: &str = "speedscope/shares.speedscope.json";
 const RAW: &str = "speedscope/shares.pyspy-raw.txt";
 
-fn json_report(args: &[&str]) -> Value {
-    let mut full = vec!["report", "--format", "json"];
-    full.extend_from_slice(args);
-    serde_json::from_str(&whose_ok(&full)).expect("json")
-}
-
 #[test]
 fn py_spy_speedscope_reads_with_the_shares_of_its_raw_output() {
     let (speedscope, total) = report_shares(&[&fixture_arg(SPEEDSCOPE)]);
@@ -80,7 +74,7 @@ fn the_same_stacks_as_raw_text_give_exactly_the_same_shares() {
 
 #[test]
 fn each_profile_is_a_thread_and_detection_needs_no_format_flag() {
-    let json = json_report(&[&fixture_arg(SPEEDSCOPE), "--threads"]);
+    let json = report_json(&[&fixture_arg(SPEEDSCOPE), "--threads"]);
     let text = json.to_string();
     assert!(
         notes(&json).iter().any(|n| n == "format: speedscope"),
@@ -156,7 +150,7 @@ fn a_frame_still_open_at_the_end_is_closed_at_end_value_with_a_warning() {
         "endValue":8,"events":[{{"type":"O","at":0,"frame":0}},{{"type":"O","at":6,"frame":1}}]}}]}}"#
     ));
     let path = file.path().to_str().unwrap();
-    let json = json_report(&[path]);
+    let json = report_json(&[path]);
     let (_, total) = shares_of(&json);
     assert_eq!(total, 8);
     assert!(json.to_string().contains("2 frame(s) still open"), "{json}");
