@@ -15,7 +15,7 @@
 use super::{Detail, Loaded, Outcome, aggregate_input, build_report, choose_metric};
 use crate::aggregate::rows::{InputRows, RowLabels};
 use crate::classify::own_code::OwnCode;
-use crate::classify::{self, Classification, Reason, RuleOptions, RuleSet, own_code, presets};
+use crate::classify::{self, Classification, Reason, RuleOptions, RuleSet, own_code};
 use crate::config::{LoadConfig, ReportPlan};
 use crate::error::{Error, Result};
 use crate::input::{self, InputFormat, pprof};
@@ -328,16 +328,7 @@ impl RuleCache {
     /// The rule set `whose report FILE` would build for `profile`.
     fn get(&self, profile: &Profile) -> Result<Arc<SharedRules>> {
         let one = std::slice::from_ref(profile);
-        let presets: Vec<String> = if self.options.no_presets {
-            Vec::new()
-        } else if self.options.presets.is_empty() {
-            presets::detect(one)?
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
-        } else {
-            self.options.presets.clone()
-        };
+        let (presets, _) = RuleSet::chosen_presets(&self.options, one)?;
         let alone = self.presets_alone(&presets)?;
         let claimed = |frame: &Frame| {
             !matches!(

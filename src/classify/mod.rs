@@ -61,6 +61,23 @@ pub enum Reason {
 }
 
 impl RuleSet {
+    /// The presets a rule set for `profiles` loads, and whether they were detected: none with
+    /// `--no-presets`, those of `--preset`, else the ones the frames call for. The one place
+    /// this is decided (`report --each` keys its shared rule sets by it).
+    pub fn chosen_presets(
+        options: &RuleOptions,
+        profiles: &[Profile],
+    ) -> Result<(Vec<String>, bool)> {
+        Ok(if options.no_presets {
+            (Vec::new(), false)
+        } else if options.presets.is_empty() {
+            let found = presets::detect(profiles)?;
+            (found.iter().map(|s| s.to_string()).collect(), true)
+        } else {
+            (options.presets.clone(), false)
+        })
+    }
+
     /// Builds the rule set for one profile (presets may be detected from its frames).
     pub fn build(options: &RuleOptions, profiles: &[Profile]) -> Result<RuleSet> {
         let mut builder = Builder::default();
@@ -96,14 +113,7 @@ impl RuleSet {
                 builder.queue_preset(&preset, &path.display().to_string())?;
             }
         }
-        let (presets, detected) = if options.no_presets {
-            (Vec::new(), false)
-        } else if options.presets.is_empty() {
-            let found = presets::detect(profiles)?;
-            (found.iter().map(|s| s.to_string()).collect(), true)
-        } else {
-            (options.presets.clone(), false)
-        };
+        let (presets, detected) = Self::chosen_presets(options, profiles)?;
         for preset in &presets {
             builder.queue_preset(preset, "--preset")?;
         }
