@@ -610,7 +610,11 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub rules: RuleArgs,
     /// Output format: gzipped pprof with owner labels, or `root;...;leaf N` folded lines
-    /// (in the --metric sample type).
+    /// (in the --metric sample type). A metric with negative weights (a delta profile, `go
+    /// tool pprof -proto -diff_base`) is written as differential folded lines, `root;...;leaf
+    /// BEFORE AFTER` with BEFORE the negative part (the base) and AFTER the positive part, as
+    /// inferno-diff-folded writes them: `inferno-flamegraph` draws them as a differential graph
+    /// and nothing is dropped.
     #[arg(long, value_enum)]
     pub to: ConvertTo,
     /// With `--to folded`: a synthetic root frame `[owner: NAME]` per sample's owner (owner

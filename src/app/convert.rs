@@ -5,7 +5,7 @@ use crate::aggregate;
 use crate::classify::RuleSet;
 use crate::cli::ConvertTo;
 use crate::config::{ConvertPlan, LoadConfig};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::export::{self, pprof::OwnerLabels};
 use crate::input::{self, InputFormat, pprof::Decoded};
 use crate::model::{Profile, Unit};
@@ -13,25 +13,49 @@ use std::path::Path;
 
 pub fn run(plan: ConvertPlan) -> Result<Outcome> {
     let config = &plan.load;
-    let (profile, decoded) = read(&plan.profile, config)?;
+    // only `--to pprof` writes a pprof input's own samples back; folded lines need the folded
+    // rows alone, so a 10 M-sample profile is read in the memory of its distinct stacks
+    let (profile, decoded) = read(&plan.profile, config, plan.to == ConvertTo::Pprof)?;
     for w in &profile.meta.warnings {
         eprintln!("whose: warning: {w}");
     }
     match plan.to {
         ConvertTo::Folded => {
             let metric = choose_metric(&profile, &plan.profile, config.metric.as_deref())?;
-            let mut lines = 0;
+            let t = &profile.sample_types()[metric];
+            let mut written = export::folded::Written {
+                lines: 0,
+                differential: false,
+            };
             if plan.owner_root {
-                lines = write_owner_rooted(&profile, config, metric, plan.output.as_deref())?;
+                let negative = profile.negative.total(metric);
+                if negative > 0 {
+                    return Err(Error::Unsupported(format!(
+                        "{}: --owner-root: metric {} has negative weights (-{}, a delta \
+                         profile), and an owner's share of a signed total means nothing; \
+                         without --owner-root the lines carry both parts (`stack BEFORE AFTER`)",
+                        plan.profile.display(),
+                        t.name,
+                        t.unit.format(negative)
+                    )));
+                }
+                written.lines =
+                    write_owner_rooted(&profile, config, metric, plan.output.as_deref())?;
             } else {
                 write_output(plan.output.as_deref(), |out, _| {
-                    lines = export::folded::write(&profile, metric, plan.plain, out)?;
+                    written = export::folded::write(&profile, metric, plan.plain, out)?;
                     Ok(())
                 })?;
             }
-            let t = &profile.sample_types()[metric];
+            let lines = written.lines;
+            let shape = if written.differential {
+                "differential folded stacks (`stack BEFORE AFTER`: BEFORE the negative part, \
+                 AFTER the positive part, as inferno-diff-folded writes them)"
+            } else {
+                "folded stacks"
+            };
             eprintln!(
-                "whose: wrote {lines} folded stacks of {} ({}){}",
+                "whose: wrote {lines} {shape} of {} ({}){}",
                 t.name,
                 t.unit,
                 match t.unit {
@@ -53,16 +77,21 @@ pub fn run(plan: ConvertPlan) -> Result<Outcome> {
                 ),
                 rules: &rules,
             };
-            let proto = match decoded {
+            match decoded {
                 Some(mut d) => {
-                    export::pprof::add_owner_labels(&mut d.proto, &d.sample_stacks, &labels);
-                    d.proto
+                    let (proto, strings) = (&mut d.proto, &mut d.strings);
+                    export::pprof::add_owner_labels(proto, strings, &d.sample_stacks, &labels);
+                    write_output(plan.output.as_deref(), |out, _| {
+                        export::pprof::write_decoded_gz(&d.proto, &d.strings, out)
+                    })?;
                 }
-                None => export::pprof::from_profile(&profile, &labels),
-            };
-            write_output(plan.output.as_deref(), |out, _| {
-                export::pprof::write_gz(&proto, out)
-            })?;
+                None => {
+                    let proto = export::pprof::from_profile(&profile, &labels);
+                    write_output(plan.output.as_deref(), |out, _| {
+                        export::pprof::write_gz(&proto, out)
+                    })?;
+                }
+            }
         }
     }
     Ok(Outcome::Success)
@@ -95,8 +124,12 @@ fn write_owner_rooted(
 
 /// The profile, and for a pprof file (not standard input, which cannot be read twice) the
 /// decoded file too, so its own fields survive the conversion.
-fn read(path: &Path, config: &LoadConfig) -> Result<(Profile, Option<Decoded>)> {
-    if path != Path::new("-") {
+fn read(
+    path: &Path,
+    config: &LoadConfig,
+    keep_samples: bool,
+) -> Result<(Profile, Option<Decoded>)> {
+    if keep_samples && path != Path::new("-") {
         let (source, format) = input::open(path, &config.read)?;
         if format == InputFormat::Pprof {
             let (profile, decoded) = input::pprof::read_keeping_samples(source, &config.read)?;

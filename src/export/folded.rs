@@ -2,10 +2,18 @@
 //! FlameGraph, speedscope and `whose` itself.
 
 use crate::input::folded;
-use crate::model::{Frame, FrameKind, Profile};
+use crate::model::{Frame, FrameKind, Profile, StackId};
 use crate::names;
-use rustc_hash::FxHashMap;
 use std::io::Write;
+
+/// What [`write`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    pub lines: usize,
+    /// The metric had negative weights (a pprof delta profile), so every line carries two
+    /// counts, `stack BEFORE AFTER` (see [`write`]).
+    pub differential: bool,
+}
 
 /// Writes one line per distinct stack text (rows that differ only by thread, or with `plain`
 /// by what the names-only text leaves out, are summed), sorted, skipping zero weights. Kernel
@@ -16,39 +24,82 @@ use std::io::Write;
 /// frames) py-spy's `func (file.py:LINE)`, and other interpreted frames `_[0]`: reading the
 /// file back gives the same owners (tests/it/roundtrip.rs), and inferno still draws it. With
 /// `plain` (`convert --plain`) the text is names only, as inferno's collapsers write it.
-/// Returns the number of lines.
+///
+/// A metric with negative weights (`go tool pprof -proto -diff_base`: the base's samples
+/// negated) is written as a differential folded file, `stack BEFORE AFTER` with BEFORE the
+/// magnitude of the negative part (the base) and AFTER the positive part (the new profile):
+/// what difffolded.pl and inferno-diff-folded write and `inferno-flamegraph` draws as a
+/// differential graph, so no weight is dropped. One signed count per line instead would be
+/// read by neither inferno nor FlameGraph (they skip a line whose count is negative).
+///
+/// Memory: one weight per stack and the text of the stacks that have weight, back to back in
+/// one buffer, sorted by index; no per-line `String` or hash map.
 pub fn write(
     profile: &Profile,
     metric: usize,
     plain: bool,
     out: &mut dyn Write,
-) -> std::io::Result<usize> {
-    let mut texts: Vec<Option<String>> = vec![None; profile.stack_count()];
-    let mut lines: FxHashMap<String, u128> = FxHashMap::default();
+) -> std::io::Result<Written> {
+    let mut after = vec![0u128; profile.stack_count()];
     for row in profile.rows() {
-        let w = row.values[metric];
-        if w == 0 {
-            continue;
+        let w = &mut after[row.stack.0 as usize];
+        *w = w.saturating_add(row.values[metric]);
+    }
+    let differential = profile.negative.total(metric) > 0;
+    let mut before = vec![0u128; if differential { after.len() } else { 0 }];
+    if differential {
+        for row in profile.negative.rows() {
+            let w = &mut before[row.stack.0 as usize];
+            *w = w.saturating_add(row.values.get(metric).copied().unwrap_or(0));
         }
-        let text = texts[row.stack.0 as usize]
-            .get_or_insert_with(|| stack_text(profile, row.stack, plain))
-            .clone();
-        *lines.entry(text).or_default() += w;
     }
-    let mut lines: Vec<(String, u128)> = lines.into_iter().collect();
-    lines.sort_unstable();
-    for (text, w) in &lines {
-        writeln!(out, "{text} {w}")?;
+    let weighed = |s: usize| after[s] > 0 || before.get(s).is_some_and(|&b| b > 0);
+    // the text of every stack with weight, back to back; `ends[i]` closes entry i
+    let mut arena = String::new();
+    let mut ends: Vec<usize> = Vec::new();
+    let mut stacks: Vec<u32> = Vec::new();
+    for s in (0..after.len()).filter(|&s| weighed(s)) {
+        push_stack_text(profile, StackId(s as u32), plain, &mut arena);
+        ends.push(arena.len());
+        stacks.push(s as u32);
     }
-    Ok(lines.len())
+    let text = |i: u32| -> &str {
+        let i = i as usize;
+        &arena[if i == 0 { 0 } else { ends[i - 1] }..ends[i]]
+    };
+    let mut order: Vec<u32> = (0..stacks.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| text(a).cmp(text(b)));
+    let mut lines = 0;
+    let mut i = 0;
+    while i < order.len() {
+        let line = text(order[i]);
+        let (mut b, mut a) = (0u128, 0u128);
+        while i < order.len() && text(order[i]) == line {
+            let s = stacks[order[i] as usize] as usize;
+            a = a.saturating_add(after[s]);
+            b = b.saturating_add(before.get(s).copied().unwrap_or(0));
+            i += 1;
+        }
+        if differential {
+            writeln!(out, "{line} {b} {a}")?;
+        } else {
+            writeln!(out, "{line} {a}")?;
+        }
+        lines += 1;
+    }
+    Ok(Written {
+        lines,
+        differential,
+    })
 }
 
-fn stack_text(profile: &Profile, stack: crate::model::StackId, plain: bool) -> String {
+/// Appends a stack's folded text (root first) to `text`.
+fn push_stack_text(profile: &Profile, stack: StackId, plain: bool, text: &mut String) {
     let frames = profile.stack(stack);
     if frames.is_empty() {
-        return folded::NO_FRAMES.to_string();
+        text.push_str(folded::NO_FRAMES);
+        return;
     }
-    let mut text = String::new();
     for (i, &f) in frames.iter().rev().enumerate() {
         if i > 0 {
             text.push(';');
@@ -89,7 +140,6 @@ fn stack_text(profile: &Profile, stack: crate::model::StackId, plain: bool) -> S
             _ => "",
         });
     }
-    text
 }
 
 /// py-spy's `func (FILE:LINE)` for a frame known by its source file and no module (a Python

@@ -541,3 +541,43 @@ fn samples_without_a_stack_count_in_the_total_and_in_no_owner() {
         .unwrap_or_else(|| panic!("{table}"));
     assert_eq!(line.matches("60.0%").count(), 3, "{line}");
 }
+
+/// `convert --to folded` of a delta profile (issue 23: it dropped the negative samples and
+/// exited 0). By hand from `valid()` and the samples below: in cpu, `main.main;main.work` has
+/// +30 ms and -5 ms, `main.main` +0 and -10 ms; in samples nothing is negative (3 + 2 and 1).
+#[test]
+fn convert_to_folded_of_a_delta_profile_writes_both_parts_as_differential_lines() {
+    let mut p = valid();
+    p.sample[1].value = vec![1, -10_000_000];
+    p.sample.push(pb::Sample {
+        location_id: vec![1, 2],
+        value: vec![2, -5_000_000],
+        label: vec![],
+    });
+    let (_dir, path) = write("delta.pb.gz", &gzip(&p.encode_to_vec()));
+    let path = path.to_str().unwrap();
+    let args = [
+        "convert", path, "--to", "folded", "--plain", "--metric", "cpu",
+    ];
+    let out = whose(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        ok_stdout(&args, out),
+        "main.main 10000000 0\nmain.main;main.work 5000000 30000000\n"
+    );
+    assert!(
+        stderr.contains("wrote 2 differential folded stacks (`stack BEFORE AFTER`"),
+        "{stderr}"
+    );
+    // a metric without negative weights keeps one count per line
+    let args = [
+        "convert", path, "--to", "folded", "--plain", "--metric", "samples",
+    ];
+    assert_eq!(whose_ok(&args), "main.main 1\nmain.main;main.work 5\n");
+    // the owner-rooted lines are shares of one total: refused with the reason, exit 2
+    let err = whose_err(&["convert", path, "--to", "folded", "--owner-root"]);
+    assert!(
+        err.contains("--owner-root: metric cpu has negative weights (-15.00 ms"),
+        "{err}"
+    );
+}
