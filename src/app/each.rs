@@ -200,20 +200,16 @@ fn read(
     input::check_valid(path, &profile)?;
     let values = keys
         .iter()
-        .map(|key| pprof_label(path, &decoded.proto, key))
+        .map(|key| pprof_label(path, &decoded, key))
         .collect::<Result<Vec<_>>>()?;
     Ok((profile, values))
 }
 
 /// The one value string label `key` has on the profile's samples; `None` when no sample has
 /// it. Several values in one profile would need a row per value, which is not built yet.
-fn pprof_label(
-    path: &Path,
-    proto: &crate::pprof_wire::Profile,
-    key: &str,
-) -> Result<Option<String>> {
-    let strings = &proto.string_table;
-    let text = |i: i64| strings.get(i as usize).map(String::as_str).unwrap_or("");
+fn pprof_label(path: &Path, decoded: &pprof::Decoded, key: &str) -> Result<Option<String>> {
+    let (proto, strings) = (&decoded.proto, &decoded.strings);
+    let text = |i: i64| strings.get(i as usize).unwrap_or("");
     let mut values: Vec<&str> = Vec::new();
     for sample in &proto.sample {
         for label in &sample.label {

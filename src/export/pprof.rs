@@ -7,6 +7,7 @@
 //! written from the model ([`from_profile`]), one location per distinct frame.
 
 use crate::classify::RuleSet;
+use crate::input::pprof::StringTable;
 use crate::model::{FrameId, FrameKind, Profile, StackId};
 use crate::pprof_wire as pb;
 use flate2::Compression;
@@ -31,28 +32,33 @@ pub struct OwnerLabels<'a> {
 /// A string table that hands out each string's index once.
 #[derive(Default)]
 struct Strings {
+    /// The index of `table[0]` in the written table.
+    first: i64,
     table: Vec<String>,
     index: FxHashMap<String, i64>,
 }
 
 impl Strings {
     fn new() -> Strings {
-        Strings::from_table(vec![String::new()])
+        let mut strings = Strings::default();
+        strings.get("");
+        strings
     }
 
-    fn from_table(table: Vec<String>) -> Strings {
-        let mut index = FxHashMap::default();
-        for (i, s) in table.iter().enumerate() {
-            index.entry(s.clone()).or_insert(i as i64);
+    /// New strings to be appended to a table of `first` entries: the index of `table[i]` is
+    /// `first + i`.
+    fn after(first: usize) -> Strings {
+        Strings {
+            first: first as i64,
+            ..Strings::default()
         }
-        Strings { table, index }
     }
 
     fn get(&mut self, s: &str) -> i64 {
         if let Some(&i) = self.index.get(s) {
             return i;
         }
-        let i = self.table.len() as i64;
+        let i = self.first + self.table.len() as i64;
         self.table.push(s.to_string());
         self.index.insert(s.to_string(), i);
         i
@@ -99,16 +105,32 @@ impl LabelIds {
 
 /// Adds the owner labels to every sample of a decoded pprof input (replacing labels of the
 /// same keys, so converting twice does not duplicate them). `sample_stacks[i]` is the
-/// stack sample `i` was read into.
-pub fn add_owner_labels(proto: &mut pb::Profile, sample_stacks: &[StackId], labels: &OwnerLabels) {
-    let mut strings = Strings::from_table(std::mem::take(&mut proto.string_table));
+/// stack sample `i` was read into. The input's string table stays as it was read (compact,
+/// [`StringTable`]); the labels' strings are appended to it, without an index of the
+/// input's strings, so a table of 100 M entries costs no hash map of them.
+pub fn add_owner_labels(
+    proto: &mut pb::Profile,
+    table: &mut StringTable,
+    sample_stacks: &[StackId],
+    labels: &OwnerLabels,
+) {
+    let mut strings = Strings::after(table.len());
     let ids = LabelIds::new(labels, &mut strings);
+    let ours = |key: i64| {
+        usize::try_from(key)
+            .ok()
+            .and_then(|k| table.get(k))
+            .is_some_and(|k| [OWNER_LABEL, SELF_OWNER_LABEL, CATEGORY_LABEL].contains(&k))
+    };
     for (sample, &stack) in proto.sample.iter_mut().zip(sample_stacks) {
-        sample.label.retain(|l| !ids.keys.contains(&l.key));
+        sample.label.retain(|l| !ours(l.key));
         sample.label.extend(ids.labels(stack));
     }
     proto.comment.push(strings.get(&comment(labels.rules)));
-    proto.string_table = strings.table;
+    for s in &strings.table {
+        // the labels add a few hundred bytes at most: past 4 GiB the input was refused
+        table.push(s);
+    }
 }
 
 /// A pprof `Profile` of the model: sample types, one mapping per module, one function per
@@ -276,3 +298,35 @@ pub fn write_gz(proto: &pb::Profile, out: &mut dyn Write) -> std::io::Result<()>
     gz.finish()?;
     Ok(())
 }
+
+/// Writes a decoded input back gzip-compressed: `proto` (whose own string table is empty)
+/// and then `table`'s strings as `string_table` fields, in order. A message's encoding is the
+/// concatenation of its fields, and repeated fields keep the order they come in, so this is
+/// the encoding of `proto` with `table` as its string table, without building a `String` per
+/// entry.
+pub fn write_decoded_gz(
+    proto: &pb::Profile,
+    table: &StringTable,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    debug_assert!(proto.string_table.is_empty());
+    let mut gz = GzEncoder::new(std::io::BufWriter::new(out), Compression::default());
+    gz.write_all(&proto.encode_to_vec())?;
+    let mut head = Vec::with_capacity(11);
+    for s in table.iter() {
+        head.clear();
+        prost::encoding::encode_key(
+            STRING_TABLE_FIELD,
+            prost::encoding::WireType::LengthDelimited,
+            &mut head,
+        );
+        prost::encoding::encode_varint(s.len() as u64, &mut head);
+        gz.write_all(&head)?;
+        gz.write_all(s.as_bytes())?;
+    }
+    gz.finish()?.flush()?;
+    Ok(())
+}
+
+/// `Profile.string_table`'s field number.
+const STRING_TABLE_FIELD: u32 = 6;
