@@ -21,6 +21,7 @@ mod it {
     mod inline_live;
     mod memory;
     mod memory_caps;
+    mod memory_each;
     mod mutations;
     mod names;
     mod output;

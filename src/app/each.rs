@@ -270,24 +270,39 @@ impl SharedRules {
             let owners = lock(&self.owners);
             profile.frames().map(|f| owners.get(f).copied()).collect()
         };
-        let mut learned = Vec::new();
+        // room is taken before classifying, so that only frames that will be remembered are
+        // copied: an input of 5 M distinct frames past the cap no longer clones each of them
+        // into a list that is then dropped (issue 23)
+        let new = known.iter().filter(|o| o.is_none()).count();
+        let kept = take_room(remembered, new);
+        let mut learned = Vec::with_capacity(kept);
         for (frame, owner) in profile.frames().zip(&mut known) {
             if owner.is_none() {
                 let id = self.set.classify_frame(frame).0;
                 *owner = Some(id);
-                learned.push((frame.clone(), id));
+                if learned.len() < kept {
+                    learned.push((frame.clone(), id));
+                }
             }
         }
         if !learned.is_empty() {
-            let room = REMEMBERED_FRAMES.saturating_sub(remembered.load(Ordering::Relaxed));
-            let kept = learned.len().min(room);
-            remembered.fetch_add(kept, Ordering::Relaxed);
-            lock(&self.owners).extend(learned.into_iter().take(kept));
+            lock(&self.owners).extend(learned);
         }
         Classification {
             frame_owner: known.into_iter().flatten().collect(),
         }
     }
+}
+
+/// Claims room for up to `want` frames under [`REMEMBERED_FRAMES`] and returns how many it
+/// got; one atomic update, so workers never claim more than the cap between them.
+fn take_room(remembered: &AtomicUsize, want: usize) -> usize {
+    let mut kept = 0;
+    let _ = remembered.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+        kept = want.min(REMEMBERED_FRAMES.saturating_sub(used));
+        Some(used + kept)
+    });
+    kept
 }
 
 /// What makes one input's rule set differ from another's.
@@ -387,7 +402,7 @@ pub fn find_inputs(specs: &[String], output: Option<&Path>) -> Result<Vec<PathBu
                     let at = e.path().to_path_buf();
                     Error::io(at, e.into())
                 })?;
-                if path.is_file() {
+                if path.is_file() || dangling(&path) {
                     found.push(path);
                 }
             }
@@ -440,9 +455,18 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
         }
         if path.is_dir() {
             walk(&path, found)?;
-        } else if path.is_file() {
+        } else if path.is_file() || dangling(&path) {
             found.push(path);
         }
     }
     Ok(())
+}
+
+/// A symbolic link whose target is missing (or cannot be reached): an input that the folder
+/// names but that cannot be read, so it is kept, to become an error row rather than be left
+/// out with no word (issue 23).
+fn dangling(path: &Path) -> bool {
+    path.symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::metadata(path).is_err()
 }
