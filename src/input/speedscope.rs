@@ -17,6 +17,7 @@ use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
 use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId, Unit};
 use serde::Deserialize;
+use std::cell::Cell;
 use std::path::Path;
 
 #[derive(Deserialize)]
@@ -91,8 +92,9 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let path = source.path.clone();
     let bytes = source.read_capped(options.max_decompressed)?;
     let mut warnings = Vec::new();
-    let parsed: FileJson = match std::str::from_utf8(&bytes) {
-        Ok(text) => serde_json::from_str(text),
+    let lossy: String;
+    let text: &str = match std::str::from_utf8(&bytes) {
+        Ok(text) => text,
         Err(e) => {
             warnings.push(format!(
                 "{}: not valid UTF-8 (first bad byte at offset {}); read with U+FFFD in place \
@@ -100,11 +102,16 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
                 path.display(),
                 e.valid_up_to()
             ));
-            serde_json::from_str(&String::from_utf8_lossy(&bytes))
+            lossy = String::from_utf8_lossy(&bytes).into_owned();
+            &lossy
         }
-    }
-    .map_err(|e| json_error(&path, &bytes, &e))?;
-    let mut profile = build(&path, parsed)?;
+    };
+    let parsed: FileJson =
+        serde_json::from_str(text).map_err(|e| json_error(&path, text.as_bytes(), &e))?;
+    let cap = options
+        .max_decompressed
+        .unwrap_or(super::source::DEFAULT_MAX_DECOMPRESSED);
+    let mut profile = build(&path, text.as_bytes(), parsed, cap / EVENTED_SHARE)?;
     profile.meta.warnings.extend(warnings);
     Ok(profile)
 }
@@ -139,17 +146,31 @@ fn json_error(path: &Path, bytes: &[u8], e: &serde_json::Error) -> Error {
     )
 }
 
+/// The share of `--max-decompressed` that the distinct stacks of evented profiles may hold
+/// (an eighth: 256 MiB of frame ids by default), as perf.data's compressed records get.
+///
+/// The model stores each distinct stack whole, and an evented profile nested `d` deep with
+/// time between its opens makes `d` distinct stacks of 1 to `d` frames: `d²/2` frame ids
+/// from `d` events, so a 3.2 MB file nested 40 k deep needed 3.2 GB and aborted (issue 23).
+/// Past this share the input is refused, exit 2, naming the flag that raises it.
+const EVENTED_SHARE: u64 = 8;
+
 /// The profile being built: sample types in order of first use, frames interned once each.
 struct Builder<'a> {
     path: &'a Path,
+    /// The JSON text, for the line and column of what a message is about.
+    text: &'a [u8],
     profile: Profile,
     frames: Vec<FrameId>,
     values: Vec<u128>,
     leaf_first: Vec<FrameId>,
     rounded_counts: u64,
+    /// Bytes of frame ids the distinct stacks of evented profiles hold, and their cap.
+    evented_bytes: u64,
+    evented_cap: u64,
 }
 
-fn build(path: &Path, file: FileJson) -> Result<Profile> {
+fn build(path: &Path, text: &[u8], file: FileJson, evented_cap: u64) -> Result<Profile> {
     let shared_frames = file.shared.map(|s| s.frames).unwrap_or_default();
     let pyspy = file
         .exporter
@@ -162,7 +183,7 @@ fn build(path: &Path, file: FileJson) -> Result<Profile> {
         let Some((ty, scale)) = sample_type(&p.unit) else {
             return Err(Error::input(
                 path,
-                Position::Whole,
+                position(text, i, None),
                 format!(
                     "profile {i} ({}): unit {} is not one of speedscope's units (none, \
                      nanoseconds, microseconds, milliseconds, seconds, bytes)",
@@ -186,11 +207,14 @@ fn build(path: &Path, file: FileJson) -> Result<Profile> {
     }
     let mut b = Builder {
         path,
+        text,
         profile: Profile::new(types.clone()),
         values: vec![0; types.len()],
         frames: Vec::with_capacity(shared_frames.len()),
         leaf_first: Vec::new(),
         rounded_counts: 0,
+        evented_bytes: 0,
+        evented_cap,
     };
     for f in &shared_frames {
         let frame = make_frame(f, pyspy);
@@ -205,6 +229,7 @@ fn build(path: &Path, file: FileJson) -> Result<Profile> {
         let at = Where {
             index: i,
             name: profile_name(p),
+            item: Cell::new(None),
         };
         match p.kind.as_str() {
             "sampled" => b.sampled(&at, p, thread, type_index, scale)?,
@@ -212,7 +237,7 @@ fn build(path: &Path, file: FileJson) -> Result<Profile> {
             other => {
                 return Err(Error::input(
                     path,
-                    Position::Whole,
+                    position(text, i, None),
                     format!(
                         "profile {at}: type {} is not `sampled` or `evented`",
                         quote(other.as_bytes())
@@ -245,10 +270,12 @@ fn build(path: &Path, file: FileJson) -> Result<Profile> {
     Ok(b.profile)
 }
 
-/// Which profile a message is about: its index and name.
+/// Which profile a message is about: its index and name, and the entry of one of its arrays
+/// being read (`("events", 12)`), whose line and column the message gives.
 struct Where {
     index: usize,
     name: String,
+    item: Cell<Option<(&'static str, usize)>>,
 }
 
 impl std::fmt::Display for Where {
@@ -290,9 +317,29 @@ impl Builder<'_> {
     fn error(&self, at: &Where, message: String) -> Error {
         Error::input(
             self.path,
-            Position::Whole,
+            position(self.text, at.index, at.item.get()),
             format!("profile {at}: {message}"),
         )
+    }
+
+    /// Refuses an evented profile whose distinct stacks, with the one about to be added
+    /// (`depth` frames, open at event `e`), would hold more than [`EVENTED_SHARE`] of
+    /// `--max-decompressed`.
+    fn check_nesting(&self, at: &Where, e: usize, depth: usize) -> Result<()> {
+        let next = (depth * std::mem::size_of::<FrameId>()) as u64;
+        if self.evented_bytes.saturating_add(next) <= self.evented_cap {
+            return Ok(());
+        }
+        Err(self.error(
+            at,
+            format!(
+                "at event {e}, {depth} frames open: the distinct stacks its open/close events \
+                 nest into hold more than {} bytes of frames (whose keeps each distinct stack \
+                 whole, so nesting N deep costs N²/2 frames), an eighth of \
+                 --max-decompressed; raise --max-decompressed to read it",
+                self.evented_cap,
+            ),
+        ))
     }
 
     /// A position (weight or time) in the file's unit as a whole number of whose's unit.
@@ -328,7 +375,12 @@ impl Builder<'_> {
     fn add(&mut self, stack_root_first: &[FrameId], thread: Option<ThreadId>, ty: usize, v: u128) {
         self.leaf_first.clear();
         self.leaf_first.extend(stack_root_first.iter().rev());
+        let known = self.profile.stack_count();
         let stack = self.profile.intern_stack(&self.leaf_first);
+        if self.profile.stack_count() > known {
+            let bytes = (self.leaf_first.len() * std::mem::size_of::<FrameId>()) as u64;
+            self.evented_bytes = self.evented_bytes.saturating_add(bytes);
+        }
         self.values.iter_mut().for_each(|x| *x = 0);
         self.values[ty] = v;
         self.profile.add_sample(stack, thread, &self.values);
@@ -357,9 +409,11 @@ impl Builder<'_> {
         let mut stack = Vec::new();
         for (s, (sample, &weight)) in samples.iter().zip(weights).enumerate() {
             stack.clear();
+            at.item.set(Some(("samples", s)));
             for &index in sample {
                 stack.push(self.frame(at, index, &format!("sample {s}"))?);
             }
+            at.item.set(Some(("weights", s)));
             let value = self.scaled(at, &format!("the weight of sample {s}"), weight, scale)?;
             self.add(&stack, thread, ty, value);
         }
@@ -382,6 +436,7 @@ impl Builder<'_> {
         let mut open_index: Vec<u64> = Vec::new();
         let mut last: u128 = 0;
         for (e, event) in events.iter().enumerate() {
+            at.item.set(Some(("events", e)));
             let now = self.scaled(at, &format!("`at` of event {e}"), event.at, scale)?;
             if now < last && e > 0 {
                 return Err(self.error(
@@ -394,6 +449,7 @@ impl Builder<'_> {
                 ));
             }
             if !open.is_empty() && now > last {
+                self.check_nesting(at, e, open.len())?;
                 let stack = std::mem::take(&mut open);
                 self.add(&stack, thread, ty, now - last);
                 open = stack;
@@ -431,12 +487,14 @@ impl Builder<'_> {
                 }
             }
         }
+        at.item.set(None);
         if !open.is_empty() {
             let end = match p.end_value {
                 Some(v) => self.scaled(at, "endValue", v, scale)?,
                 None => last,
             };
             if end > last {
+                self.check_nesting(at, events.len(), open.len())?;
                 let stack = std::mem::take(&mut open);
                 self.add(&stack, thread, ty, end - last);
                 open = stack;
@@ -452,9 +510,144 @@ impl Builder<'_> {
     }
 }
 
+/// Where `profiles[profile]` (or with `item`, `profiles[profile].KEY[INDEX]`) starts in the
+/// JSON text, as a line and column (1-based, columns in bytes) like serde_json's own errors;
+/// the whole file when the text cannot be walked there (it parsed, so it can). The walk skips
+/// values without recursion, so it costs one pass over the text at most, however deep.
+fn position(text: &[u8], profile: usize, item: Option<(&str, usize)>) -> Position {
+    let mut at = Walk { text, pos: 0 };
+    let found = (|| {
+        at.field("profiles")?;
+        at.item(profile)?;
+        if let Some((key, index)) = item {
+            at.field(key)?;
+            at.item(index)?;
+        }
+        Some(at.pos)
+    })();
+    let Some(offset) = found else {
+        return Position::Whole;
+    };
+    let before = &text[..offset];
+    let line = before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+    let column = before.iter().rev().take_while(|&&b| b != b'\n').count() as u64 + 1;
+    Position::LineColumn(line, column)
+}
+
+/// A cursor over JSON text that finds a field or array entry and skips values.
+struct Walk<'a> {
+    text: &'a [u8],
+    pos: usize,
+}
+
+impl Walk<'_> {
+    fn peek(&mut self) -> Option<u8> {
+        while let Some(&b) = self.text.get(self.pos) {
+            if !b.is_ascii_whitespace() {
+                return Some(b);
+            }
+            self.pos += 1;
+        }
+        None
+    }
+
+    fn eat(&mut self, want: u8) -> Option<()> {
+        (self.peek()? == want).then(|| self.pos += 1)
+    }
+
+    /// Past a string whose opening quote is at `pos`; returns its raw contents.
+    fn string(&mut self) -> Option<&[u8]> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        while let Some(&b) = self.text.get(self.pos) {
+            self.pos += 1;
+            match b {
+                b'\\' => self.pos += 1,
+                b'"' => return self.text.get(start..self.pos - 1),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Past the value at `pos`: nested objects and arrays by counting brackets.
+    fn skip(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match *self.text.get(self.pos)? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => depth -= 1,
+                        _ => {}
+                    }
+                    self.pos += 1;
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+            }
+            _ => {
+                while self
+                    .text
+                    .get(self.pos)
+                    .is_some_and(|b| !b",]} \t\r\n".contains(b))
+                {
+                    self.pos += 1;
+                }
+                Some(())
+            }
+        }
+    }
+
+    /// Into the object at `pos`, to the value of its field `key`.
+    fn field(&mut self, key: &str) -> Option<()> {
+        self.eat(b'{')?;
+        loop {
+            if self.string()? == key.as_bytes() {
+                return self.eat(b':');
+            }
+            self.eat(b':')?;
+            self.skip()?;
+            self.eat(b',')?;
+        }
+    }
+
+    /// Into the array at `pos`, to its entry `index`.
+    fn item(&mut self, index: usize) -> Option<()> {
+        self.eat(b'[')?;
+        for _ in 0..index {
+            self.skip()?;
+            self.eat(b',')?;
+        }
+        (self.peek()? != b']').then_some(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_find_the_line_and_column_of_a_profile_entry() {
+        let text = br#"{"shared": {"frames": [{"name": "a]\"{"}]},
+ "profiles": [{"type": "x", "events": [1]},
+   {"name": "t", "events": [{"at": [0, {"k": "]"}]},
+      {"at": 2}]}]}"#;
+        assert_eq!(position(text, 0, None), Position::LineColumn(2, 15));
+        assert_eq!(position(text, 1, None), Position::LineColumn(3, 4));
+        assert_eq!(
+            position(text, 1, Some(("events", 1))),
+            Position::LineColumn(4, 7)
+        );
+        assert_eq!(position(text, 1, Some(("events", 2))), Position::Whole);
+        assert_eq!(position(text, 2, None), Position::Whole);
+    }
 
     #[test]
     fn units_scale_to_whose_units() {
