@@ -323,21 +323,34 @@ impl Staging {
     }
 
     /// Moves the complete folder into place; an earlier split output there is replaced.
+    ///
+    /// The swap runs under the cleanup lock ([`output::critical`]): a SIGINT waits for it and
+    /// then finds the old output listed for removal, never a target half swapped (a SIGINT
+    /// between the two renames removed the new output and left the old one hidden beside it).
     fn commit(self) -> Result<()> {
         let old = output::beside(&self.target, "whose-old")?;
         let had_old = self.target.exists();
-        if had_old {
-            std::fs::rename(&self.target, &old).map_err(|e| Error::io(&self.target, e))?;
-        }
-        if let Err(e) = std::fs::rename(self.path(), &self.target) {
+        let staged = self.path().to_path_buf();
+        output::critical(|listed| {
             if had_old {
-                let _ = std::fs::rename(&old, &self.target);
+                std::fs::rename(&self.target, &old).map_err(|e| Error::io(&self.target, e))?;
             }
-            return Err(Error::io(&self.target, e));
-        }
+            if let Err(e) = std::fs::rename(&staged, &self.target) {
+                if had_old {
+                    let _ = std::fs::rename(&old, &self.target);
+                }
+                return Err(Error::io(&self.target, e));
+            }
+            listed.retain(|p| *p != staged);
+            if had_old {
+                listed.push(old.clone());
+            }
+            Ok(())
+        })?;
         self.folder.keep();
         if had_old {
             let _ = std::fs::remove_dir_all(&old);
+            output::critical(|listed| listed.retain(|p| *p != old));
         }
         Ok(())
     }

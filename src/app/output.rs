@@ -243,12 +243,17 @@ impl Temporary {
         Ok(Temporary::register(beside(target, "whose-tmp")?))
     }
 
-    /// A new empty folder beside `target`, created here.
+    /// A new empty folder beside `target`, created here: listed and created under the
+    /// cleanup lock, so a SIGINT finds it listed once it exists, and cannot remove it just
+    /// before it is created (which left it behind: issue 23).
     pub fn folder_beside(target: &Path) -> Result<Temporary> {
-        // registered first: a SIGINT right after the folder appears must find it listed
-        let folder = Temporary::register(beside(target, "whose-tmp")?);
-        std::fs::create_dir(folder.path()).map_err(|e| Error::io(folder.path(), e))?;
-        Ok(folder)
+        let path = beside(target, "whose-tmp")?;
+        Cleanup::install();
+        critical(|listed| {
+            std::fs::create_dir(&path).map_err(|e| Error::io(&path, e))?;
+            listed.push(path.clone());
+            Ok(Temporary { path })
+        })
     }
 
     fn register(path: PathBuf) -> Temporary {
@@ -273,6 +278,13 @@ impl Drop for Temporary {
         Cleanup::forget(&self.path);
         remove(&self.path);
     }
+}
+
+/// Runs `f` with the list of temporaries locked: the SIGINT handler waits for it, so what `f`
+/// renames, creates or lists is done as a whole before the handler looks (a `--split` commit
+/// swaps two folders in here).
+pub fn critical<R>(f: impl FnOnce(&mut Vec<PathBuf>) -> R) -> R {
+    f(&mut Cleanup::paths())
 }
 
 /// `DIR/.NAME.TAG-PID` for a target `DIR/NAME`.
@@ -314,8 +326,18 @@ impl Cleanup {
             // Without a handler (another one is installed, as in tests) SIGINT still ends the
             // process; only the cleanup is lost, so an error here is not fatal.
             let _ = ctrlc::set_handler(|| {
-                for path in Cleanup::paths().drain(..) {
-                    remove(&path);
+                // the lock is held to the exit, so no temporary is listed, renamed or
+                // created meanwhile; the main thread may still be writing a file into a
+                // listed folder (remove_dir_all then fails on it) or creating a listed file,
+                // so each is removed until it stays gone
+                let mut listed = Cleanup::paths();
+                for _ in 0..50 {
+                    listed.iter().for_each(|path| remove(path));
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    listed.retain(|path| std::fs::symlink_metadata(path).is_ok());
+                    if listed.is_empty() {
+                        break;
+                    }
                 }
                 std::process::exit(130);
             });

@@ -195,3 +195,66 @@ fn sigint_during_split_leaves_no_temporary_folder() {
         "exit {status:?}"
     );
 }
+
+/// SIGINT at many points of `flame --split` over an earlier split output (issue 23: the
+/// staging folder was left behind once in about 50 interrupted runs): spread over the whole
+/// run, from before the staging folder exists to the swap of old and new output. After
+/// every interrupt nothing hidden is left beside the target, and the target is a complete
+/// split output (the old one or the new one), never missing.
+#[test]
+fn sigint_at_many_points_of_a_split_leaves_no_temporary_and_a_whole_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // a tenth of big_folded's stacks: long enough to interrupt, short enough to run often
+    let text = std::fs::read_to_string(big_folded(dir.path())).unwrap();
+    let lines: Vec<&str> = text.lines().step_by(10).collect();
+    let input = dir.path().join("small.folded");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let out_dir = dir.path().join("split");
+    let run = || {
+        Command::new(BIN)
+            .args(["flame", input.to_str().unwrap(), "--split"])
+            .arg(&out_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let started = std::time::Instant::now();
+    assert!(run().wait().unwrap().success());
+    let whole = started.elapsed();
+    const POINTS: u32 = 16;
+    let (mut interrupted, mut finished) = (0, 0);
+    for k in 0..POINTS {
+        let mut child = run();
+        std::thread::sleep(whole * k / POINTS);
+        let _ = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            // 130 from the handler; killed by the signal itself before the handler was
+            // installed, which happens before the first temporary is made
+            (Some(130), _) | (None, Some(2)) => interrupted += 1,
+            (Some(0), _) => finished += 1,
+            other => panic!("point {k}: exit {other:?}"),
+        }
+        let left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("whose-tmp") || n.contains("whose-old"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "point {k} of {POINTS}: left behind: {left:?}"
+        );
+        assert!(
+            out_dir.join("index.html").is_file(),
+            "point {k} of {POINTS}: no split output"
+        );
+    }
+    assert!(
+        interrupted > POINTS / 2,
+        "{interrupted} interrupted, {finished} finished"
+    );
+}
