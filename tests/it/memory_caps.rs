@@ -154,7 +154,7 @@ fn a_real_compressed_recording_reads_whole_and_its_records_obey_the_cap() {
 /// A gzipped pprof of `n` samples over three stacks of `main.a` ← `main.b` ← `main.c`:
 /// sample `i` is the stack of depth `i % 3 + 1` with `i % 7 + 1` nanoseconds. The samples
 /// are encoded once per residue mod 21 and repeated, so the test holds bytes, not Samples.
-fn many_samples(n: usize) -> Vec<u8> {
+pub(super) fn many_samples(n: usize) -> Vec<u8> {
     let strings = ["", "cpu", "nanoseconds", "main.a", "main.b", "main.c"];
     let head = pb::Profile {
         sample_type: vec![pb::ValueType { r#type: 1, unit: 2 }],
