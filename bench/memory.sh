@@ -97,7 +97,8 @@ for d in 10000 20000 40000; do
 import sys
 path, d = sys.argv[1], int(sys.argv[2])
 with open(path, "w") as out:
-    out.write('{"shared":{"frames":[' + ",".join('{"name":"f%d"}' % i for i in range(d)))
+    out.write('{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[')
+    out.write(",".join('{"name":"f%d"}' % i for i in range(d)))
     out.write(']},\n"profiles":[{"type":"evented","name":"t","unit":"none","startValue":0,')
     out.write('"endValue":%d,"events":[' % (2 * d - 1))
     ev = ['{"type":"O","frame":%d,"at":%d}' % (i, i) for i in range(d)]
