@@ -66,6 +66,10 @@ pub struct Recording {
     /// Recorders that cut every stack at a depth limit (JFR's `stackdepth`, 64 by default):
     /// how many stacks were cut.
     pub depth_cut: Option<DepthCut>,
+    /// The recorder walks every stack to its thread's first frame and flags the ones it cuts
+    /// (JFR): a stack of only transparent frames is then a runtime thread's own, never cut
+    /// short, and the cut ones are counted in `depth_cut` instead.
+    pub whole_stacks: bool,
 }
 
 /// Stacks a recorder cut at its depth limit and flagged as cut (JFR's `truncated`).
@@ -144,6 +148,7 @@ impl Recording {
         self.lost_events += other.lost_events;
         self.lost_samples += other.lost_samples;
         self.throttles += other.throttles;
+        self.whole_stacks &= other.whole_stacks;
         match (&mut self.depth_cut, &other.depth_cut) {
             (Some(a), Some(b)) => {
                 a.stacks += b.stacks;

@@ -363,7 +363,8 @@ impl Reader {
                 return Err(Bad {
                     offset: start as u64,
                     what: format!(
-                        "event size {size} does not fit the {} bytes left in the chunk",
+                        "event size {size} is smaller than an event header or larger than the \
+                         {} bytes left in the chunk",
                         b.len() - start
                     ),
                 });
@@ -680,6 +681,7 @@ impl Reader {
             ));
         }
         profile.meta.recording.samples = self.stacks;
+        profile.meta.recording.whole_stacks = true;
         if self.stacks > 0 {
             profile.meta.recording.depth_cut = Some(crate::model::DepthCut {
                 stacks: self.stacks,
