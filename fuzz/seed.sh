@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 fx=../fixtures
 c=corpus
-mkdir -p $c/{folded,perf_script,pprof_raw,pprof_gzip,perf_data,speedscope,speedscope_evented,rules,gate_require}
+mkdir -p $c/{folded,perf_script,pprof_raw,pprof_gzip,perf_data,speedscope,speedscope_evented,rules,gate_require,jfr}
 
 # folded: the small fixtures whole, the first lines of the large one (py-spy raw shape too)
 cp $fx/folded/flame-mini.folded $fx/folded/py-app.folded $fx/repeats/churn-1.folded $c/folded/
@@ -86,3 +86,9 @@ for r in 'user.owner >= 25%' 'category:allocator.self <= 10%' 'io.ktor.anywhere 
     i=$((i + 1))
 done
 du -sh $c/* >&2
+
+# jfr: the smallest recordings whole (decompressed: the target reads the chunk bytes), and a
+# cut that ends inside the first chunk
+zcat $fx/jfr/jdk17-deep.jfr.gz > $c/jfr/jdk17-deep.jfr
+zcat $fx/jfr/jdk25-cpu.jfr.gz > $c/jfr/jdk25-cpu.jfr
+head -c 70000 $c/jfr/jdk17-deep.jfr > $c/jfr/cut.jfr

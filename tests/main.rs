@@ -19,6 +19,7 @@ mod it {
     mod goldens;
     mod hardening;
     mod inline_live;
+    mod jfr;
     mod memory;
     mod memory_caps;
     mod memory_each;

@@ -256,6 +256,7 @@ impl<'a> FactCache<'a> {
             stackless: all.is_empty(),
             depth: frames.len(),
             ownerless: owner_pos.is_none()
+                && !self.profile.meta.recording.whole_stacks
                 && quality::is_cut_short(
                     &frames
                         .iter()

@@ -248,6 +248,15 @@ impl Quality {
         if recording.throttles > 0 {
             line.push_str(&format!("; throttled {} times", recording.throttles));
         }
+        if let Some(d) = recording.depth_cut.as_ref().filter(|d| d.cut > 0) {
+            line.push_str(&format!(
+                "; stacks cut at {} frames {:.1}% ({} of {})",
+                d.depth,
+                d.percent(),
+                d.cut,
+                d.stacks
+            ));
+        }
         line
     }
 
@@ -474,6 +483,21 @@ impl Quality {
                  nothing is sampled, so the busiest moments are under-represented; {}",
                 recording.throttles,
                 crate::model::THROTTLE_FIX
+            ));
+        }
+        if let Some(d) = recording.depth_cut.as_ref().filter(|d| d.cut > 0) {
+            // any cut stack matters: the callers lost are the ones that own the work
+            out.push(format!(
+                "{:.1}% of the stacks ({} of {}) were cut at the recorder's depth limit of {} \
+                 frames: their callers above the cut are missing, so the owner view may hand \
+                 them to the framework or runtime frames below the cut and the anywhere view \
+                 misses the cut owners; record with a deeper limit \
+                 (`-XX:FlightRecorderOptions:stackdepth={}`, or async-profiler's `jstackdepth=`)",
+                d.percent(),
+                d.cut,
+                d.stacks,
+                d.depth,
+                (d.depth * 4).clamp(256, 2048)
             ));
         }
         out

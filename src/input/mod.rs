@@ -6,6 +6,7 @@
 pub mod bad_lines;
 pub mod filter;
 pub mod folded;
+pub mod jfr;
 pub mod perf_data;
 pub mod perf_script;
 pub mod pprof;
@@ -37,6 +38,9 @@ pub enum InputFormat {
     /// speedscope JSON (py-spy, rbspy...): sampled and evented profiles, one thread each.
     #[value(help = None::<&str>)]
     Speedscope,
+    /// JDK Flight Recorder (`.jfr`): the JDK's recorder and async-profiler's `-o jfr`.
+    #[value(help = None::<&str>)]
+    Jfr,
 }
 
 impl InputFormat {
@@ -48,6 +52,7 @@ impl InputFormat {
             InputFormat::Pprof => "pprof",
             InputFormat::PerfData => "perf.data",
             InputFormat::Speedscope => "speedscope",
+            InputFormat::Jfr => "JFR",
         }
     }
 }
@@ -81,6 +86,7 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
         InputFormat::PerfScript => perf_script::read(source, options)?,
         InputFormat::PerfData => perf_data::read(source, options)?,
         InputFormat::Speedscope => speedscope::read(source, options)?,
+        InputFormat::Jfr => jfr::read(source, options)?,
     };
     profile
         .meta
@@ -107,7 +113,10 @@ pub fn open(path: &Path, options: &ReadOptions) -> Result<(Source, InputFormat)>
         Some(f) => f,
         None => detect(&mut source)?,
     };
-    if !matches!(format, InputFormat::PerfData | InputFormat::PerfScript) {
+    if !matches!(
+        format,
+        InputFormat::PerfData | InputFormat::PerfScript | InputFormat::Jfr
+    ) {
         options.filter.refuse(path, format.name())?;
     }
     Ok((source, format))
@@ -127,8 +136,15 @@ fn detect(source: &mut Source) -> Result<InputFormat> {
     if head.starts_with(b"PERFILE2") {
         return Ok(InputFormat::PerfData);
     }
+    if head.starts_with(jfr::chunk::MAGIC) {
+        return Ok(InputFormat::Jfr);
+    }
     // a few bytes of a binary format are no text: say what they are the start of
-    for (magic, format) in [(&b"PERFILE2"[..], "perf.data"), (&[0x1f, 0x8b][..], "gzip")] {
+    for (magic, format) in [
+        (&b"PERFILE2"[..], "perf.data"),
+        (&[0x1f, 0x8b][..], "gzip"),
+        (&jfr::chunk::MAGIC[..], "JFR"),
+    ] {
         if head.len() < magic.len() && magic.starts_with(head) {
             return Err(Error::input(
                 path,

@@ -19,7 +19,7 @@ pub use intern::{BoundedTextMap, Interner, SliceInterner};
 pub use negative::NegativeWeights;
 pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
-    CallGraph, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
+    CallGraph, DepthCut, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
 };
 pub use units::{SampleType, Unit};
 pub use unresolved::{Unresolved, UnresolvedModule};

@@ -63,6 +63,35 @@ pub struct Recording {
     pub throttles: u64,
     /// DWARF recordings: how the unwinding of user stacks went.
     pub dwarf: Option<TruncatedStacks>,
+    /// Recorders that cut every stack at a depth limit (JFR's `stackdepth`, 64 by default):
+    /// how many stacks were cut.
+    pub depth_cut: Option<DepthCut>,
+    /// The recorder walks every stack to its thread's first frame and flags the ones it cuts
+    /// (JFR): a stack of only transparent frames is then a runtime thread's own, never cut
+    /// short, and the cut ones are counted in `depth_cut` instead.
+    pub whole_stacks: bool,
+}
+
+/// Stacks a recorder cut at its depth limit and flagged as cut (JFR's `truncated`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DepthCut {
+    /// Events with a stack.
+    pub stacks: u64,
+    /// Of those, stacks cut at the limit.
+    pub cut: u64,
+    /// The depth of the cut stacks (the limit in force), 0 when none was cut.
+    pub depth: usize,
+}
+
+impl DepthCut {
+    /// Cut stacks as a percentage of all (0 when there are none).
+    pub fn percent(&self) -> f64 {
+        if self.stacks == 0 {
+            0.0
+        } else {
+            self.cut as f64 * 100.0 / self.stacks as f64
+        }
+    }
 }
 
 /// The fix for LOST records, said alike by the reader's warning and the quality finding.
@@ -119,6 +148,16 @@ impl Recording {
         self.lost_events += other.lost_events;
         self.lost_samples += other.lost_samples;
         self.throttles += other.throttles;
+        self.whole_stacks &= other.whole_stacks;
+        match (&mut self.depth_cut, &other.depth_cut) {
+            (Some(a), Some(b)) => {
+                a.stacks += b.stacks;
+                a.cut += b.cut;
+                a.depth = a.depth.max(b.depth);
+            }
+            (None, Some(b)) => self.depth_cut = Some(b.clone()),
+            _ => {}
+        }
         match (&mut self.dwarf, &other.dwarf) {
             (Some(a), Some(b)) => {
                 a.stacks += b.stacks;

@@ -788,6 +788,8 @@ impl Reader<'_> {
                 .unwind
                 .as_ref()
                 .map(|u| u.unwinder.stats.truncated_stacks()),
+            depth_cut: None,
+            whole_stacks: false,
         };
         if !self.filter.is_empty() {
             // the recording's count stays whole for the lost share; the profile's is of the
