@@ -896,6 +896,60 @@ mod tests {
     }
 
     #[test]
+    fn dispersion_sums_squares_per_row_and_per_thread() {
+        use crate::classify::RuleOptions;
+        use crate::model::{Frame, SampleType, Unit};
+        // 8 threads of 100 samples: 4 run only `main.work` (user), 4 only `lib.work`
+        let mut p = Profile::new(vec![SampleType::new("samples", Unit::Count)]);
+        for t in 0..8 {
+            let name = if t < 4 { "main.work" } else { "lib.work" };
+            let f = p.intern_frame(Frame::named(name, FrameKind::Native));
+            let s = p.intern_stack(&[f]);
+            let thread = p.intern_thread(&format!("t{t}"));
+            p.add_sample(s, Some(thread), &[100]);
+        }
+        let options = RuleOptions {
+            user_prefixes: vec!["main.".into()],
+            no_presets: true,
+            ..RuleOptions::default()
+        };
+        let rules = RuleSet::build(&options, std::slice::from_ref(&p)).unwrap();
+        let classes = rules.classify(&p);
+        let agg = aggregate(
+            &p,
+            &rules,
+            &classes,
+            &AggregateOptions {
+                metric: 0,
+                types_as_frames: false,
+                threads: false,
+                top: 5,
+            },
+        );
+        let d = &agg.dispersion;
+        assert_eq!((d.samples, d.counted, d.threads), (800, true, 8));
+        // q_r = W_r²/n_r = 100 per row
+        assert_eq!(d.total_sq, 800.0);
+        let user = rules
+            .owners()
+            .iter()
+            .position(|o| o.name == "user")
+            .unwrap();
+        let sums = d.sums(&agg.all, user, false, report::View::Owner);
+        assert_eq!((sums.weight, sums.total, sums.owner_sq), (400, 800, 400.0));
+        // by threads: Σ_t (W_ot − p·W_t)² = 8 · 50² = 20000, · 8/7 / 800²
+        let cluster = sums.cluster_var.unwrap();
+        assert!(
+            (cluster - 20000.0 * 8.0 / 7.0 / 640000.0).abs() < 1e-12,
+            "{cluster}"
+        );
+        // it is larger than the independent samples' 0.25/800, so it is the one used
+        let e = sums.estimate(800.0);
+        assert_eq!(e.method, interval::Method::WilsonThreads);
+        assert!((e.var - cluster).abs() < 1e-15);
+    }
+
+    #[test]
     fn thread_pools_fold() {
         assert_eq!(thread_group("worker-12"), "worker-*");
         assert_eq!(thread_group("pool-1-thread-3"), "pool-*-thread-*");

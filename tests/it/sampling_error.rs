@@ -413,3 +413,31 @@ fn subsamples_of_a_real_recording_decide_as_their_size_allows() {
     let (code, r) = verdict(20_000);
     assert_eq!((code, r["status"].as_str()), (Some(0), Some("pass")), "{r}");
 }
+
+#[test]
+fn report_json_carries_each_shares_interval() {
+    // 104 of 400 samples: the owner view's interval is the gate's, [21.94, 30.51]
+    let dir = tempfile::tempdir().unwrap();
+    let small = hand_made(dir.path(), "small.folded", 104, 296);
+    let v = report_json(&[&small, "--no-presets", "--user", "app."]);
+    let input = &v["inputs"][0];
+    assert_eq!(input["sampling"]["samples"].as_f64(), Some(400.0));
+    assert_eq!(input["sampling"]["counted"], true);
+    let user = input["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "user")
+        .unwrap();
+    let i = &user["intervals"];
+    assert_eq!(i["method"], "wilson-ess");
+    assert_eq!(i["confidence"].as_f64(), Some(0.95));
+    assert!(
+        (i["owner"][0].as_f64().unwrap() - 21.944).abs() < 1e-3,
+        "{i}"
+    );
+    assert!(
+        (i["owner"][1].as_f64().unwrap() - 30.512).abs() < 1e-3,
+        "{i}"
+    );
+}
