@@ -28,6 +28,8 @@ pub mod defaults {
     /// `gate --max-unresolved`, `--max-ownerless` and `--max-lost`: the recording-quality
     /// guards (the share above which the report warns, `aggregate::quality::UNFIT_PERCENT`).
     pub const GATE_GUARD: &str = "5%";
+    /// `gate --confidence` and `diff --confidence`: the level of the intervals (issue 25).
+    pub const CONFIDENCE: &str = "95%";
 }
 
 #[derive(Debug, Parser)]
@@ -39,7 +41,8 @@ pub mod defaults {
                   stacks) and attributes every sample to an owner by configurable rules: \
                   self (the leaf's owner), owner (the first non-transparent frame from the leaf: \
                   whose code asked for this work) and anywhere (the owner is on the stack).",
-    after_help = "Exit codes: 0 success (gate passed), 1 gate failed, 2 usage or input error."
+    after_help = "Exit codes: 0 success (gate passed), 1 gate failed, 2 usage or input error, 3 \
+                  gate inconclusive (the shares' intervals straddle a threshold)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -395,13 +398,21 @@ const TOP_AFTER: &str = "Examples:
   whose top category:allocator perf.data";
 
 const GATE_ABOUT: &str = "Exit 0 when owned shares meet every requirement (or one, with --any), 1 \
-when not, 2 on an error; prints the measured share, the threshold and PASS/FAIL per \
-requirement, then the verdict.
+when not, 3 when the measurement cannot tell, 2 on an error; prints the measured share, its \
+interval, the threshold and PASS/FAIL/INCONCLUSIVE per requirement, then the verdict.
 
-Several profiles are repeats of one experiment: a requirement must hold over the whole \
-min–max range of its share (the smallest repeat for >= and >, the largest for <= and <). \
-A range that straddles the threshold is reported as `inconclusive: k of n repeats pass` \
-and fails.
+A share measured from samples has a sampling error. A requirement passes when the share's \
+interval (at --confidence, 95 % by default) lies on the right side of the threshold, fails \
+when it lies on the wrong side, and is inconclusive when it contains the threshold; the line \
+then says how many samples (one profile) or repeats would decide it at the share measured. \
+One profile: a Wilson interval at the effective sample size (the `samples` count, weighted \
+samples such as bytes or nanoseconds through their squared weights; without a count every \
+distinct stack is one sample), taking samples as independent, the variance raised to the \
+cluster-robust variance over threads where there are 8 or more threads and it is larger. \
+Consecutive samples of one thread are correlated, which one profile cannot show: record \
+repeats. Several profiles are repeats of one experiment: the mean share with Student's t \
+interval over them. --point-estimate compares the shares themselves instead (every repeat \
+must hold; a straddling range is `inconclusive: k of n repeats pass` and fails, exit 1).
 
 Requirement grammar:
 
@@ -430,7 +441,7 @@ const GATE_AFTER: &str = "Examples:
   whose gate perf.data --require 'io.ktor.anywhere < 50%' --require 'user.self > 2%' --any
   whose gate *.folded --require 'user.owner >= 25%' --format json -o verdict.json
 
-Exit codes: 0 the requirements hold, 1 they do not, 2 usage or input error.";
+Exit codes: 0 the requirements hold, 1 they do not, 2 usage or input error, 3 inconclusive.";
 
 const DIFF_ABOUT: &str = "Per owner and view, the weight in BASE and in NEW (time, bytes or \
 samples, as the metric is; per request with --per N), the delta and the relative change, and the \
@@ -488,6 +499,13 @@ pub struct GateArgs {
     /// `gate` take the same flags.
     #[arg(long)]
     pub repeats: bool,
+    /// The confidence level of the shares' intervals (from 50% to 99.99%).
+    #[arg(long, value_name = "PERCENT", default_value = defaults::CONFIDENCE)]
+    pub confidence: String,
+    /// Decide on the measured shares alone, without their sampling error (the gate before
+    /// intervals: every repeat must hold, never inconclusive by exit code).
+    #[arg(long)]
+    pub point_estimate: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: VerdictFormat,
@@ -519,6 +537,10 @@ pub struct DiffArgs {
     /// runs of different lengths compare.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub per: Option<u64>,
+    /// The confidence level of the test of each row's share change; false discoveries
+    /// across the rows are held at 100% minus it (Benjamini–Hochberg).
+    #[arg(long, value_name = "PERCENT", default_value = defaults::CONFIDENCE)]
+    pub confidence: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: VerdictFormat,

@@ -515,6 +515,8 @@ pub struct GatePlan {
     pub output: Option<PathBuf>,
     /// The recording-quality guards, in percent: a verdict needs fit input.
     pub guards: Guards,
+    /// `--confidence`, `--point-estimate`.
+    pub decision: gate::Decision,
 }
 
 impl GatePlan {
@@ -531,6 +533,10 @@ impl GatePlan {
             mode: if args.any { Mode::Any } else { Mode::All },
             format: args.format,
             output: args.output,
+            decision: gate::Decision {
+                confidence: gate::parse_confidence(&args.confidence)?,
+                point_estimate: args.point_estimate,
+            },
             guards: Guards {
                 max_unresolved: gate::parse_guard("--max-unresolved", &args.max_unresolved)?,
                 max_ownerless: gate::parse_guard("--max-ownerless", &args.max_ownerless)?,
@@ -551,6 +557,8 @@ pub struct DiffPlan {
     pub shape: ReportShape,
     pub format: VerdictFormat,
     pub output: Option<PathBuf>,
+    /// `--confidence`, a fraction.
+    pub confidence: f64,
 }
 
 impl DiffPlan {
@@ -570,6 +578,7 @@ impl DiffPlan {
             against: args.against,
             format: args.format,
             output: args.output,
+            confidence: gate::parse_confidence(&args.confidence)?,
         })
     }
 }

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
     match Plan::new(cli.command).and_then(whose::run) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::GateFailed) => ExitCode::from(1),
+        Ok(Outcome::GateInconclusive) => ExitCode::from(3),
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
             ExitCode::SUCCESS
         }

@@ -43,6 +43,7 @@ mod it {
     mod readers;
     mod report;
     mod roundtrip;
+    mod sampling_error;
     mod speedscope;
     mod terminal;
     mod top;

@@ -13,6 +13,7 @@
 
 pub mod flame;
 pub mod functions;
+pub mod interval;
 mod marks;
 pub mod quality;
 pub mod report;
@@ -102,6 +103,175 @@ pub struct Aggregate {
     /// The negative part of a delta profile's values in the metric, attributed as the
     /// positive part is; shares are never computed from it (see `model::NegativeWeights`).
     pub negative: Attribution,
+    /// What the sampling error of `all`'s shares needs (issue 25, see [`interval`]).
+    pub dispersion: Dispersion,
+}
+
+/// Sums of squared weights behind the shares of [`Aggregate::all`], for their intervals
+/// ([`interval`] says what they estimate and what they assume). Per row `r` of weight `W_r`
+/// standing for `n_r` samples, `q_r = W_r² / n_r`: the sum of its samples' squared weights
+/// when they weigh alike.
+#[derive(Debug, Clone, Default)]
+pub struct Dispersion {
+    /// Σ n_r: the samples behind the metric's weight, or the rows when `counted` is false.
+    pub samples: u128,
+    /// Whether the input has a `samples` count to take `n_r` from; without one every row is
+    /// one sample, the fewest it can stand for (the widest honest interval).
+    pub counted: bool,
+    /// Q = Σ_r q_r over every weighed row.
+    pub total_sq: f64,
+    /// Σ q_r over the rows counted for each owner (by `OwnerId`), per view (self, owner,
+    /// anywhere).
+    pub owners: Vec<[f64; 3]>,
+    /// The same per category (by `Category::ALL` position).
+    pub categories: Vec<[f64; 3]>,
+    /// Threads with weight (rows without a thread are one more cluster).
+    pub threads: usize,
+    /// C = Σ_t W_t².
+    pub thread_sq: f64,
+    /// Per owner and view, the per-thread sums of the cluster variance.
+    pub owner_clusters: Vec<[interval::ClusterSums; 3]>,
+    pub category_clusters: Vec<[interval::ClusterSums; 3]>,
+}
+
+impl Dispersion {
+    /// The sums for owner `owner` (or, with `category`, the category at that position) in
+    /// `view` of `all`.
+    pub fn sums(
+        &self,
+        all: &Attribution,
+        index: usize,
+        category: bool,
+        view: report::View,
+    ) -> interval::ShareSums {
+        let v = view_slot(view);
+        let (weights, sq, clusters) = if category {
+            (&all.categories, &self.categories, &self.category_clusters)
+        } else {
+            (&all.owners, &self.owners, &self.owner_clusters)
+        };
+        let weight = weights.get(index).map_or(0, |w| view.of(w));
+        interval::ShareSums {
+            weight,
+            total: all.total,
+            owner_sq: sq.get(index).map_or(0.0, |s| s[v]),
+            total_sq: self.total_sq,
+            cluster_var: clusters
+                .get(index)
+                .and_then(|c| c[v].variance(weight, all.total, self.thread_sq, self.threads)),
+        }
+    }
+}
+
+fn view_slot(view: report::View) -> usize {
+    match view {
+        report::View::Self_ => 0,
+        report::View::Owner => 1,
+        report::View::Anywhere => 2,
+    }
+}
+
+/// Accumulates [`Dispersion`] row by row.
+struct DispersionBuilder {
+    d: Dispersion,
+    samples_type: Option<usize>,
+    /// (thread or u32::MAX, slot) → W_{o,t}: slot = owner·3 + view, categories after the
+    /// owners.
+    per_thread: FxHashMap<(u32, u32), u128>,
+    thread_totals: FxHashMap<u32, u128>,
+    owners: usize,
+}
+
+impl DispersionBuilder {
+    fn new(profile: &Profile, owners: usize) -> DispersionBuilder {
+        let samples_type = profile
+            .sample_types()
+            .iter()
+            .position(|t| t.name == "samples" && t.unit == crate::model::Unit::Count);
+        DispersionBuilder {
+            d: Dispersion {
+                counted: samples_type.is_some(),
+                owners: vec![[0.0; 3]; owners],
+                categories: vec![[0.0; 3]; Category::ALL.len()],
+                owner_clusters: vec![Default::default(); owners],
+                category_clusters: vec![Default::default(); Category::ALL.len()],
+                ..Dispersion::default()
+            },
+            samples_type,
+            per_thread: FxHashMap::default(),
+            thread_totals: FxHashMap::default(),
+            owners,
+        }
+    }
+
+    fn add(
+        &mut self,
+        row: &crate::model::Row<'_>,
+        facts: &StackFacts,
+        cache: &FactCache<'_>,
+        w: u128,
+    ) {
+        let n = self.samples_type.map_or(1, |i| row.values[i]).max(1);
+        self.d.samples += n;
+        let q = (w as f64) * (w as f64) / n as f64;
+        self.d.total_sq += q;
+        let thread = row.thread.map_or(u32::MAX, |t| t.0);
+        *self.thread_totals.entry(thread).or_default() += w;
+        if facts.stackless {
+            return;
+        }
+        let rules = cache.rules;
+        let cat = |o: OwnerId| category_index(rules.owner(o).category) as usize;
+        let cat_slot = |c: usize, v: usize| ((self.owners + c) * 3 + v) as u32;
+        let mut add = |slot: u32| *self.per_thread.entry((thread, slot)).or_default() += w;
+        add(facts.self_owner.0 * 3);
+        add(facts.owner.0 * 3 + 1);
+        add(cat_slot(cat(facts.self_owner), 0));
+        add(cat_slot(cat(facts.owner), 1));
+        let (a, b) = facts.anywhere;
+        for o in &cache.owners_flat[a as usize..b as usize] {
+            add(o.0 * 3 + 2);
+        }
+        let (a, b) = facts.categories;
+        for &c in &cache.categories_flat[a as usize..b as usize] {
+            add(cat_slot(c as usize, 2));
+        }
+        let d = &mut self.d;
+        d.owners[facts.self_owner.0 as usize][0] += q;
+        d.owners[facts.owner.0 as usize][1] += q;
+        d.categories[cat(facts.self_owner)][0] += q;
+        d.categories[cat(facts.owner)][1] += q;
+        let (a, b) = facts.anywhere;
+        for o in &cache.owners_flat[a as usize..b as usize] {
+            d.owners[o.0 as usize][2] += q;
+        }
+        let (a, b) = facts.categories;
+        for &c in &cache.categories_flat[a as usize..b as usize] {
+            d.categories[c as usize][2] += q;
+        }
+    }
+
+    fn finish(mut self) -> Dispersion {
+        let d = &mut self.d;
+        d.threads = self.thread_totals.len();
+        d.thread_sq = self
+            .thread_totals
+            .values()
+            .map(|&w| (w as f64).powi(2))
+            .sum();
+        for ((thread, slot), w) in self.per_thread {
+            let wt = self.thread_totals[&thread] as f64;
+            let (i, v) = ((slot / 3) as usize, (slot % 3) as usize);
+            let c = if i < self.owners {
+                &mut d.owner_clusters[i][v]
+            } else {
+                &mut d.category_clusters[i - self.owners][v]
+            };
+            c.a += (w as f64).powi(2);
+            c.b += w as f64 * wt;
+        }
+        self.d
+    }
 }
 
 /// Facts about one distinct stack that do not depend on the row's weight.
@@ -381,6 +551,7 @@ pub fn aggregate(
     let mut unclassified = FrameTotals::new(profile.frame_count(), metric_total);
     let mut types: FxHashMap<FrameId, FxHashMap<OwnerId, u128>> = FxHashMap::default();
     let mut quality = Quality::default();
+    let mut dispersion = DispersionBuilder::new(profile, n_owners);
     let mut unresolved_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
     let mut ownerless_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
     for row in profile.rows() {
@@ -390,6 +561,7 @@ pub fn aggregate(
         }
         let facts = cache.get(row.stack);
         all.add(&facts, &cache, w, rules);
+        dispersion.add(&row, &facts, &cache, w);
         if options.threads {
             let name = row.thread.map_or_else(
                 || "(no thread)".to_string(),
@@ -501,6 +673,7 @@ pub fn aggregate(
         suggested_user,
         distinct_stacks,
         negative,
+        dispersion: dispersion.finish(),
     }
 }
 
@@ -721,6 +894,60 @@ mod tests {
                 [(FrameId(1), total), (FrameId(2), 1)]
             );
         }
+    }
+
+    #[test]
+    fn dispersion_sums_squares_per_row_and_per_thread() {
+        use crate::classify::RuleOptions;
+        use crate::model::{Frame, SampleType, Unit};
+        // 8 threads of 100 samples: 4 run only `main.work` (user), 4 only `lib.work`
+        let mut p = Profile::new(vec![SampleType::new("samples", Unit::Count)]);
+        for t in 0..8 {
+            let name = if t < 4 { "main.work" } else { "lib.work" };
+            let f = p.intern_frame(Frame::named(name, FrameKind::Native));
+            let s = p.intern_stack(&[f]);
+            let thread = p.intern_thread(&format!("t{t}"));
+            p.add_sample(s, Some(thread), &[100]);
+        }
+        let options = RuleOptions {
+            user_prefixes: vec!["main.".into()],
+            no_presets: true,
+            ..RuleOptions::default()
+        };
+        let rules = RuleSet::build(&options, std::slice::from_ref(&p)).unwrap();
+        let classes = rules.classify(&p);
+        let agg = aggregate(
+            &p,
+            &rules,
+            &classes,
+            &AggregateOptions {
+                metric: 0,
+                types_as_frames: false,
+                threads: false,
+                top: 5,
+            },
+        );
+        let d = &agg.dispersion;
+        assert_eq!((d.samples, d.counted, d.threads), (800, true, 8));
+        // q_r = W_r²/n_r = 100 per row
+        assert_eq!(d.total_sq, 800.0);
+        let user = rules
+            .owners()
+            .iter()
+            .position(|o| o.name == "user")
+            .unwrap();
+        let sums = d.sums(&agg.all, user, false, report::View::Owner);
+        assert_eq!((sums.weight, sums.total, sums.owner_sq), (400, 800, 400.0));
+        // by threads: Σ_t (W_ot − p·W_t)² = 8 · 50² = 20000, · 8/7 / 800²
+        let cluster = sums.cluster_var.unwrap();
+        assert!(
+            (cluster - 20000.0 * 8.0 / 7.0 / 640000.0).abs() < 1e-12,
+            "{cluster}"
+        );
+        // it is larger than the independent samples' 0.25/800, so it is the one used
+        let e = sums.estimate(800.0);
+        assert_eq!(e.method, interval::Method::WilsonThreads);
+        assert!((e.var - cluster).abs() < 1e-15);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `whose diff BASE... --against NEW...`: share deltas per owner and view, judged against
-//! the spread of the repeats (see `gate::diff` for the rule).
+//! `whose diff BASE... --against NEW...`: share deltas per owner and view, each tested for
+//! significance (see `gate::diff` for the test).
 
 use super::{
     Detail, Outcome, build_report, choose_metrics, input_reports, load, metric_mismatch,
@@ -22,7 +22,7 @@ pub fn run(plan: DiffPlan) -> Result<Outcome> {
         )));
     }
     let report = build_report(&loaded, inputs, plan.shape);
-    let result = diff::diff(&report, plan.base.len());
+    let result = diff::diff(&report, plan.base.len(), plan.confidence);
     write_output(plan.output.as_deref(), |out, term| {
         render::diff::render(&result, plan.format, term.width, out)
     })?;

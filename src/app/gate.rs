@@ -33,10 +33,10 @@ pub fn run(plan: GatePlan) -> Result<Outcome> {
     write_output(plan.output.as_deref(), |out, term| {
         render::gate::render(&outcome, plan.format, term.color, out)
     })?;
-    Ok(if outcome.passed {
-        Outcome::Success
-    } else {
-        Outcome::GateFailed
+    Ok(match outcome.verdict {
+        gate::Status::Pass => Outcome::Success,
+        gate::Status::Fail => Outcome::GateFailed,
+        gate::Status::Inconclusive => Outcome::GateInconclusive,
     })
 }
 
@@ -56,9 +56,9 @@ fn decide(plan: &GatePlan) -> Result<gate::GateOutcome> {
             }
         };
         gate::check_fit(&reports[at].1, requirement, &plan.guards)?;
-        results.push(gate::check(&reports[at].1, requirement)?);
+        results.push(gate::check(&reports[at].1, requirement, &plan.decision)?);
     }
-    Ok(gate::decide(results, plan.mode))
+    Ok(gate::decide(results, plan.mode, &plan.decision))
 }
 
 /// The repeats a requirement is measured over: the inputs that have its metric (or every
@@ -220,7 +220,13 @@ mod tests {
     fn measure(loaded: &Loaded, config: &LoadConfig, text: &str) -> Result<gate::Evaluation> {
         let r = gate::parse(text).unwrap();
         let report = metric_report(loaded, config, &r, r.metric.as_deref())?;
-        gate::check(&report, &r)
+        // these tests are about which inputs are measured: ten samples decide nothing by
+        // interval, so the shares are compared as measured
+        let point = gate::Decision {
+            point_estimate: true,
+            ..gate::Decision::default()
+        };
+        gate::check(&report, &r, &point)
     }
 
     #[test]
@@ -240,8 +246,8 @@ mod tests {
             (objects.spread.median, objects.status),
             (10.0, gate::Status::Fail)
         );
-        let outcome = gate::decide(vec![cpu, alloc], Mode::All);
-        assert!(outcome.passed);
+        let outcome = gate::decide(vec![cpu, alloc], Mode::All, &gate::Decision::default());
+        assert_eq!(outcome.verdict, gate::Status::Pass);
     }
 
     #[test]

@@ -33,6 +33,8 @@ use std::sync::Arc;
 pub enum Outcome {
     Success,
     GateFailed,
+    /// The gate's intervals straddle a threshold (exit 3).
+    GateInconclusive,
 }
 
 pub fn run(plan: Plan) -> Result<Outcome> {

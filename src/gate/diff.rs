@@ -1,37 +1,46 @@
 //! `whose diff`: the share of every owner (or category) in each view, before and after, and
-//! whether the change is bigger than the noise.
+//! whether the change is significant (issue 25).
 //!
-//! Each side may hold several repeats; a side's share is their median, its spread their
-//! range (max − min). The *combined spread* of a row is
+//! Each side may hold several repeats. A row's test is on its **share** (points of the
+//! total): a weight (time, bytes) also moves with the length of the run, a share does not,
+//! so a longer run of the same program is no change. Weights and their relative change are
+//! shown beside the shares, for reading. The test of `new − base` (the means of the sides'
+//! shares):
 //!
 //! ```text
-//! both sides have ≥ 2 repeats:   (base max − base min) + (new max − new min)
-//! one side has ≥ 2 repeats:      2 × that side's max − min  (the single side is assumed
-//!                                 to be as noisy as the measured one)
-//! neither side has repeats:      unknown
+//! a side of n ≥ 2 repeats:  se² = max(s², v̄) / n    s²: the variance of its shares,
+//!                                                     v̄: their mean sampling variance
+//!                           df = n − 1 when s² is the larger, else ∞ (normal)
+//! a single profile:         se² = v (its sampling variance from its sample counts), or,
+//!                           when the other side has repeats noisier than their samples,
+//!                           that side's s² with its df (the single run is taken to be as
+//!                           noisy as one of them)
+//! delta / √(se_b² + se_n²) ~ t (Welch–Satterthwaite df)  →  two-sided p-value
 //! ```
 //!
-//! The rows compare weights (time, bytes, samples, per request with `--per`), not shares: a
-//! program that got 35 % slower because one owner grew shows that owner's growth, where its
-//! share could even fall; shares are compared alongside, for reading. The inputs' totals are
-//! compared the same way.
+//! The sampling variance `v` is the one of [`crate::aggregate::interval`] (effective sample
+//! size, thread clusters). Every row is a test, so the p-values of all rows (owners × views)
+//! are adjusted by Benjamini–Hochberg: a row is a **change** when its adjusted p-value (q) is
+//! at most `1 − confidence`, which holds the expected share of false changes among the changes
+//! at that level; else **noise**. Each row carries the interval of its share's difference (not
+//! adjusted). `--per N` divides weights, not shares: the test is the same.
 //!
-//! A delta of the medians no larger than the combined spread is **noise**, larger is a
-//! **change**. With single profiles on both sides nothing says how noisy the measurement is,
-//! so a nonzero delta is **unknown** rather than a change (an exact 0 is still noise): the
-//! honest answer is "record repeats", not a false positive.
+//! The totals are compared as weights, between repeats only (a single total has no sampling
+//! error to speak of): Welch over the repeats' totals, **unknown** with one profile a side.
 
+use crate::aggregate::interval::{self, DiffTest, Interval, ShareSums};
 use crate::aggregate::report::{GroupBy, Report, Spread, View, share};
+use crate::aggregate::{Attribution, Dispersion, category_index};
 use crate::model::{Category, SampleType};
 
-/// How a delta compares with the combined spread.
+/// How a delta compares with the noise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judgement {
-    /// |delta| ≤ combined spread (or delta = 0).
+    /// Not significant after the false-discovery control.
     Noise,
-    /// |delta| > combined spread.
+    /// Significant.
     Change,
-    /// A nonzero delta and no spread to compare it with (single profiles on both sides).
+    /// Nothing measures the noise (the totals of single profiles).
     Unknown,
 }
 
@@ -45,41 +54,9 @@ impl Judgement {
     }
 }
 
-/// How the combined spread was estimated (the same for every row of one diff).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpreadRule {
-    BothSides,
-    OneSideDoubled,
-    None,
-}
-
-impl SpreadRule {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SpreadRule::BothSides => "base range + new range",
-            SpreadRule::OneSideDoubled => "2 × the range of the side with repeats",
-            SpreadRule::None => "none (single profiles on both sides)",
-        }
-    }
-
-    fn of(base: usize, new: usize) -> SpreadRule {
-        match (base >= 2, new >= 2) {
-            (true, true) => SpreadRule::BothSides,
-            (false, false) => SpreadRule::None,
-            _ => SpreadRule::OneSideDoubled,
-        }
-    }
-
-    /// The combined spread in the unit of the values, if it can be estimated.
-    fn combine(self, base: &Spread, new: &Spread) -> Option<f64> {
-        let (rb, rn) = (base.max - base.min, new.max - new.min);
-        match self {
-            SpreadRule::BothSides => Some(rb + rn),
-            SpreadRule::OneSideDoubled => Some(2.0 * rb.max(rn)),
-            SpreadRule::None => None,
-        }
-    }
-}
+/// What the rows' test is, said in the header and JSON.
+pub const TEST: &str = "Welch t on the shares (repeats' spread, or the sampling error from the \
+                        sample counts), Benjamini–Hochberg across the rows";
 
 /// One quantity (a weight, or a share) on both sides and how it moved.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,36 +64,93 @@ pub struct Compared {
     /// Median and range over each side's repeats.
     pub base: Spread,
     pub new: Spread,
-    /// new median − base median.
+    /// The means of the sides, which the test compares.
+    pub base_mean: f64,
+    pub new_mean: f64,
+    /// new mean − base mean.
     pub delta: f64,
-    /// The delta in percent of the base median; `None` when the base is 0.
+    /// The delta in percent of the base mean; `None` when the base is 0.
     pub relative: Option<f64>,
-    /// Combined spread, in the quantity's unit; `None` when it cannot be estimated.
-    pub spread: Option<f64>,
+    /// The test of `delta`, when something measures its noise.
+    pub test: Option<DiffTest>,
+    /// The interval of `delta` at the diff's confidence.
+    pub interval: Option<Interval>,
+    /// The p-value the judgement used: Benjamini–Hochberg adjusted for rows' shares.
+    pub q_value: Option<f64>,
     pub judgement: Judgement,
 }
 
 impl Compared {
-    /// Compares `base` and `new` values (one per repeat) by the spread `rule`.
-    fn of(base: &[f64], new: &[f64], rule: SpreadRule) -> Compared {
-        let (b, n) = (Spread::of(base), Spread::of(new));
-        let delta = n.median - b.median;
-        let spread = rule.combine(&b, &n);
-        let judgement = match spread {
-            _ if delta == 0.0 => Judgement::Noise,
-            Some(s) if delta.abs() <= s => Judgement::Noise,
-            Some(_) => Judgement::Change,
-            None => Judgement::Unknown,
-        };
+    /// The sides' values, no test (a row's weights: its share is tested).
+    fn untested(base: &[f64], new: &[f64], judgement: Judgement) -> Compared {
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let (bm, nm) = (mean(base), mean(new));
+        let delta = nm - bm;
         Compared {
-            base: b,
-            new: n,
+            base: Spread::of(base),
+            new: Spread::of(new),
+            base_mean: bm,
+            new_mean: nm,
             delta,
-            relative: (b.median != 0.0).then(|| delta * 100.0 / b.median),
-            spread,
+            relative: (bm != 0.0).then(|| delta * 100.0 / bm),
+            test: None,
+            interval: None,
+            q_value: None,
             judgement,
         }
     }
+
+    fn tested(base: &[f64], new: &[f64], test: Option<DiffTest>, confidence: f64) -> Compared {
+        let mut c = Compared::untested(base, new, Judgement::Unknown);
+        c.test = test;
+        c.interval = test.map(|t| t.interval(confidence));
+        c.q_value = test.map(|t| t.p_value);
+        c.judgement = match test {
+            Some(t) if t.p_value <= 1.0 - confidence && c.delta != 0.0 => Judgement::Change,
+            Some(_) => Judgement::Noise,
+            None if c.delta == 0.0 => Judgement::Noise,
+            None => Judgement::Unknown,
+        };
+        c
+    }
+}
+
+/// One side's standard error of its mean and the degrees of freedom (∞: normal).
+fn side_error(values: &[f64], sampling_var: &[f64], other: Option<(f64, f64)>) -> (f64, f64) {
+    let n = values.len() as f64;
+    let v_bar = sampling_var.iter().sum::<f64>() / n.max(1.0);
+    if values.len() >= 2 {
+        let s2 = interval::repeats_sd(values).powi(2);
+        return if s2 > v_bar {
+            ((s2 / n).sqrt(), n - 1.0)
+        } else {
+            ((v_bar / n).sqrt(), f64::INFINITY)
+        };
+    }
+    match other {
+        Some((s2, df)) if s2 > v_bar => (s2.sqrt(), df),
+        _ => (v_bar.sqrt(), f64::INFINITY),
+    }
+}
+
+/// The repeats' variance of a side and its df, when it exceeds their sampling variance.
+fn excess(values: &[f64], sampling_var: &[f64]) -> Option<(f64, f64)> {
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let s2 = interval::repeats_sd(values).powi(2);
+    (s2 > sampling_var.iter().sum::<f64>() / n).then_some((s2, n - 1.0))
+}
+
+/// The test of two sides' means; `sampling` holds each value's sampling variance (0 for
+/// totals, whose noise only repeats show).
+fn test_of(base: (&[f64], &[f64]), new: (&[f64], &[f64])) -> DiffTest {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let delta = mean(new.0) - mean(base.0);
+    let b = side_error(base.0, base.1, excess(new.0, new.1));
+    let n = side_error(new.0, new.1, excess(base.0, base.1));
+    DiffTest::welch(delta, b, n)
 }
 
 /// One owner in one view, before and after.
@@ -125,17 +159,16 @@ pub struct Delta {
     pub name: String,
     pub category: Option<Category>,
     pub view: View,
-    /// The weight in the metric's unit (divided by `--per`): what the noise test judges,
-    /// since a share can fall while the time it stands for grows.
+    /// The weight in the metric's unit (divided by `--per`), untested: shown for reading.
     pub weight: Compared,
-    /// The share of each input's total, in percent (points for the delta and spread).
+    /// The share of each input's total, in percent (points for the delta): what is tested.
     pub share: Compared,
 }
 
 impl Delta {
-    /// The weight's judgement, the row's.
+    /// The share's judgement, the row's.
     pub fn judgement(&self) -> Judgement {
-        self.weight.judgement
+        self.share.judgement
     }
 }
 
@@ -147,7 +180,8 @@ pub struct Diff {
     pub metric: SampleType,
     /// `--per N`: every weight divided by N (per request).
     pub per: Option<u64>,
-    pub rule: SpreadRule,
+    /// The confidence level; `1 − confidence` is the false-discovery rate across the rows.
+    pub confidence: f64,
     /// What the rows are: `owner` or `category`.
     pub rows_are: &'static str,
     /// The inputs' totals, judged as the rows are.
@@ -178,9 +212,7 @@ fn view_rank(view: View) -> usize {
 
 /// Compares the first `base` inputs of `report` with the rest. Both sides share the
 /// report's rule set (so the owners line up) and one metric (checked by the caller).
-pub fn diff(report: &Report, base: usize) -> Diff {
-    let new = report.inputs.len() - base;
-    let rule = SpreadRule::of(base, new);
+pub fn diff(report: &Report, base: usize, confidence: f64) -> Diff {
     let per = report.per.filter(|&n| n > 0).map_or(1.0, |n| n as f64);
     let weight = |w: u128| w as f64 / per;
     let totals: Vec<u128> = report
@@ -189,7 +221,19 @@ pub fn diff(report: &Report, base: usize) -> Diff {
         .map(|i| i.aggregate.all.total)
         .collect();
     let total_weights: Vec<f64> = totals.iter().map(|&t| weight(t)).collect();
-    let total = Compared::of(&total_weights[..base], &total_weights[base..], rule);
+    let none = vec![0.0; totals.len()];
+    let total_test = (base >= 2 || totals.len() - base >= 2).then(|| {
+        test_of(
+            (&total_weights[..base], &none[..base]),
+            (&total_weights[base..], &none[base..]),
+        )
+    });
+    let total = Compared::tested(
+        &total_weights[..base],
+        &total_weights[base..],
+        total_test,
+        confidence,
+    );
     let mut rows = Vec::new();
     for row in report.rows() {
         for &view in &report.views {
@@ -203,15 +247,30 @@ pub fn diff(report: &Report, base: usize) -> Diff {
                 .zip(&totals)
                 .map(|(w, &t)| share(view.of(w), t))
                 .collect();
+            // sampling variance of each input's share, points²
+            let vars: Vec<f64> = report
+                .inputs
+                .iter()
+                .zip(&row.weights)
+                .map(|(input, w)| {
+                    let sums = row_sums(report, &row.name, &input.aggregate, view, view.of(w));
+                    sums.estimate(input.aggregate.dispersion.samples as f64).var * 1e4
+                })
+                .collect();
+            let test = test_of(
+                (&shares[..base], &vars[..base]),
+                (&shares[base..], &vars[base..]),
+            );
             rows.push(Delta {
                 name: row.name.clone(),
                 category: row.category,
                 view,
-                weight: Compared::of(&weights[..base], &weights[base..], rule),
-                share: Compared::of(&shares[..base], &shares[base..], rule),
+                weight: Compared::untested(&weights[..base], &weights[base..], Judgement::Unknown),
+                share: Compared::tested(&shares[..base], &shares[base..], Some(test), confidence),
             });
         }
     }
+    control_false_discoveries(&mut rows, confidence);
     rows.sort_by(|a, b| {
         b.weight
             .delta
@@ -228,7 +287,7 @@ pub fn diff(report: &Report, base: usize) -> Diff {
         new_paths: paths(base..report.inputs.len()),
         metric: report.inputs[0].metric.clone(),
         per: report.per,
-        rule,
+        confidence,
         rows_are: match report.by {
             GroupBy::Category => "category",
             _ => "owner",
@@ -238,22 +297,72 @@ pub fn diff(report: &Report, base: usize) -> Diff {
     }
 }
 
+/// Benjamini–Hochberg over every row's share test: the judgement follows the adjusted
+/// p-value; the weight's judgement is the share's.
+fn control_false_discoveries(rows: &mut [Delta], confidence: f64) {
+    let p: Vec<f64> = rows
+        .iter()
+        .map(|d| d.share.test.map_or(1.0, |t| t.p_value))
+        .collect();
+    let q = interval::benjamini_hochberg(&p);
+    for (d, q) in rows.iter_mut().zip(q) {
+        d.share.q_value = Some(q);
+        d.share.judgement = if q <= 1.0 - confidence && d.share.delta != 0.0 {
+            Judgement::Change
+        } else {
+            Judgement::Noise
+        };
+        d.weight.judgement = d.share.judgement;
+    }
+}
+
+/// The variance sums of the row named `name` (an owner, a category, or the samples without
+/// a stack) in one input.
+fn row_sums(
+    report: &Report,
+    name: &str,
+    aggregate: &crate::aggregate::Aggregate,
+    view: View,
+    weight: u128,
+) -> ShareSums {
+    let (all, d): (&Attribution, &Dispersion) = (&aggregate.all, &aggregate.dispersion);
+    let index = match report.by {
+        GroupBy::Category => Category::parse(name).map(|c| (category_index(c) as usize, true)),
+        _ => report
+            .owners
+            .iter()
+            .position(|o| o.name == name)
+            .map(|i| (i, false)),
+    };
+    match index {
+        Some((i, category)) => d.sums(all, i, category, view),
+        // no owner (the samples without a stack): its samples taken as the average sample
+        None => ShareSums {
+            weight,
+            total: all.total,
+            owner_sq: d.total_sq * share(weight, all.total) / 100.0,
+            total_sq: d.total_sq,
+            cluster_var: None,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn spread(v: &[f64]) -> Spread {
-        Spread::of(v)
-    }
-
     #[test]
-    fn the_combined_spread_follows_the_documented_rule() {
-        let (b, n) = (spread(&[10.0, 12.0, 11.0]), spread(&[13.0, 14.0]));
-        assert_eq!(SpreadRule::of(3, 2).combine(&b, &n), Some(3.0));
-        assert_eq!(
-            SpreadRule::of(1, 2).combine(&spread(&[10.0]), &n),
-            Some(2.0)
-        );
-        assert_eq!(SpreadRule::of(1, 1).combine(&b, &n), None);
+    fn a_side_is_as_noisy_as_its_repeats_or_its_samples_whichever_is_more() {
+        // repeats 10, 12, 11 (s² = 1) with sampling variance 0.25 each: s² wins, df 2
+        let (se, df) = side_error(&[10.0, 12.0, 11.0], &[0.25; 3], None);
+        assert!((se - (1.0f64 / 3.0).sqrt()).abs() < 1e-12 && df == 2.0);
+        // the same with sampling variance 4: the samples say more noise, normal
+        let (se, df) = side_error(&[10.0, 12.0, 11.0], &[4.0; 3], None);
+        assert!((se - (4.0f64 / 3.0).sqrt()).abs() < 1e-12 && df.is_infinite());
+        // a single profile beside noisy repeats is taken to be as noisy as one of them
+        let (se, df) = side_error(&[10.0], &[0.25], Some((1.0, 2.0)));
+        assert!((se - 1.0).abs() < 1e-12 && df == 2.0);
+        let (se, _) = side_error(&[10.0], &[0.25], None);
+        assert!((se - 0.5).abs() < 1e-12);
     }
 }

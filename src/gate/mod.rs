@@ -1,21 +1,27 @@
-//! The gate: does an owned share meet a requirement, over every repeat? And (`diff`) is a
-//! change between two sets of profiles bigger than their spread? Pure decisions on a
-//! [`Report`]; no I/O, no formatting.
+//! The gate: does an owned share meet a requirement, given its sampling error? And (`diff`)
+//! is a change between two sets of profiles significant? Pure decisions on a [`Report`]; no
+//! I/O, no formatting.
 //!
-//! Several inputs in one report are repeats of one experiment. A requirement must hold over
-//! the whole min–max range of its share (the smallest repeat for `>=`/`>`, the largest for
-//! `<=`/`<`): profiles are noisy, and a bound that holds in some repeats and not in others
-//! has not been shown to hold. Such a range is reported as *inconclusive* ("k of n repeats
-//! pass") and fails.
+//! A share measured from samples is known only up to its interval (issue 25; the maths and
+//! its assumptions are in [`crate::aggregate::interval`]): from the sample counts for one
+//! profile, from the repeats themselves (Student's t) for several. A requirement **passes**
+//! when the whole interval is on the right side of the threshold, **fails** when the whole
+//! interval is on the wrong side, and is **inconclusive** otherwise, with the samples (one
+//! profile) or repeats that would decide it at the share measured. A 26 % share from 400
+//! samples says nothing about `>= 25%`; from 20,000 it does.
+//!
+//! `--point-estimate` keeps the decision of old: each input's share against the threshold,
+//! passing when every repeat holds, inconclusive ("k of n repeats pass", a fail) otherwise.
 
 pub mod diff;
 mod fitness;
 pub mod threshold;
 
 pub use fitness::{Guards, check_fit};
-pub use threshold::{Requirement, Subject, parse, parse_guard, parse_subject};
+pub use threshold::{Requirement, Subject, parse, parse_confidence, parse_guard, parse_subject};
 
 use crate::aggregate::category_index;
+use crate::aggregate::interval::{self, Estimate, Interval, Method};
 use crate::aggregate::report::{Report, Spread, share};
 use crate::error::{Error, Result};
 use crate::model::{Category, SampleType};
@@ -28,14 +34,37 @@ pub enum Mode {
     Any,
 }
 
+/// How a requirement is decided. Default: intervals at 95 %.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    /// The confidence level of the intervals, a fraction (0.95). Default is 0.95.
+    pub confidence: f64,
+    /// `--point-estimate`: compare the shares themselves, as before issue 25.
+    pub point_estimate: bool,
+}
+
+/// The default confidence level, also `--confidence`'s default.
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+
+impl Default for Decision {
+    fn default() -> Decision {
+        Decision {
+            confidence: DEFAULT_CONFIDENCE,
+            point_estimate: false,
+        }
+    }
+}
+
 /// The result of one requirement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
-    /// Holds in every repeat.
+    /// The interval is on the right side of the threshold (with `--point-estimate`: every
+    /// repeat holds).
     Pass,
-    /// Holds in none.
+    /// The interval is on the wrong side (every repeat fails).
     Fail,
-    /// Holds in some repeats but not all: the range straddles the threshold. Counts as a fail.
+    /// The interval contains the threshold: more samples or repeats are needed (with
+    /// `--point-estimate`: some repeats hold, some do not; a fail).
     Inconclusive,
 }
 
@@ -64,6 +93,22 @@ pub struct InputShare {
     pub total: u128,
     /// Percent.
     pub share: f64,
+    /// The samples behind `total` (rows when the input has no sample count: `counted`).
+    pub samples: u128,
+    pub counted: bool,
+    /// The share's sampling estimate from this input's counts.
+    pub estimate: Estimate,
+    /// Its interval at the decision's confidence, percent.
+    pub interval: Interval,
+}
+
+/// What would decide an inconclusive requirement, at the share measured now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ToDecide {
+    /// This many samples in one profile (rows, when the input counts none).
+    Samples { needed: f64, counted: bool },
+    /// This many repeats with the spread seen.
+    Repeats(usize),
 }
 
 /// One requirement measured over the repeats of its metric.
@@ -78,13 +123,22 @@ pub struct Evaluation {
     pub inputs: Vec<InputShare>,
     /// Median and min–max of the shares over the inputs.
     pub spread: Spread,
-    /// How many inputs satisfy the requirement on their own.
+    /// How many inputs satisfy the requirement on their own (point estimates).
     pub passing: usize,
+    /// The share decided on: the input's share, or the mean of the repeats' shares.
+    pub estimate: f64,
+    /// Its interval, `None` with `--point-estimate`.
+    pub interval: Option<Interval>,
+    pub method: Method,
+    pub confidence: f64,
+    /// For an inconclusive interval: what would decide it.
+    pub to_decide: Option<ToDecide>,
     pub status: Status,
 }
 
 impl Evaluation {
-    /// The share the decision rests on: the min for a lower bound, the max for an upper one.
+    /// The share a point-estimate decision rests on: the min for a lower bound, the max for
+    /// an upper one.
     pub fn deciding_share(&self) -> f64 {
         if self.requirement.op.is_lower_bound() {
             self.spread.min
@@ -99,26 +153,58 @@ impl Evaluation {
 pub struct GateOutcome {
     pub mode: Mode,
     pub results: Vec<Evaluation>,
-    pub passed: bool,
+    /// Pass, fail, or inconclusive (exit 0, 1, 3).
+    pub verdict: Status,
 }
 
-/// Combines evaluations made on possibly different reports (one per metric) into a verdict.
-pub fn decide(results: Vec<Evaluation>, mode: Mode) -> GateOutcome {
-    let pass = |e: &Evaluation| e.status == Status::Pass;
-    let passed = match mode {
-        Mode::All => results.iter().all(pass),
-        Mode::Any => results.iter().any(pass),
+/// Combines evaluations made on possibly different reports (one per metric) into a verdict:
+/// with every requirement needed, one fail fails and else one inconclusive leaves the verdict
+/// inconclusive; with `--any`, one pass passes and else one inconclusive leaves it open.
+/// With `--point-estimate`, whatever is not a pass is a fail, as before issue 25.
+pub fn decide(results: Vec<Evaluation>, mode: Mode, decision: &Decision) -> GateOutcome {
+    let has = |s: Status| results.iter().any(|e| e.status == s);
+    let mut verdict = match mode {
+        Mode::All if has(Status::Fail) => Status::Fail,
+        Mode::All if has(Status::Inconclusive) => Status::Inconclusive,
+        Mode::All => Status::Pass,
+        Mode::Any if has(Status::Pass) => Status::Pass,
+        Mode::Any if has(Status::Inconclusive) => Status::Inconclusive,
+        Mode::Any => Status::Fail,
     };
+    if decision.point_estimate && verdict == Status::Inconclusive {
+        verdict = Status::Fail;
+    }
     GateOutcome {
         mode,
         results,
-        passed,
+        verdict,
+    }
+}
+
+/// Where an interval lies against `op threshold`.
+fn judge(op: threshold::Op, i: Interval, t: f64) -> Status {
+    let (right, wrong) = match op {
+        threshold::Op::Ge => (i.low >= t, i.high < t),
+        threshold::Op::Gt => (i.low > t, i.high <= t),
+        threshold::Op::Le => (i.high <= t, i.low > t),
+        threshold::Op::Lt => (i.high < t, i.low >= t),
+    };
+    if right {
+        Status::Pass
+    } else if wrong {
+        Status::Fail
+    } else {
+        Status::Inconclusive
     }
 }
 
 /// Measures one requirement on every input of `report`. An owner or category the rules do
 /// not know is a usage error listing what exists, never a silent pass.
-pub fn check(report: &Report, requirement: &Requirement) -> Result<Evaluation> {
+pub fn check(
+    report: &Report,
+    requirement: &Requirement,
+    decision: &Decision,
+) -> Result<Evaluation> {
     let first = report
         .inputs
         .first()
@@ -132,16 +218,23 @@ pub fn check(report: &Report, requirement: &Requirement) -> Result<Evaluation> {
         .iter()
         .map(|input| {
             let all = &input.aggregate.all;
-            let weights = match resolved {
-                Resolved::Owner(i) => &all.owners[i],
-                Resolved::Category(c) => &all.categories[category_index(c) as usize],
+            let d = &input.aggregate.dispersion;
+            let sums = match resolved {
+                Resolved::Owner(i) => d.sums(all, i, false, requirement.view),
+                Resolved::Category(c) => {
+                    d.sums(all, category_index(c) as usize, true, requirement.view)
+                }
             };
-            let weight = requirement.view.of(weights);
+            let estimate = sums.estimate(d.samples as f64);
             InputShare {
                 path: input.path.clone(),
-                weight,
+                weight: sums.weight,
                 total: all.total,
-                share: share(weight, all.total),
+                share: share(sums.weight, all.total),
+                samples: d.samples,
+                counted: d.counted,
+                interval: estimate.interval(decision.confidence),
+                estimate,
             }
         })
         .collect();
@@ -149,13 +242,16 @@ pub fn check(report: &Report, requirement: &Requirement) -> Result<Evaluation> {
     let spread = Spread::of(&shares);
     let (op, t) = (requirement.op, requirement.threshold);
     let passing = shares.iter().filter(|&&s| op.holds(s, t)).count();
-    let status = if passing == shares.len() {
-        Status::Pass
-    } else if passing == 0 {
-        Status::Fail
-    } else {
-        Status::Inconclusive
+    let measured = measure(&inputs, decision);
+    let status = match measured.interval {
+        Some(i) => judge(op, i, t),
+        None if passing == shares.len() => Status::Pass,
+        None if passing == 0 => Status::Fail,
+        None => Status::Inconclusive,
     };
+    let to_decide = (status == Status::Inconclusive && measured.interval.is_some())
+        .then(|| measured.to_decide(&inputs, t, decision.confidence))
+        .flatten();
     let (kind, name) = match resolved {
         Resolved::Owner(i) => ("owner", report.owners[i].name.clone()),
         Resolved::Category(c) => ("category", c.as_str().to_string()),
@@ -168,8 +264,76 @@ pub fn check(report: &Report, requirement: &Requirement) -> Result<Evaluation> {
         inputs,
         spread,
         passing,
+        estimate: measured.estimate,
+        interval: measured.interval,
+        method: measured.method,
+        confidence: decision.confidence,
+        to_decide,
         status,
     })
+}
+
+/// The share a requirement is decided on and its interval.
+struct Measured {
+    estimate: f64,
+    interval: Option<Interval>,
+    method: Method,
+    /// The standard deviation of one repeat's share (repeats only), points.
+    sd: f64,
+}
+
+/// One input: its share and sampling interval. Repeats: the mean share and its t interval,
+/// the spread floored at one repeat's mean sampling error.
+fn measure(inputs: &[InputShare], decision: &Decision) -> Measured {
+    let shares: Vec<f64> = inputs.iter().map(|i| i.share).collect();
+    if decision.point_estimate {
+        return Measured {
+            estimate: Spread::of(&shares).median,
+            interval: None,
+            method: Method::Point,
+            sd: 0.0,
+        };
+    }
+    match inputs {
+        [one] => Measured {
+            estimate: one.share,
+            interval: Some(one.interval),
+            method: one.estimate.method,
+            sd: 0.0,
+        },
+        many => {
+            let sampling = many
+                .iter()
+                .map(|i| i.estimate.var.sqrt() * 100.0)
+                .sum::<f64>()
+                / many.len() as f64;
+            let (mean, interval) =
+                interval::repeats_interval(&shares, sampling, decision.confidence);
+            Measured {
+                estimate: mean,
+                interval: Some(interval),
+                method: Method::RepeatsT,
+                sd: interval::repeats_sd(&shares).max(sampling),
+            }
+        }
+    }
+}
+
+impl Measured {
+    fn to_decide(&self, inputs: &[InputShare], t: f64, confidence: f64) -> Option<ToDecide> {
+        match inputs {
+            [one] => {
+                one.estimate
+                    .samples_to_decide(t, confidence)
+                    .map(|needed| ToDecide::Samples {
+                        needed,
+                        counted: one.counted,
+                    })
+            }
+            _ => interval::repeats_to_decide(self.estimate, self.sd, t, confidence)
+                .map(ToDecide::Repeats),
+        }
+    }
 }
 
 /// A bare name is an owner when the rules declare one, else a category.

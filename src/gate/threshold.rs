@@ -192,6 +192,18 @@ pub fn parse_guard(option: &str, text: &str) -> Result<f64> {
     parse_percent(text.trim()).map_err(|e| Error::Usage(format!("{option} {text}: {e}")))
 }
 
+/// `--confidence 95%` as a fraction (0.95); from 50 % (anything lower is no confidence) to
+/// 99.99 %.
+pub fn parse_confidence(text: &str) -> Result<f64> {
+    let value = parse_guard("--confidence", text)?;
+    if !(50.0..=99.99).contains(&value) {
+        return Err(Error::Usage(format!(
+            "--confidence {text}: expected a level from 50% to 99.99%, e.g. `95%`"
+        )));
+    }
+    Ok(value / 100.0)
+}
+
 /// Operators people type for `>=` and `<=` that are not in the grammar, with the one meant.
 const SLIPS: [(&str, &str); 8] = [
     ("=>", ">="),

@@ -3,14 +3,16 @@
 
 use super::gate::VerdictFormat;
 use crate::aggregate::report::Spread;
-use crate::gate::diff::{Compared, Delta, Diff, Judgement};
+use crate::gate::diff::{Compared, Delta, Diff, Judgement, TEST};
 use crate::model::Unit;
 use serde::Serialize;
 use std::io::Write;
 
-/// Version 2: rows compare weights (with totals and relative changes) and carry the shares
-/// beside them; version 1 compared shares only.
-pub const SCHEMA: &str = "whose-diff/2";
+/// Version 3 (issue 25): a row's judgement is a significance test of its share (`share.test`,
+/// `share.interval`, `share.q_value`), the false discoveries across the rows controlled;
+/// sides carry their `mean`, and `spread`/`spread_rule` are gone. Version 2 judged weights
+/// against the repeats' min–max spread; version 1 compared shares only.
+pub const SCHEMA: &str = "whose-diff/3";
 
 /// Text's header lines are wrapped to `width` columns, as the report's are.
 pub fn render(
@@ -49,14 +51,26 @@ fn relative(c: &Compared) -> String {
         .map_or("new".to_string(), |r| format!("{r:+.1}%"))
 }
 
-/// `change (> 0.20 s)`: the mark and what the delta was compared with.
-fn verdict(c: &Compared, unit: &Unit) -> String {
-    let spread = |s: f64| amount(s, unit, false);
-    match (c.judgement, c.spread) {
-        (Judgement::Change, Some(s)) => format!("change (> {})", spread(s)),
-        (Judgement::Noise, Some(s)) => format!("noise (≤ {})", spread(s)),
-        (Judgement::Noise, None) => "noise (no change)".to_string(),
-        (Judgement::Unknown, _) | (Judgement::Change, None) => "unknown".to_string(),
+/// A row's mark with the interval of its share's difference: `change [+1.2, +2.9 pp]`.
+fn verdict(c: &Compared) -> String {
+    match (c.judgement, c.interval) {
+        (Judgement::Unknown, _) => "unknown".to_string(),
+        (j, Some(i)) => format!("{} [{:+.2}, {:+.2} pp]", j.as_str(), i.low, i.high),
+        (j, None) => j.as_str().to_string(),
+    }
+}
+
+/// The totals' mark: `change [+0.2 s, +0.5 s]` (weights, between repeats).
+fn total_verdict(c: &Compared, unit: &Unit) -> String {
+    match (c.judgement, c.interval) {
+        (Judgement::Unknown, _) => "unknown".to_string(),
+        (j, Some(i)) => format!(
+            "{} [{}, {}]",
+            j.as_str(),
+            amount(i.low, unit, true),
+            amount(i.high, unit, true)
+        ),
+        (j, None) => j.as_str().to_string(),
     }
 }
 
@@ -67,27 +81,33 @@ fn cells(diff: &Diff, d: &Delta) -> [String; 8] {
     [
         d.name.clone(),
         d.view.as_str().to_string(),
-        amount(d.weight.base.median, unit, false),
-        amount(d.weight.new.median, unit, false),
+        amount(d.weight.base_mean, unit, false),
+        amount(d.weight.new_mean, unit, false),
         amount(d.weight.delta, unit, true),
         relative(&d.weight),
         format!("{:+.2} pp", d.share.delta),
-        verdict(&d.weight, unit),
+        verdict(&d.share),
     ]
 }
 
-/// `12.00 s [11.80 s–12.40 s]` for repeats, the median alone for one profile.
-fn side(s: &Spread, n: usize, unit: &Unit) -> String {
+/// `12.00 s [11.80 s–12.40 s]` (mean and range) for repeats, the value for one profile.
+fn side(s: &Spread, mean: f64, n: usize, unit: &Unit) -> String {
     if n > 1 {
         format!(
             "{} [{}–{}]",
-            amount(s.median, unit, false),
+            amount(mean, unit, false),
             amount(s.min, unit, false),
             amount(s.max, unit, false)
         )
     } else {
-        amount(s.median, unit, false)
+        amount(mean, unit, false)
     }
+}
+
+/// 95 → `95`, 2.5 → `2.5`.
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn header(diff: &Diff) -> Vec<String> {
@@ -107,16 +127,18 @@ fn header(diff: &Diff) -> Vec<String> {
         format!("metric: {} ({}){per}", diff.metric.name, diff.metric.unit),
         format!(
             "total: {} → {}, {} ({}): {}",
-            side(&t.base, diff.base_paths.len(), unit),
-            side(&t.new, diff.new_paths.len(), unit),
+            side(&t.base, t.base_mean, diff.base_paths.len(), unit),
+            side(&t.new, t.new_mean, diff.new_paths.len(), unit),
             amount(t.delta, unit, true),
             relative(t),
-            verdict(t, unit)
+            total_verdict(t, unit)
         ),
         format!(
-            "noise test: a row changed when its weight moved (new − base, medians) by more \
-             than the combined spread of that weight, {}",
-            diff.rule.as_str()
+            "test: a row changed when its share moved significantly (new − base, means; {}; \
+             false discoveries at most {}%); [interval] of the share's change at {}%",
+            TEST,
+            trim_float((1.0 - diff.confidence) * 100.0),
+            trim_float(diff.confidence * 100.0)
         ),
         format!(
             "{} row(s): {changes} change(s), {noise} noise, {unknown} unknown",
@@ -125,8 +147,8 @@ fn header(diff: &Diff) -> Vec<String> {
     ];
     if unknown > 0 || t.judgement == Judgement::Unknown {
         lines.push(
-            "unknown: single profiles on both sides say nothing about noise; record repeats \
-             to judge"
+            "unknown: the totals of single profiles say nothing about their noise; record \
+             repeats to judge"
                 .to_string(),
         );
     }
@@ -198,8 +220,12 @@ struct Document<'a> {
     metric: Metric<'a>,
     /// `--per N`: every weight is divided by N.
     per: Option<u64>,
-    spread_rule: &'static str,
-    /// What is judged: `weight`.
+    /// The rows' test, in words.
+    test: &'static str,
+    /// `benjamini-hochberg`: how the rows' p-values are adjusted.
+    false_discovery_control: &'static str,
+    confidence: f64,
+    /// What is judged: `share`.
     judged: &'static str,
     /// `owner` or `category`.
     rows_are: &'static str,
@@ -224,9 +250,25 @@ struct Counts {
 
 #[derive(Serialize)]
 struct Side {
+    mean: f64,
     median: f64,
     min: f64,
     max: f64,
+}
+
+#[derive(Serialize)]
+struct Test {
+    /// Standard error of the delta.
+    se: f64,
+    /// Degrees of freedom; null for the normal (sampling error from counts).
+    df: Option<f64>,
+    p_value: f64,
+}
+
+#[derive(Serialize)]
+struct JsonInterval {
+    low: f64,
+    high: f64,
 }
 
 /// One compared quantity: weights in the metric's unit, shares in percent (points).
@@ -235,9 +277,15 @@ struct Quantity {
     base: Side,
     new: Side,
     delta: f64,
-    /// Percent of the base median; null when the base is 0.
+    /// Percent of the base mean; null when the base is 0.
     relative: Option<f64>,
-    spread: Option<f64>,
+    /// The test of the delta (shares and totals; null for a row's weight, which is not
+    /// tested, and for the totals of single profiles).
+    test: Option<Test>,
+    /// The interval of the delta at `confidence`.
+    interval: Option<JsonInterval>,
+    /// The p-value judged: Benjamini–Hochberg adjusted for the rows' shares.
+    q_value: Option<f64>,
     judgement: &'static str,
 }
 
@@ -246,24 +294,34 @@ struct Row<'a> {
     name: &'a str,
     category: Option<&'static str>,
     view: &'static str,
-    /// The weight's judgement (the row's).
+    /// The share's judgement (the row's).
     judgement: &'static str,
     weight: Quantity,
     share: Quantity,
 }
 
 fn quantity(c: &Compared) -> Quantity {
-    let s = |x: &Spread| Side {
+    let s = |x: &Spread, mean: f64| Side {
+        mean,
         median: x.median,
         min: x.min,
         max: x.max,
     };
     Quantity {
-        base: s(&c.base),
-        new: s(&c.new),
+        base: s(&c.base, c.base_mean),
+        new: s(&c.new, c.new_mean),
         delta: c.delta,
         relative: c.relative,
-        spread: c.spread,
+        test: c.test.map(|t| Test {
+            se: t.se,
+            df: t.df.is_finite().then_some(t.df),
+            p_value: t.p_value,
+        }),
+        interval: c.interval.map(|i| JsonInterval {
+            low: i.low,
+            high: i.high,
+        }),
+        q_value: c.q_value,
         judgement: c.judgement.as_str(),
     }
 }
@@ -278,8 +336,10 @@ fn json(diff: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
             unit: diff.metric.unit.name(),
         },
         per: diff.per,
-        spread_rule: diff.rule.as_str(),
-        judged: "weight",
+        test: TEST,
+        false_discovery_control: "benjamini-hochberg",
+        confidence: diff.confidence,
+        judged: "share",
         rows_are: diff.rows_are,
         total: quantity(&diff.total),
         counts: Counts {

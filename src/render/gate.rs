@@ -2,12 +2,16 @@
 //! comments) and JSON (schema `whose-gate/1`, for CI artefacts). Formatting only: every
 //! number and decision comes from [`GateOutcome`].
 
-use crate::gate::{Evaluation, GateOutcome, Mode, Status, Subject};
+use crate::aggregate::interval::{Interval, Method};
+use crate::gate::{Evaluation, GateOutcome, Mode, Status, Subject, ToDecide};
 use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 use std::io::Write;
 
-pub const SCHEMA: &str = "whose-gate/1";
+/// Version 2 (issue 25): a requirement is decided on its share's interval; `verdict` and
+/// `status` may be `inconclusive`; requirements and inputs carry `estimate`, `interval`,
+/// `method`, `confidence`, `to_decide`, `samples` and `effective_samples`.
+pub const SCHEMA: &str = "whose-gate/2";
 
 /// Output formats of `gate` and `diff`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -31,12 +35,52 @@ pub fn render(
     }
 }
 
-/// `PASS`, `FAIL` or `FAIL` for an inconclusive range (the reason follows on the line).
-fn word(status: Status) -> &'static str {
+/// `PASS`, `FAIL` or `INCONCLUSIVE`; with `--point-estimate` an inconclusive range of
+/// repeats is a `FAIL` (the reason follows on the line), as before intervals.
+fn word(e: &Evaluation) -> &'static str {
+    match e.status {
+        Status::Pass => "PASS",
+        Status::Fail => "FAIL",
+        Status::Inconclusive if e.method == Method::Point => "FAIL",
+        Status::Inconclusive => "INCONCLUSIVE",
+    }
+}
+
+fn verdict_word(status: Status) -> &'static str {
     match status {
         Status::Pass => "PASS",
-        Status::Fail | Status::Inconclusive => "FAIL",
+        Status::Fail => "FAIL",
+        Status::Inconclusive => "INCONCLUSIVE",
     }
+}
+
+/// `[21.96–30.62%, 95%]`
+fn bracket(i: &Interval, confidence: f64) -> String {
+    format!(
+        "[{:.2}–{}, {}%]",
+        i.low,
+        pct2(i.high),
+        trim_float(confidence * 100.0)
+    )
+}
+
+/// 95 → `95`, 99.5 → `99.5`.
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A count with thousands separators: 7,392.
+fn thousands(n: f64) -> String {
+    let digits = format!("{:.0}", n.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A share with two decimals: a threshold just beside the measured share must be visible.
@@ -44,18 +88,43 @@ fn pct2(p: f64) -> String {
     format!("{p:.2}%")
 }
 
-/// `9.92% (1.20 MiB of 12.1 MiB, metric alloc_space)` for one input, `36.76% median
-/// [35.98–37.73%] over 3 repeats (metric samples)` for several.
+/// `26.00% [21.96–30.62%, 95%] (104 of 400, 400 samples, metric samples)` for one input,
+/// `36.76% mean [35.98–37.73%, 95%] over 3 repeats (range 35.90–37.80%, metric samples)`
+/// for several; with `--point-estimate`, `9.92% (1.20 MiB of 12.1 MiB, metric alloc_space)`
+/// and `36.76% median [35.98–37.73%] over 3 repeats (metric samples)` (the range).
 fn measured(e: &Evaluation) -> String {
-    match e.inputs.as_slice() {
-        [one] => format!(
+    match (e.inputs.as_slice(), e.interval) {
+        ([one], Some(i)) => format!(
+            "{} {} ({} of {}, {} {}, metric {})",
+            pct2(one.share),
+            bracket(&i, e.confidence),
+            e.metric.unit.format(one.weight),
+            e.metric.unit.format(one.total),
+            thousands(one.samples as f64),
+            if one.counted {
+                "samples"
+            } else {
+                "distinct stacks"
+            },
+            e.metric.name
+        ),
+        (many, Some(i)) => format!(
+            "{} mean {} over {} repeats (range {:.2}–{}, metric {})",
+            pct2(e.estimate),
+            bracket(&i, e.confidence),
+            many.len(),
+            e.spread.min,
+            pct2(e.spread.max),
+            e.metric.name
+        ),
+        ([one], None) => format!(
             "{} ({} of {}, metric {})",
             pct2(one.share),
             e.metric.unit.format(one.weight),
             e.metric.unit.format(one.total),
             e.metric.name
         ),
-        many => format!(
+        (many, None) => format!(
             "{} median [{:.2}–{}] over {} repeats (metric {})",
             pct2(e.spread.median),
             e.spread.min,
@@ -79,6 +148,30 @@ fn remark(e: &Evaluation) -> Option<String> {
         ));
     }
     match e.status {
+        Status::Inconclusive if e.method != Method::Point => remarks.push(format!(
+            "inconclusive: the {}% interval contains {}{}",
+            trim_float(e.confidence * 100.0),
+            pct2(e.requirement.threshold),
+            match e.to_decide {
+                Some(ToDecide::Samples { needed, counted }) => format!(
+                    "; about {} {} (now {}) would decide it at {}",
+                    thousands(needed),
+                    if counted {
+                        "samples"
+                    } else {
+                        "distinct stacks"
+                    },
+                    thousands(e.inputs[0].samples as f64),
+                    pct2(e.estimate)
+                ),
+                Some(ToDecide::Repeats(n)) => format!(
+                    "; about {n} repeats (now {}) with this spread would decide it at {}",
+                    e.inputs.len(),
+                    pct2(e.estimate)
+                ),
+                None => String::new(),
+            }
+        )),
         Status::Inconclusive => remarks.push(format!(
             "inconclusive: {} of {n} repeats pass ({} {} is on the wrong side)",
             e.passing,
@@ -107,7 +200,7 @@ fn verdict(outcome: &GateOutcome) -> String {
         .count();
     format!(
         "{} ({held} of {} requirements hold; {})",
-        if outcome.passed { "PASS" } else { "FAIL" },
+        verdict_word(outcome.verdict),
         outcome.results.len(),
         match outcome.mode {
             Mode::All => "all must",
@@ -128,15 +221,34 @@ fn inputs_line(outcome: &GateOutcome) -> String {
     paths.join(", ")
 }
 
+/// `intervals: 95%, Wilson ...`: what the intervals on the lines assume, once per method.
+fn methods_line(outcome: &GateOutcome) -> Option<String> {
+    let mut methods: Vec<Method> = Vec::new();
+    for e in &outcome.results {
+        if e.method != Method::Point && !methods.contains(&e.method) {
+            methods.push(e.method);
+        }
+    }
+    let confidence = outcome.results.first()?.confidence;
+    (!methods.is_empty()).then(|| {
+        let said: Vec<&str> = methods.iter().map(|m| m.describe()).collect();
+        format!(
+            "intervals: {}% confidence; {}",
+            trim_float(confidence * 100.0),
+            said.join("; ")
+        )
+    })
+}
+
 fn text(outcome: &GateOutcome, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
     let paint = |status: Status| -> Style {
         if !color {
             return Style::new();
         }
-        let c = if status == Status::Pass {
-            AnsiColor::Green
-        } else {
-            AnsiColor::Red
+        let c = match status {
+            Status::Pass => AnsiColor::Green,
+            Status::Inconclusive => AnsiColor::Yellow,
+            Status::Fail => AnsiColor::Red,
         };
         Style::new().bold().fg_color(Some(c.into()))
     };
@@ -146,7 +258,7 @@ fn text(outcome: &GateOutcome, color: bool, out: &mut dyn Write) -> std::io::Res
         write!(
             out,
             "{style}{}{style:#}  {}: measured {}, threshold {}",
-            word(e.status),
+            word(e),
             e.requirement.canonical(),
             measured(e),
             pct2(e.requirement.threshold)
@@ -156,21 +268,15 @@ fn text(outcome: &GateOutcome, color: bool, out: &mut dyn Write) -> std::io::Res
             None => writeln!(out)?,
         }
     }
-    let overall = if outcome.passed {
-        Status::Pass
-    } else {
-        Status::Fail
-    };
-    let style = paint(overall);
+    if let Some(line) = methods_line(outcome) {
+        writeln!(out, "{line}")?;
+    }
+    let style = paint(outcome.verdict);
     writeln!(out, "{style}verdict: {}{style:#}", verdict(outcome))
 }
 
 fn markdown(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "### whose gate: {}\n",
-        if outcome.passed { "PASS" } else { "FAIL" }
-    )?;
+    writeln!(out, "### whose gate: {}\n", verdict_word(outcome.verdict))?;
     writeln!(
         out,
         "| result | requirement | measured | threshold | repeats passing | note |"
@@ -180,7 +286,7 @@ fn markdown(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "| **{}** | `{}` | {} | {} | {} of {} | {} |",
-            word(e.status),
+            word(e),
             e.requirement.canonical().replace('|', "\\|"),
             measured(e),
             pct2(e.requirement.threshold),
@@ -190,6 +296,9 @@ fn markdown(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
     }
     writeln!(out, "\nVerdict: **{}**\n", verdict(outcome))?;
+    if let Some(line) = methods_line(outcome) {
+        writeln!(out, "{line}\n")?;
+    }
     writeln!(out, "Inputs: {}", inputs_line(outcome))
 }
 
@@ -245,7 +354,40 @@ struct Requirement<'a> {
     median: f64,
     min: f64,
     max: f64,
+    /// The share decided on: the one input's, or the mean of the repeats'.
+    estimate: f64,
+    /// `null` with `--point-estimate`.
+    interval: Option<JsonInterval>,
+    /// `wilson-ess`, `wilson-ess-threads`, `repeats-t` or `point-estimate`.
+    method: &'static str,
+    confidence: f64,
+    /// For an inconclusive interval: `{"samples": N}` (in one profile; `counted` false when
+    /// N counts distinct stacks) or `{"repeats": N}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    to_decide: Option<JsonToDecide>,
     inputs: Vec<Input<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonInterval {
+    low: f64,
+    high: f64,
+}
+
+impl From<Interval> for JsonInterval {
+    fn from(i: Interval) -> JsonInterval {
+        JsonInterval {
+            low: i.low,
+            high: i.high,
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum JsonToDecide {
+    Samples { needed: f64, counted: bool },
+    Repeats(usize),
 }
 
 #[derive(Serialize)]
@@ -260,6 +402,12 @@ struct Input<'a> {
     weight: u128,
     total: u128,
     share: f64,
+    /// Samples behind `total` (distinct stacks when `counted` is false).
+    samples: u128,
+    counted: bool,
+    effective_samples: f64,
+    /// This input's own interval from its counts.
+    interval: JsonInterval,
 }
 
 fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
@@ -284,6 +432,14 @@ fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
             median: e.spread.median,
             min: e.spread.min,
             max: e.spread.max,
+            estimate: e.estimate,
+            interval: e.interval.map(JsonInterval::from),
+            method: e.method.as_str(),
+            confidence: e.confidence,
+            to_decide: e.to_decide.map(|t| match t {
+                ToDecide::Samples { needed, counted } => JsonToDecide::Samples { needed, counted },
+                ToDecide::Repeats(n) => JsonToDecide::Repeats(n),
+            }),
             inputs: e
                 .inputs
                 .iter()
@@ -292,11 +448,15 @@ fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
                     weight: i.weight,
                     total: i.total,
                     share: i.share,
+                    samples: i.samples,
+                    counted: i.counted,
+                    effective_samples: i.estimate.n_eff,
+                    interval: i.interval.into(),
                 })
                 .collect(),
         })
         .collect();
-    let verdict = if outcome.passed { "pass" } else { "fail" };
+    let verdict = outcome.verdict.as_str();
     let doc = Document {
         schema: SCHEMA,
         verdict,

@@ -1,8 +1,11 @@
 //! JSON output, schema `whose/1` (documented in the README): exact integer weights, so
-//! results from many machines can be merged. The wire structs live here, separate from the
+//! results from many machines can be merged. Issue 25 added, without changing anything that
+//! was there, each input's `sampling` (samples, whether counted, threads) and on its owners
+//! and categories `intervals` (95 % per view, with the `method`). The wire structs live here, separate from the
 //! report types, so the schema changes only on purpose.
 
-use crate::aggregate::report::{Report, share};
+use crate::aggregate::interval::Method;
+use crate::aggregate::report::{Report, View, share};
 use crate::model::CallGraph;
 use serde::Serialize;
 use std::io::Write;
@@ -46,6 +49,8 @@ struct Input<'a> {
     negative: Option<Negative<'a>>,
     owners: Vec<Owner<'a>>,
     categories: Vec<Owner<'a>>,
+    /// What the owners' and categories' `intervals` rest on.
+    sampling: Sampling,
     top_owner_frames: Vec<Frame<'a>>,
     top_self_frames: Vec<Frame<'a>>,
     unclassified_frames: Vec<Frame<'a>>,
@@ -153,7 +158,62 @@ struct Owner<'a> {
     self_: u128,
     owner: u128,
     anywhere: u128,
+    /// The 95 % interval of each view's share from this input's sample counts (issue 25;
+    /// `aggregate::interval`): on an input's owners and categories, not on threads or the
+    /// negative part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intervals: Option<Intervals>,
 }
+
+/// Percent, `[low, high]` per view, and how they were made.
+#[derive(Serialize)]
+struct Intervals {
+    /// `wilson-ess` (samples taken as independent) or `wilson-ess-threads` (the variance
+    /// over threads, where larger).
+    method: &'static str,
+    confidence: f64,
+    #[serde(rename = "self")]
+    self_: [f64; 2],
+    owner: [f64; 2],
+    anywhere: [f64; 2],
+}
+
+/// What the intervals rest on.
+#[derive(Serialize)]
+struct Sampling {
+    /// Samples behind the total (distinct stacks when `counted` is false: the input has no
+    /// `samples` count, and each stack is taken as one sample).
+    samples: u128,
+    counted: bool,
+    threads: usize,
+}
+
+/// The intervals of owner (or category, with `category`) `index` in one input.
+fn intervals(agg: &crate::aggregate::Aggregate, index: usize, category: bool) -> Intervals {
+    let d = &agg.dispersion;
+    let mut method = Method::Wilson;
+    let mut of = |view: View| {
+        let e = d
+            .sums(&agg.all, index, category, view)
+            .estimate(d.samples as f64);
+        if e.method == Method::WilsonThreads {
+            method = e.method;
+        }
+        let i = e.interval(REPORT_CONFIDENCE);
+        [i.low, i.high]
+    };
+    let (self_, owner, anywhere) = (of(View::Self_), of(View::Owner), of(View::Anywhere));
+    Intervals {
+        method: method.as_str(),
+        confidence: REPORT_CONFIDENCE,
+        self_,
+        owner,
+        anywhere,
+    }
+}
+
+/// The report's intervals are at the gate's default level.
+const REPORT_CONFIDENCE: f64 = crate::gate::DEFAULT_CONFIDENCE;
 
 #[derive(Serialize)]
 struct Frame<'a> {
@@ -222,6 +282,7 @@ fn owners<'a>(report: &'a Report, a: &'a crate::aggregate::Attribution) -> Vec<O
             self_: w.self_,
             owner: w.owner,
             anywhere: w.anywhere,
+            intervals: None,
         })
         .collect()
 }
@@ -243,14 +304,32 @@ fn input(report: &Report, i: usize) -> Input<'_> {
     let categories = crate::model::Category::ALL
         .iter()
         .zip(&agg.all.categories)
-        .filter(|(_, w)| w.self_ + w.owner + w.anywhere > 0)
-        .map(|(c, w)| Owner {
+        .enumerate()
+        .filter(|(_, (_, w))| w.self_ + w.owner + w.anywhere > 0)
+        .map(|(i, (c, w))| Owner {
             name: c.as_str(),
             category: c.as_str(),
             transparent: c.transparent_by_default(),
             self_: w.self_,
             owner: w.owner,
             anywhere: w.anywhere,
+            intervals: Some(intervals(agg, i, true)),
+        })
+        .collect();
+    let all_owners = report
+        .owners
+        .iter()
+        .zip(&agg.all.owners)
+        .enumerate()
+        .filter(|(_, (_, w))| w.self_ + w.owner + w.anywhere > 0)
+        .map(|(i, (o, w))| Owner {
+            name: &o.name,
+            category: o.category.as_str(),
+            transparent: o.transparent,
+            self_: w.self_,
+            owner: w.owner,
+            anywhere: w.anywhere,
+            intervals: Some(intervals(agg, i, false)),
         })
         .collect();
     Input {
@@ -265,8 +344,13 @@ fn input(report: &Report, i: usize) -> Input<'_> {
             total: agg.negative.total,
             owners: owners(report, &agg.negative),
         }),
-        owners: owners(report, &agg.all),
+        owners: all_owners,
         categories,
+        sampling: Sampling {
+            samples: agg.dispersion.samples,
+            counted: agg.dispersion.counted,
+            threads: agg.dispersion.threads,
+        },
         top_owner_frames: frames(&agg.top_owner_frames, agg.all.total),
         top_self_frames: frames(&agg.top_self, agg.all.total),
         unclassified_frames: frames(&agg.unclassified_frames, agg.all.total),

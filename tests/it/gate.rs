@@ -87,7 +87,7 @@ fn gate_json(inputs: &[String], requires: &[&str], extra: &[&str]) -> (Option<i3
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o))
         .unwrap_or_else(|e| panic!("json: {e}\n{}\n{}", stdout(&o), stderr(&o)));
-    assert_eq!(v["schema"], "whose-gate/1");
+    assert_eq!(v["schema"], "whose-gate/2");
     (o.status.code(), v)
 }
 
@@ -101,7 +101,9 @@ fn the_seeds_gate_user_owner_25_percent_fails_with_the_numbers() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
-        text.contains("FAIL  user.owner >= 25%: measured 0.00% (0 B of 2.29 GiB, metric bytes), threshold 25.00%"),
+        // 0 B in all 21 distinct stacks (no sample count in folded bytes: each stack is one
+        // sample, the fewest it can be); Wilson at n = 21: high = z²/(21 + z²) = 18.67 %
+        text.contains("FAIL  user.owner >= 25%: measured 0.00% [0.00–18.67%, 95%] (0 B of 2.29 GiB, 21 distinct stacks, metric bytes), threshold 25.00%"),
         "{text}"
     );
     assert!(text.contains("verdict: FAIL (0 of 1 requirements hold; all must)"));
@@ -111,25 +113,47 @@ fn the_seeds_gate_user_owner_25_percent_fails_with_the_numbers() {
     assert_eq!(r["inputs"][0]["total"].as_f64(), Some(oracle_total));
     assert_eq!(r["median"].as_f64(), Some(want["user"][1]));
     assert_eq!(r["status"], "fail");
-    // and kotlin owns all of it, which the gate confirms
+    // and kotlin owns all of it, which the gate confirms as far as 21 stacks can (Wilson's
+    // low end at n = 21 is 21/(21 + z²) = 81.33 %); that it is exactly 100 % only the point
+    // estimate says
+    let o = gate(&seed_args(), &["kotlin.owner >= 80%"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let o = gate(&seed_args(), &["kotlin.owner >= 100%"], &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    let o = gate(
+        &seed_args(),
+        &["kotlin.owner >= 100%"],
+        &["--point-estimate"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
 
 #[test]
 fn a_threshold_just_below_or_above_the_measured_share_flips_the_exit_code() {
-    // py-app: the oracle's user.self share (37.8189...%), thresholds 0.01 points either side
+    // py-app: the oracle's user.self share (37.8189...%), thresholds 0.01 points either side;
+    // --point-estimate compares the share itself, as the gate did before intervals
     let (want, _) = expected_shares("py-app.folded.json");
     let s = want["user"][0];
     let below = format!("user.self >= {:.4}%", s - 0.01);
     let above = format!("user.self >= {:.4}%", s + 0.01);
-    assert_eq!(gate(&py_args(), &[&below], &[]).status.code(), Some(0));
-    assert_eq!(gate(&py_args(), &[&above], &[]).status.code(), Some(1));
+    let point = ["--point-estimate"];
+    assert_eq!(gate(&py_args(), &[&below], &point).status.code(), Some(0));
+    assert_eq!(gate(&py_args(), &[&above], &point).status.code(), Some(1));
     // upper bounds flip the other way
     let le_above = format!("user.self <= {:.4}%", s + 0.01);
     let le_below = format!("user.self <= {:.4}%", s - 0.01);
-    assert_eq!(gate(&py_args(), &[&le_above], &[]).status.code(), Some(0));
-    assert_eq!(gate(&py_args(), &[&le_below], &[]).status.code(), Some(1));
+    assert_eq!(
+        gate(&py_args(), &[&le_above], &point).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        gate(&py_args(), &[&le_below], &point).status.code(),
+        Some(1)
+    );
+    // with its sampling error (1999 samples), 0.01 points decide nothing: inconclusive, 3
+    for t in [&below, &above, &le_above, &le_below] {
+        assert_eq!(gate(&py_args(), &[t], &[]).status.code(), Some(3), "{t}");
+    }
     // the measured share the gate reports is the oracle's
     let (_, v) = gate_json(&py_args(), &[&below], &[]);
     let got = v["requirements"][0]["median"].as_f64().unwrap();
@@ -267,7 +291,13 @@ fn repeats_give_the_hand_computed_median_and_range() {
 }
 
 #[test]
-fn a_threshold_inside_the_range_is_inconclusive_and_fails() {
+fn with_point_estimates_a_threshold_inside_the_range_is_inconclusive_and_fails() {
+    // the decision of old, kept by --point-estimate: every repeat must hold
+    let point_args = || {
+        let mut a = repeats_gate_args();
+        a.push("--point-estimate".into());
+        a
+    };
     let shares = expected_repeat_shares("user", "owner");
     let (median, min, max) = hand_spread(shares.clone());
     // halfway between the smallest repeat and the median: inside the range
@@ -275,7 +305,7 @@ fn a_threshold_inside_the_range_is_inconclusive_and_fails() {
     let t_value: f64 = t.parse().unwrap();
     let passing = shares.iter().filter(|&&s| s >= t_value).count();
     assert_eq!(passing, 2);
-    let o = gate(&repeats_gate_args(), &[&format!("user.owner >= {t}%")], &[]);
+    let o = gate(&point_args(), &[&format!("user.owner >= {t}%")], &[]);
     assert_eq!(o.status.code(), Some(1));
     let text = stdout(&o);
     assert!(
@@ -290,7 +320,7 @@ fn a_threshold_inside_the_range_is_inconclusive_and_fails() {
         )),
         "{text}"
     );
-    let (_, v) = gate_json(&repeats_gate_args(), &[&format!("user.owner >= {t}%")], &[]);
+    let (_, v) = gate_json(&point_args(), &[&format!("user.owner >= {t}%")], &[]);
     assert_eq!(v["requirements"][0]["status"], "inconclusive");
     assert_eq!(v["requirements"][0]["passing"], 2);
     // below the whole range passes, above it fails outright; upper bounds use the max
@@ -298,23 +328,14 @@ fn a_threshold_inside_the_range_is_inconclusive_and_fails() {
     let above = format!("user.owner >= {:.4}%", max + 0.01);
     let le_max = format!("user.owner <= {:.4}%", max + 0.01);
     let le_mid = format!("user.owner <= {median:.4}%");
-    assert_eq!(
-        gate(&repeats_gate_args(), &[&below], &[]).status.code(),
-        Some(0)
-    );
-    let (code, v) = gate_json(&repeats_gate_args(), &[&above], &[]);
+    assert_eq!(gate(&point_args(), &[&below], &[]).status.code(), Some(0));
+    let (code, v) = gate_json(&point_args(), &[&above], &[]);
     assert_eq!(
         (code, v["requirements"][0]["status"].as_str()),
         (Some(1), Some("fail"))
     );
-    assert_eq!(
-        gate(&repeats_gate_args(), &[&le_max], &[]).status.code(),
-        Some(0)
-    );
-    assert_eq!(
-        gate(&repeats_gate_args(), &[&le_mid], &[]).status.code(),
-        Some(1)
-    );
+    assert_eq!(gate(&point_args(), &[&le_max], &[]).status.code(), Some(0));
+    assert_eq!(gate(&point_args(), &[&le_mid], &[]).status.code(), Some(1));
 }
 
 #[test]
@@ -336,7 +357,7 @@ fn the_json_verdict_goes_to_a_file_and_the_exit_code_stays() {
     );
     let md = stdout(&o);
     assert!(md.starts_with("### whose gate: FAIL"), "{md}");
-    assert!(md.contains("| **FAIL** | `user.owner >= 25%` | 0.00% (0 B of 2.29 GiB, metric bytes) | 25.00% | 0 of 1 |"), "{md}");
+    assert!(md.contains("| **FAIL** | `user.owner >= 25%` | 0.00% [0.00–18.67%, 95%] (0 B of 2.29 GiB, 21 distinct stacks, metric bytes) | 25.00% | 0 of 1 |"), "{md}");
 }
 
 #[test]
@@ -373,7 +394,7 @@ fn diff_json(base: &[String], new: &[String]) -> Value {
     let o = run(&a);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(v["schema"], "whose-diff/2");
+    assert_eq!(v["schema"], "whose-diff/3");
     v
 }
 
@@ -465,16 +486,18 @@ fn diff_against_doubled_user_stacks_grows_exactly_user() {
             assert!(d > 9.0);
             // exactly the samples added
             assert_eq!(weight, u, "{r}");
-            assert_eq!(r["judgement"], "unknown", "single profiles: no spread");
+            // 9.6 points on 1462 and 1988 samples: far outside the sampling error
+            assert_eq!(r["judgement"], "change", "{r}");
             seen += 1;
         } else if view == "owner" {
             // the other owners' stacks did not change: only the total grew, so their
-            // shares fell while their weights did not move, and a weight that did not move
-            // is no change
+            // shares fell while their weights did not move; the share is what is tested
             assert!((n - b * t / (t + u)).abs() < 1e-9, "{name}: {b} → {n}");
             assert!(d < 0.0);
             assert_eq!(weight, 0.0, "{r}");
-            assert_eq!(r["judgement"], "noise", "{r}");
+            let q = r["share"]["q_value"].as_f64().unwrap();
+            let want = if q <= 0.05 { "change" } else { "noise" };
+            assert_eq!(r["judgement"], want, "{r}");
             seen += 1;
         }
     }
@@ -485,12 +508,11 @@ fn diff_against_doubled_user_stacks_grows_exactly_user() {
 }
 
 #[test]
-fn diff_with_repeats_judges_deltas_against_the_combined_spread() {
-    // base: slices 1 and 2, new: slice 3; the spread is 2 × the base range
+fn diff_with_repeats_tests_the_share_by_hand() {
+    // base: slices 1 and 2, new: slice 3. user.owner: 526/1462 and 554/1507, then 563/1492
     let v = diff_json(&[churn(1), churn(2)], &[churn(3)]);
-    assert_eq!(v["spread_rule"], "2 × the range of the side with repeats");
-    let base = expected_repeat_shares("user", "owner");
-    let (b_med, range) = ((base[0] + base[1]) / 2.0, (base[0] - base[1]).abs());
+    assert_eq!(v["false_discovery_control"], "benjamini-hochberg");
+    assert_eq!(v["judged"], "share");
     let row = v["rows"]
         .as_array()
         .unwrap()
@@ -498,22 +520,42 @@ fn diff_with_repeats_judges_deltas_against_the_combined_spread() {
         .find(|r| r["name"] == "user" && r["view"] == "owner")
         .unwrap()
         .clone();
-    let delta = base[2] - b_med;
-    let share = &row["share"];
-    assert!((share["delta"].as_f64().unwrap() - delta).abs() < 1e-9);
-    assert!((share["spread"].as_f64().unwrap() - 2.0 * range).abs() < 1e-9);
-    let want = if delta.abs() <= 2.0 * range {
-        "noise"
-    } else {
-        "change"
-    };
-    assert_eq!(share["judgement"], want);
-    // the row is judged on its weight: user.owner 526 and 554 samples, then 563
-    let weight = &row["weight"];
-    assert_eq!(weight["base"]["median"].as_f64(), Some(540.0));
-    assert_eq!(weight["delta"].as_f64(), Some(23.0));
-    assert_eq!(weight["spread"].as_f64(), Some(56.0));
+    let share = |k: f64, n: f64| k * 100.0 / n;
+    let (b1, b2, n3) = (
+        share(526.0, 1462.0),
+        share(554.0, 1507.0),
+        share(563.0, 1492.0),
+    );
+    // sampling variances p(1−p)/n in points²: 1.5755, 1.5427 and 1.5748; the base repeats'
+    // own variance (b1 − b2)²/2 = 0.3071 is smaller, so the base's error is the sampling
+    // error of their mean, √(mean/2) = 0.8829, and the single new profile's its own, 1.2549
+    let var = |p: f64, n: f64| p * (100.0 - p) / n;
+    let se_b = ((var(b1, 1462.0) + var(b2, 1507.0)) / 2.0 / 2.0).sqrt();
+    let se_n = var(n3, 1492.0).sqrt();
+    let se = (se_b * se_b + se_n * se_n).sqrt();
+    let delta = n3 - (b1 + b2) / 2.0;
+    let s = &row["share"];
+    assert!((s["delta"].as_f64().unwrap() - delta).abs() < 1e-9, "{s}");
+    assert!((s["test"]["se"].as_f64().unwrap() - se).abs() < 1e-9, "{s}");
+    assert_eq!(s["test"]["df"], Value::Null, "normal: {s}");
+    // z = 1.3646/1.5344 = 0.889: p = 0.374, and the interval ±1.96·se
+    let p = s["test"]["p_value"].as_f64().unwrap();
+    assert!((p - 0.3738).abs() < 1e-3, "{s}");
+    let (low, high) = (
+        s["interval"]["low"].as_f64().unwrap(),
+        s["interval"]["high"].as_f64().unwrap(),
+    );
+    assert!(
+        (low - (delta - 1.959964 * se)).abs() < 1e-4
+            && (high - (delta + 1.959964 * se)).abs() < 1e-4,
+        "{s}"
+    );
+    assert!(s["q_value"].as_f64().unwrap() >= p);
     assert_eq!(row["judgement"], "noise");
+    // the weights are shown, means of the sides: 540 → 563
+    let weight = &row["weight"];
+    assert_eq!(weight["base"]["mean"].as_f64(), Some(540.0));
+    assert_eq!(weight["delta"].as_f64(), Some(23.0));
 }
 
 #[test]
@@ -531,7 +573,7 @@ fn diff_markdown_reads_as_a_pr_comment() {
         "{md}"
     );
     assert!(
-        md.contains("- total: 1484.5 [1462–1507] → 1492, +7.5 (+0.5%): noise (≤ 90)"),
+        md.contains("- total: 1484.5 [1462–1507] → 1492, +7.5 (+0.5%): noise [-179.4, +194.4]"),
         "{md}"
     );
     // user.owner: base slices 1 and 2 (526/1462, 554/1507), new slice 3 (563/1492)
@@ -541,7 +583,7 @@ fn diff_markdown_reads_as_a_pr_comment() {
         563.0 * 100.0 / 1492.0,
     );
     let row = format!(
-        "| user | owner | 540 | 563 | +23 | +4.3% | {:+.2} pp | noise (≤ 56) |",
+        "| user | owner | 540 | 563 | +23 | +4.3% | {:+.2} pp | noise [-1.64, +4.37 pp] |",
         n - (b1 + b2) / 2.0,
     );
     assert!(md.contains(&row), "{row} not in\n{md}");
@@ -559,18 +601,38 @@ fn a_cpu_and_an_alloc_profile_gate_together_by_metric() {
         fixture_arg("rules/go-svc.toml"),
         "--no-presets".into(),
     ];
+    // thresholds a tenth of a point from the shares: the point estimates decide them
+    let point = ["--point-estimate"];
     let (code, v) = gate_json(
         &inputs,
         &["user.owner[cpu] >= 78%", "user.owner[alloc_space] >= 98%"],
-        &[],
+        &point,
     );
     assert_eq!(code, Some(0), "{v}");
     let (code, v) = gate_json(
         &inputs,
         &["user.owner[cpu] >= 78.2%", "user.owner[alloc_space] >= 98%"],
-        &[],
+        &point,
     );
     assert_eq!(code, Some(1), "{v}");
+    // with their sampling error (1516 CPU samples; 76 allocation stacks, no sample count)
+    // they cannot tell; 75 % and 95 % they can: [75.95, 80.11] and [95.43, 99.34]
+    let (code, v) = gate_json(
+        &inputs,
+        &["user.owner[cpu] >= 78%", "user.owner[alloc_space] >= 98%"],
+        &[],
+    );
+    assert_eq!(
+        (code, v["verdict"].as_str()),
+        (Some(3), Some("inconclusive")),
+        "{v}"
+    );
+    let (code, v) = gate_json(
+        &inputs,
+        &["user.owner[cpu] >= 75%", "user.owner[alloc_space] >= 95%"],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{v}");
     let text = stdout(&gate(&inputs, &["user.owner[alloc_space] >= 98.3%"], &[]));
     assert!(text.contains("98.2"), "{text}");
 }
@@ -693,7 +755,7 @@ fn the_json_verdict_is_written_on_exit_2_with_the_reason() {
     );
     assert_eq!(o.status.code(), Some(2));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&verdict).unwrap()).unwrap();
-    assert_eq!(v["schema"], "whose-gate/1");
+    assert_eq!(v["schema"], "whose-gate/2");
     assert_eq!(
         (v["verdict"].as_str(), v["status"].as_str()),
         (Some("error"), Some("error"))
