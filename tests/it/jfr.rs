@@ -168,14 +168,19 @@ fn every_command_reads_jfr() {
     let text = whose_ok(&["top", "jdk", &fx]);
     assert!(text.contains("java."), "{text}");
     // (no JVM entry-point guess of the program's own code yet: --user says it)
-    let out = whose(&[
+    // 3 of these 4 samples are the user's (75 %): too few for a verdict at 95 % (exit 3,
+    // issue 25), a pass on the point estimate
+    let gate = [
         "gate",
         &fx,
         "--user",
         "demo.",
         "--require",
         "user.owner >= 50%",
-    ]);
+    ];
+    let out = whose(&gate);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let out = whose(&[&gate[..], &["--point-estimate"]].concat());
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = whose_ok(&[
         "diff",

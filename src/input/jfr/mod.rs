@@ -31,6 +31,9 @@ use rustc_hash::FxHashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// A JFR thread as the model keeps it: the interned thread, the OS thread id, the Java name.
+type ThreadEntry = (Option<ThreadId>, Option<i32>, Option<Box<str>>);
+
 /// How an event's weight is read.
 #[derive(Debug, Clone, Copy)]
 enum Weight {
@@ -299,7 +302,7 @@ struct ChunkView<'a> {
     string_class: Option<u64>,
     frames: FxHashMap<(i64, i32, i64), FrameId>,
     stacks: FxHashMap<(i64, i64), (StackId, bool, usize)>,
-    threads: FxHashMap<i64, (Option<ThreadId>, Option<i32>, Option<Box<str>>)>,
+    threads: FxHashMap<i64, ThreadEntry>,
     /// References to constants no pool of the chunk holds. The JDK writes some (a thread
     /// that ended as the recording stopped) and its own reader reads them as null; so does
     /// whose, counting them in a warning.
@@ -783,11 +786,7 @@ impl<'a> ChunkView<'a> {
     }
 
     /// The thread of a key: its id in the profile, OS thread id and name.
-    fn thread(
-        &mut self,
-        class: Option<u64>,
-        key: i64,
-    ) -> std::result::Result<(Option<ThreadId>, Option<i32>, Option<Box<str>>), String> {
+    fn thread(&mut self, class: Option<u64>, key: i64) -> std::result::Result<ThreadEntry, String> {
         let Some(class) = class.filter(|_| key != 0) else {
             return Ok((None, None, None));
         };
