@@ -165,6 +165,28 @@ struct Owner<'a> {
     intervals: Option<Intervals>,
 }
 
+impl<'a> Owner<'a> {
+    /// One owner's (or category's) row: the three weights of `w`, and their intervals where
+    /// the input's sample counts give them.
+    fn row(
+        name: &'a str,
+        category: &'a str,
+        transparent: bool,
+        w: &crate::aggregate::ViewWeights,
+        intervals: Option<Intervals>,
+    ) -> Self {
+        Owner {
+            name,
+            category,
+            transparent,
+            self_: w.self_,
+            owner: w.owner,
+            anywhere: w.anywhere,
+            intervals,
+        }
+    }
+}
+
 /// Percent, `[low, high]` per view, and how they were made.
 #[derive(Serialize)]
 struct Intervals {
@@ -275,15 +297,7 @@ fn owners<'a>(report: &'a Report, a: &'a crate::aggregate::Attribution) -> Vec<O
         .iter()
         .zip(&a.owners)
         .filter(|(_, w)| w.self_ + w.owner + w.anywhere > 0)
-        .map(|(o, w)| Owner {
-            name: &o.name,
-            category: o.category.as_str(),
-            transparent: o.transparent,
-            self_: w.self_,
-            owner: w.owner,
-            anywhere: w.anywhere,
-            intervals: None,
-        })
+        .map(|(o, w)| Owner::row(&o.name, o.category.as_str(), o.transparent, w, None))
         .collect()
 }
 
@@ -306,14 +320,14 @@ fn input(report: &Report, i: usize) -> Input<'_> {
         .zip(&agg.all.categories)
         .enumerate()
         .filter(|(_, (_, w))| w.self_ + w.owner + w.anywhere > 0)
-        .map(|(i, (c, w))| Owner {
-            name: c.as_str(),
-            category: c.as_str(),
-            transparent: c.transparent_by_default(),
-            self_: w.self_,
-            owner: w.owner,
-            anywhere: w.anywhere,
-            intervals: Some(intervals(agg, i, true)),
+        .map(|(i, (c, w))| {
+            Owner::row(
+                c.as_str(),
+                c.as_str(),
+                c.transparent_by_default(),
+                w,
+                Some(intervals(agg, i, true)),
+            )
         })
         .collect();
     let all_owners = report
@@ -322,14 +336,14 @@ fn input(report: &Report, i: usize) -> Input<'_> {
         .zip(&agg.all.owners)
         .enumerate()
         .filter(|(_, (_, w))| w.self_ + w.owner + w.anywhere > 0)
-        .map(|(i, (o, w))| Owner {
-            name: &o.name,
-            category: o.category.as_str(),
-            transparent: o.transparent,
-            self_: w.self_,
-            owner: w.owner,
-            anywhere: w.anywhere,
-            intervals: Some(intervals(agg, i, false)),
+        .map(|(i, (o, w))| {
+            Owner::row(
+                &o.name,
+                o.category.as_str(),
+                o.transparent,
+                w,
+                Some(intervals(agg, i, false)),
+            )
         })
         .collect();
     Input {
