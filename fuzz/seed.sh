@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 fx=../fixtures
 c=corpus
-mkdir -p $c/{folded,perf_script,pprof_raw,pprof_gzip,perf_data,speedscope,speedscope_evented,rules,gate_require,jfr}
+mkdir -p $c/{folded,perf_script,pprof_raw,pprof_gzip,perf_data,speedscope,speedscope_evented,cpuprofile,rules,gate_require,jfr}
 
 # folded: the small fixtures whole, the first lines of the large one (py-spy raw shape too)
 cp $fx/folded/flame-mini.folded $fx/folded/py-app.folded $fx/repeats/churn-1.folded $c/folded/
@@ -16,6 +16,10 @@ printf 'main (app.py:10);work (app.py:20) 5\nmain (app.py:10) 1\n' > $c/folded/p
 # speedscope: the py-spy recording whole (sampled), and a small evented profile
 cp $fx/speedscope/shares.speedscope.json $c/speedscope/
 printf '%s' '{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[{"name":"main"},{"name":"work","file":"a.c","line":3}]},"profiles":[{"type":"evented","name":"t1","unit":"milliseconds","startValue":0,"endValue":10,"events":[{"type":"O","frame":0,"at":0},{"type":"O","frame":1,"at":2},{"type":"C","frame":1,"at":7},{"type":"C","frame":0,"at":10}]}]}' > $c/speedscope/evented.json
+
+# cpuprofile: the node --cpu-prof recording whole, and a tree of three nodes
+cp $fx/node/app.cpuprofile $c/cpuprofile/
+printf '%s' '{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"hitCount":0,"children":[2,3]},{"id":2,"callFrame":{"functionName":"main","scriptId":"1","url":"file:///app/a.js","lineNumber":3,"columnNumber":1},"hitCount":2},{"id":3,"callFrame":{"functionName":"(garbage collector)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"hitCount":1}],"startTime":0,"endTime":40,"samples":[2,3,2],"timeDeltas":[5,10,-2]}' > $c/cpuprofile/small.cpuprofile
 
 # speedscope_evented: a byte an event (bits 4-6 the time step, bit 7 close, bits 0-3 the
 # frame): open 0, 1, 2 one unit apart, close them, and a run of opens nested 64 deep

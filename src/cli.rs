@@ -250,8 +250,9 @@ pub struct InputArgs {
     #[arg(long, value_name = "DIR")]
     pub jit_map_dir: Vec<PathBuf>,
     /// perf.data: give each function inlined at an address its own frame (from DWARF).
-    /// Default: as `perf report` and `perf script` (6.1) do, on for `--call-graph dwarf`
-    /// recordings and off for frame pointers; the report header says which it was.
+    /// Default: on for recordings with call chains (frame pointers too, where perf 6.1 shows
+    /// none: without them inlined library code is charged to its caller), off without; the
+    /// report header says which it was (docs/perf-inline.md).
     #[arg(long, overrides_with = "no_inline")]
     pub inline: bool,
     /// perf.data: no inline frames, each address its physical function only.
@@ -272,7 +273,7 @@ pub struct RuleArgs {
     pub rule_files: Vec<PathBuf>,
     /// A preset from rules/ (jvm, kotlin, kotlin-native, go, rust, python, native,
     /// allocators, kernel); repeatable. Default: detected from the frames.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = Completing(preset_names), hide_possible_values = true)]
     pub preset: Vec<String>,
     /// Use the --rules files alone.
     #[arg(long)]
@@ -280,8 +281,13 @@ pub struct RuleArgs {
     /// Frames whose name starts with PREFIX are user code (top priority); repeatable.
     #[arg(long, value_name = "PREFIX")]
     pub user: Vec<String>,
+    /// Guess nothing from the frames: neither the program's own code (`user`) nor owners named
+    /// after the third-party unit (crate, package, module, library) of frames no rule names;
+    /// those stay `unclassified`.
+    #[arg(long)]
+    pub no_guess: bool,
     /// Make an owner or a whole category transparent, e.g. `--through framework`.
-    #[arg(long, value_name = "OWNER|CATEGORY")]
+    #[arg(long, value_name = "OWNER|CATEGORY", value_parser = Completing(owner_names), hide_possible_values = true)]
     pub through: Vec<String>,
 }
 
@@ -365,7 +371,7 @@ pub struct ExplainArgs {
 pub struct TopArgs {
     /// An owner (`user`, `net-http`) or a category (`allocator`); `owner:NAME` and
     /// `category:NAME` say which when both exist.
-    #[arg(value_name = "OWNER|CATEGORY")]
+    #[arg(value_name = "OWNER|CATEGORY", value_parser = Completing(owner_names), hide_possible_values = true)]
     pub subject: String,
     /// The profile to read (`-` for standard input). Default: ./perf.data.
     #[arg(value_name = "PROFILE")]
@@ -712,4 +718,61 @@ mod tests {
     fn cli_is_consistent() {
         Cli::command().debug_assert();
     }
+}
+
+/// A free-text option whose usual values the shell completions offer (issue 28): the presets
+/// after `--preset`, the categories and the presets' owners after `--through` and `top`. Any
+/// text is accepted, as before: an unknown preset is refused where the rules are built, naming
+/// those that exist, and a rule file may declare owners no preset knows. `--help` does not
+/// list them (`hide_possible_values`), and they are computed only when a completion script is
+/// written: never while a profile is read.
+#[derive(Clone, Copy)]
+pub struct Completing(fn() -> Vec<String>);
+
+impl clap::builder::TypedValueParser for Completing {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new((self.0)().into_iter().map(PossibleValue::new)))
+    }
+}
+
+fn preset_names() -> Vec<String> {
+    crate::classify::presets::names()
+        .map(String::from)
+        .collect()
+}
+
+/// The categories, then every owner a preset declares, sorted.
+fn owner_names() -> Vec<String> {
+    use crate::classify::{RuleOptions, RuleSet};
+    let mut names: Vec<String> = crate::model::Category::ALL
+        .iter()
+        .map(|c| c.as_str().to_string())
+        .collect();
+    for preset in crate::classify::presets::names() {
+        let options = RuleOptions {
+            presets: vec![preset.to_string()],
+            ..Default::default()
+        };
+        if let Ok(set) = RuleSet::build(&options, &[]) {
+            let owners = set
+                .owners()
+                .iter()
+                .skip(crate::model::OwnerId::BUILT_IN_COUNT);
+            names.extend(owners.map(|o| o.name.to_string()));
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
 }

@@ -123,6 +123,7 @@ impl LoadConfig {
                         (_, true) => Some(false),
                         _ => None,
                     },
+                    lines: false,
                 },
                 max_decompressed: Some(input.max_decompressed),
                 keep_process_root: input.keep_process_root,
@@ -134,6 +135,7 @@ impl LoadConfig {
                 presets: rules.preset.clone(),
                 no_presets: rules.no_presets,
                 through: rules.through.clone(),
+                no_guess: rules.no_guess,
             },
             metric: input.metric.clone(),
             types_as_frames: input.types_as_frames,
@@ -323,8 +325,11 @@ impl ExplainPlan {
             .map(Regex::new)
             .transpose()
             .map_err(|e| Error::Usage(format!("--frame: invalid regex: {e}")))?;
+        let mut load = LoadConfig::new(&args.input, &args.rules)?;
+        // perf.data: file:line for native frames comes from the binaries' line tables
+        load.read.symbols.lines = args.lines;
         Ok(ExplainPlan {
-            load: LoadConfig::new(&args.input, &args.rules)?,
+            load,
             profile: one_profile("explain", args.profile, &args.input)?,
             frame_filter,
             top: args.top,

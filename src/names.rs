@@ -91,6 +91,129 @@ pub fn java_perf_map_name(sym: &str) -> String {
     java_name(sym).unwrap_or_else(|| sym.to_string())
 }
 
+/// The language of a perf map entry that is not the JVM's (issue 29): the same
+/// `perf-PID.map` (and jitdump image) holds what node `--perf-basic-prof` and CPython 3.12+
+/// `-X perf` / `-X perf_jit` write, which name a script's function with its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapLanguage {
+    /// A JavaScript function (`JS:*name /app/a.js:12:3`, node before 12: `LazyCompile:`).
+    JavaScript,
+    /// V8's own code in the map: `Builtin:`, `BytecodeHandler:`, `Stub:`, `RegExp:`... stubs.
+    V8Stub,
+    /// A Python function through CPython's perf trampoline (`py::func:/app/app.py`).
+    Python,
+}
+
+/// A perf map entry of JavaScript or Python code, as whose names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapEntry {
+    pub language: MapLanguage,
+    /// JavaScript: the function (`(anonymous)` when V8 gives none); Python:
+    /// `<module>.<function>` as py-spy frames are named; V8 stubs: the entry unchanged.
+    pub name: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
+
+/// V8's code tags in perf maps (`CodeEventListener` log names) for a script's functions.
+const V8_FUNCTION_TAGS: &[&str] = &["JS", "LazyCompile", "Function", "Script", "Eval"];
+
+/// V8's tags for its own generated code in perf maps.
+const V8_STUB_TAGS: &[&str] = &[
+    "Builtin",
+    "BytecodeHandler",
+    "Stub",
+    "Handler",
+    "RegExp",
+    "KeyedLoadIC",
+    "KeyedStoreIC",
+    "LoadIC",
+    "StoreIC",
+    "LoadGlobalIC",
+    "StoreGlobalIC",
+    "Callback",
+    "Interpreter",
+    "Baseline",
+    "Maglev",
+    "Turbofan",
+];
+
+/// A perf map symbol written by node or CPython, or `None` (a JVM's, or anything else): the
+/// JIT-map readers try this before [`java_perf_map_name`].
+///
+/// - node: `TAG:MARKname LOCATION` where TAG is one of [`V8_FUNCTION_TAGS`], MARK the tier
+///   (`*` optimised, `~` interpreted, `^` baseline, `+` Maglev) and LOCATION `FILE:LINE:COL`
+///   (`FILE:LINE` before node 12), FILE a path, `file://` URL or `node:` builtin module;
+/// - CPython: `py::QUALNAME:FILE`.
+pub fn perf_map_entry(sym: &str) -> Option<MapEntry> {
+    if let Some(rest) = sym.strip_prefix("py::") {
+        let (func, file) = rest.rsplit_once(':').filter(|(f, _)| !f.is_empty())?;
+        return Some(MapEntry {
+            language: MapLanguage::Python,
+            name: format!("{}.{}", python_module(file), func),
+            file: Some(file.to_string()),
+            line: None,
+        });
+    }
+    let (tag, rest) = sym.split_once(':')?;
+    if V8_STUB_TAGS.contains(&tag) {
+        return Some(MapEntry {
+            language: MapLanguage::V8Stub,
+            name: sym.to_string(),
+            file: None,
+            line: None,
+        });
+    }
+    if !V8_FUNCTION_TAGS.contains(&tag) {
+        return None;
+    }
+    let rest = rest.trim_start_matches(['*', '~', '^', '+']);
+    // the location is the last space-separated word (function names may hold spaces:
+    // `get size`), when it looks like one
+    let (name, location) = match rest.rsplit_once(' ') {
+        Some((name, loc)) if looks_like_js_location(loc) => (name.trim(), Some(loc)),
+        _ if looks_like_js_location(rest) && !rest.contains(' ') => ("", Some(rest)),
+        _ => (rest.trim(), None),
+    };
+    let (file, line) = match location {
+        None => (None, None),
+        Some(loc) => {
+            let (file, line) = split_js_location(loc);
+            let file = file.strip_prefix("file://").unwrap_or(file);
+            (Some(file.to_string()), line)
+        }
+    };
+    Some(MapEntry {
+        language: MapLanguage::JavaScript,
+        name: if name.is_empty() { "(anonymous)" } else { name }.to_string(),
+        file,
+        line,
+    })
+}
+
+/// A script location as V8 writes it: a path, URL or `node:` module, with `:LINE[:COL]`.
+fn looks_like_js_location(s: &str) -> bool {
+    let (file, _) = split_js_location(s);
+    !file.is_empty()
+        && (file.contains('/')
+            || file.starts_with("node:")
+            || file.ends_with(".js")
+            || file.ends_with(".mjs")
+            || file.ends_with(".cjs"))
+}
+
+/// `FILE:LINE:COL` → (FILE, LINE); `FILE:LINE` → (FILE, LINE); `FILE` → (FILE, None).
+fn split_js_location(s: &str) -> (&str, Option<u32>) {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let Some((head, last)) = s.rsplit_once(':').filter(|(_, l)| digits(l)) else {
+        return (s, None);
+    };
+    match head.rsplit_once(':').filter(|(_, l)| digits(l)) {
+        Some((file, line)) => (file, line.parse().ok()),
+        None => (head, last.parse().ok()),
+    }
+}
+
 /// The Java ecosystem's normaliser: every JVM method name form in the wild read as
 /// `pkg.Cls.method` (DESIGN "Frame names"), or `None` when `sym` is not a Java name.
 ///
@@ -651,6 +774,42 @@ fn strip_python_lib(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn perf_map_entries_of_node_and_cpython() {
+        let e = perf_map_entry("JS:*countPrimes /tmp/app/src/primes.js:4:21").unwrap();
+        assert_eq!(e.language, MapLanguage::JavaScript);
+        assert_eq!(e.name, "countPrimes");
+        assert_eq!(e.file.as_deref(), Some("/tmp/app/src/primes.js"));
+        assert_eq!(e.line, Some(4));
+        let e = perf_map_entry("JS:~ node:internal/main/run_main_module:1:1").unwrap();
+        assert_eq!(
+            (e.name.as_str(), e.file.as_deref()),
+            ("(anonymous)", Some("node:internal/main/run_main_module"))
+        );
+        let e = perf_map_entry("LazyCompile:*handle /srv/app.js:12").unwrap();
+        assert_eq!((e.name.as_str(), e.line), ("handle", Some(12)));
+        let e = perf_map_entry("JS:^get size file:///srv/m.mjs:3:9").unwrap();
+        assert_eq!(
+            (e.name.as_str(), e.file.as_deref()),
+            ("get size", Some("/srv/m.mjs"))
+        );
+        let e = perf_map_entry("Builtin:ArrayPrototypePush").unwrap();
+        assert_eq!(e.language, MapLanguage::V8Stub);
+        assert_eq!(e.name, "Builtin:ArrayPrototypePush");
+        let e = perf_map_entry("py::compute:/srv/app/app.py").unwrap();
+        assert_eq!(e.language, MapLanguage::Python);
+        assert_eq!(e.name, "app.compute");
+        assert_eq!(e.file.as_deref(), Some("/srv/app/app.py"));
+        let e =
+            perf_map_entry("py::JSONEncoder.encode:/usr/lib/python3.12/json/encoder.py").unwrap();
+        assert_eq!(e.name, "json.encoder.JSONEncoder.encode");
+        // the JVM's entries are not these
+        assert_eq!(perf_map_entry("void shop.A.b(int)"), None);
+        assert_eq!(perf_map_entry("Lio/netty/Foo;::bar"), None);
+        assert_eq!(perf_map_entry("Interpreter"), None);
+        assert_eq!(perf_map_entry("StubRoutines (1)"), None);
+    }
+
     use super::*;
 
     #[test]

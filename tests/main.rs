@@ -7,6 +7,7 @@ mod it {
     mod hermetic;
 
     mod architecture;
+    mod auto_owner;
     mod bad_input;
     mod convert;
     mod diff;
@@ -25,11 +26,13 @@ mod it {
     mod memory_each;
     mod mutations;
     mod names;
+    mod node_python;
     mod output;
     mod perf_data;
     mod perf_data_corrupt;
     mod perf_dwarf;
     mod perf_habits;
+    mod perf_inline;
     mod perf_live;
     mod perf_script;
     mod pprof;
@@ -47,4 +50,5 @@ mod it {
     mod speedscope;
     mod terminal;
     mod top;
+    mod unfit;
 }

@@ -97,7 +97,7 @@ pub fn function_weights<K: Hash + Eq>(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NextStep {
     /// `--user PREFIX`: a package prefix covers them (see [`quality::suggest_user_prefix`]).
-    UserPrefix { prefix: String, weight: u128 },
+    UserPrefix(quality::UserHint),
     /// No package prefix does (C functions, say): a rule block whose `prefix` list names
     /// them, the heaviest first. `weight` is the cum of the heaviest.
     Rule { names: Vec<String>, weight: u128 },
@@ -107,13 +107,16 @@ pub enum NextStep {
 const RULE_NAMES: usize = 5;
 
 /// The next step for `unclassified` functions (names and cum weights, heaviest first) out of
-/// `total`: the `--user` prefix when one covers at least 1 % of the total, else a rule naming
-/// the functions of at least 1 % each; `None` when no unclassified function weighs that much.
-pub fn next_step(unclassified: &[(&str, u128)], total: u128) -> Option<NextStep> {
-    if let Some((prefix, weight)) =
-        quality::suggest_user_prefix(unclassified.iter().copied(), total)
-    {
-        return Some(NextStep::UserPrefix { prefix, weight });
+/// `total`: the report's `--user` hint (`suggested`, [`quality::suggest_user_prefix`], so that
+/// `explain` and the report propose one prefix) when there is one, else a rule naming the
+/// functions of at least 1 % each; `None` when no unclassified function weighs that much.
+pub fn next_step(
+    suggested: Option<&quality::UserHint>,
+    unclassified: &[(&str, u128)],
+    total: u128,
+) -> Option<NextStep> {
+    if let Some(hint) = suggested {
+        return Some(NextStep::UserPrefix(hint.clone()));
     }
     let names: Vec<String> = unclassified
         .iter()
@@ -165,21 +168,23 @@ mod tests {
     #[test]
     fn the_next_step_is_a_prefix_when_one_covers_them_else_a_rule() {
         let go = [("main.run", 60), ("main.load", 30), ("helper", 5)];
+        let hint = quality::UserHint {
+            prefix: "main.".to_string(),
+            owner: 90,
+            anywhere: 95,
+        };
         assert_eq!(
-            next_step(&go, 100),
-            Some(NextStep::UserPrefix {
-                prefix: "main.".into(),
-                weight: 60
-            })
+            next_step(Some(&hint), &go, 100),
+            Some(NextStep::UserPrefix(hint.clone()))
         );
         let c = [("main", 50), ("table_put", 20), ("tiny", 0)];
         assert_eq!(
-            next_step(&c, 100),
+            next_step(None, &c, 100),
             Some(NextStep::Rule {
                 names: vec!["main".into(), "table_put".into()],
                 weight: 50
             })
         );
-        assert_eq!(next_step(&[("tiny", 0)], 100), None);
+        assert_eq!(next_step(None, &[("tiny", 0)], 100), None);
     }
 }

@@ -97,9 +97,9 @@ pub struct Aggregate {
     pub distinct_stacks: usize,
     /// How far the recording supports the views.
     pub quality: Quality,
-    /// The `--user PREFIX` that would claim the heaviest unclassified frames, and the weight
-    /// of the heaviest of them.
-    pub suggested_user: Option<(String, u128)>,
+    /// The `--user PREFIX` that would move the most weight to user code, and what it would
+    /// move ([`quality::suggest_user_prefix`]).
+    pub suggested_user: Option<quality::UserHint>,
     /// The negative part of a delta profile's values in the metric, attributed as the
     /// positive part is; shares are never computed from it (see `model::NegativeWeights`).
     pub negative: Attribution,
@@ -274,6 +274,23 @@ impl DispersionBuilder {
     }
 }
 
+impl Aggregate {
+    /// What the recording's quality means for the answer, then the `--user` hint: the one
+    /// list every output renders (`render::findings`).
+    pub fn findings(&self) -> Vec<quality::Finding> {
+        let total = self.all.total;
+        let mut findings = self.quality.findings(total);
+        if let Some(hint) = &self.suggested_user {
+            findings.push(quality::Finding::UserPrefix {
+                prefix: hint.prefix.clone(),
+                owner: quality::percent(hint.owner, total),
+                anywhere: quality::percent(hint.anywhere, total),
+            });
+        }
+        findings
+    }
+}
+
 /// Facts about one distinct stack that do not depend on the row's weight.
 #[derive(Debug, Clone)]
 struct StackFacts {
@@ -298,6 +315,8 @@ struct StackFacts {
     any_unresolved: bool,
     /// The leaf is an address without a symbol, owned through a module rule.
     leaf_module_only: bool,
+    /// Runs in CPython's interpreter with no Python function in it (see [`quality`]).
+    interpreter_only: bool,
 }
 
 struct FactCache<'a> {
@@ -439,6 +458,7 @@ impl<'a> FactCache<'a> {
                 || frames
                     .iter()
                     .any(|&f| quality::is_unresolved(frame(f), owner_of(f))),
+            interpreter_only: quality::is_interpreter_only(frames.iter().map(|&f| frame(f))),
             leaf_module_only: !leaf_unresolved
                 && frames
                     .first()
@@ -598,6 +618,9 @@ pub fn aggregate(
         if facts.leaf_module_only {
             quality.module_only_leaf += w;
         }
+        if facts.interpreter_only {
+            quality.interpreter_only += w;
+        }
         if let Some(f) = facts.self_frame {
             self_frames.add(f, w);
         }
@@ -648,12 +671,25 @@ pub fn aggregate(
     ownerless_by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     quality.ownerless_by_module = ownerless_by_module;
     quality.recording = profile.meta.recording.clone();
-    let suggested_user = quality::suggest_user_prefix(
-        unclassified
-            .weighed()
-            .map(|(f, w)| (&*profile.frame(f).name, w)),
+    // every frame with who owns it and the owner-view weight it decides: what `--user` moves
+    let claim = |f: FrameId| match classes.owner_of(f) {
+        OwnerId::UNCLASSIFIED => quality::Claim::Unclassified,
+        o if rules.owner(o).category == Category::User => quality::Claim::User,
+        _ => quality::Claim::Other,
+    };
+    let mut suggested_user = quality::suggest_user_prefix(
+        (0..profile.frame_count() as u32).map(FrameId).map(|f| {
+            let name = &*profile.frame(f).name;
+            (name, claim(f), owner_frames.get(f), unclassified.get(f))
+        }),
         all.total,
     );
+    if let Some(hint) = &mut suggested_user {
+        hint.anywhere = weight_through(profile, options.metric, |f| {
+            claim(f) == quality::Claim::Unclassified
+                && quality::has_prefix(&profile.frame(f).name, &hint.prefix)
+        });
+    }
     let mut threads: Vec<(String, Attribution)> = threads.into_iter().collect();
     threads.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(&b.0)));
     Aggregate {
@@ -761,6 +797,24 @@ impl FrameTotals {
             .map(|i| (FrameId(i), self.get(FrameId(i))))
             .filter(|&(_, w)| w > 0)
     }
+}
+
+/// The weight in `metric` of the samples whose stack holds a frame for which `marked` holds
+/// (each frame judged once, each stack once).
+fn weight_through(profile: &Profile, metric: usize, marked: impl Fn(FrameId) -> bool) -> u128 {
+    let frames: Vec<bool> = (0..profile.frame_count() as u32)
+        .map(|f| marked(FrameId(f)))
+        .collect();
+    let mut stacks: Vec<Option<bool>> = vec![None; profile.stack_count()];
+    let mut weight = 0u128;
+    for row in profile.rows() {
+        let through = *stacks[row.stack.0 as usize]
+            .get_or_insert_with(|| (profile.stack(row.stack).iter()).any(|f| frames[f.0 as usize]));
+        if through {
+            weight = weight.saturating_add(row.values[metric]);
+        }
+    }
+    weight
 }
 
 /// How a frame reads in the unclassified list: its name and module, as `Frame` displays.

@@ -18,7 +18,7 @@
 use crate::model::{CallGraph, Frame, FrameKind, OwnerId, Profile, Recording, Unresolved, perf};
 
 /// Function names a complete stack ends in: process and thread entry points of C, the JVM,
-/// Go, Python and the kernel. Compared without perf's `@GLIBC...` version suffixes.
+/// Go, Python, V8 and the kernel. Compared without perf's `@GLIBC...` version suffixes.
 const ROOTS: &[&str] = &[
     "_start",
     "__libc_start_main",
@@ -42,6 +42,10 @@ const ROOTS: &[&str] = &[
     "secondary_startup_64_no_verify",
     "x86_64_start_kernel",
     "<module>",
+    // V8's pseudo-frames, which a .cpuprofile puts right under its root (issue 29)
+    "(garbage collector)",
+    "(program)",
+    "(idle)",
 ];
 
 /// Whether `frame` is a process or thread entry point (a stack that reaches it is whole).
@@ -124,6 +128,10 @@ pub struct Quality {
     pub ownerless_by_module: Vec<(String, u128)>,
     /// How the input was recorded and what was lost doing it, in samples (perf.data only).
     pub recording: Recording,
+    /// Weight of stacks through CPython's interpreter ([`is_cpython_module`]) in which no
+    /// Python function appears: what perf records of a Python program unless Python 3.12+
+    /// runs with `-X perf` (issue 28).
+    pub interpreter_only: u128,
 }
 
 /// One module's unresolved leaf weight and why its addresses have no symbol.
@@ -199,6 +207,7 @@ impl Quality {
         self.unresolved_owner += other.unresolved_owner;
         self.unresolved_anywhere += other.unresolved_anywhere;
         self.module_only_leaf += other.module_only_leaf;
+        self.interpreter_only += other.interpreter_only;
         merge_unresolved(&mut self.unresolved_by_module, &other.unresolved_by_module);
         merge_modules(&mut self.ownerless_by_module, &other.ownerless_by_module);
         self.recording.merge(&other.recording);
@@ -278,6 +287,21 @@ impl Quality {
         } else {
             format!(", here in {}", stops.join(", "))
         };
+        // stacks that stop in JIT code: no unwinder goes on from there but the frame pointers
+        // the JIT keeps when told to (perf cannot DWARF-unwind JIT code without a jitdump)
+        if let Some((module, _)) = self
+            .ownerless_by_module
+            .iter()
+            .find(|(m, _)| m != "[unknown]")
+            .filter(|(m, _)| perf::is_jit_module(m.rsplit('/').next().unwrap_or(m)))
+        {
+            return format!(
+                "the stacks stop in JIT-compiled code ({module}){stops}, which keeps no frame \
+                 pointers unless told to, and which perf cannot unwind with DWARF without a \
+                 jitdump: run the JVM with `-XX:+PreserveFramePointer` (Node: \
+                 `--perf-basic-prof --interpreted-frames-native-stack`) and record with `-g`"
+            );
+        }
         let copy_size = match self.recording.call_graph {
             Some(CallGraph::Dwarf { copy_size }) => copy_size,
             // text and pprof inputs do not say how they were recorded
@@ -347,60 +371,57 @@ impl Quality {
         )
     }
 
-    /// What the figures mean for the answer, with the cause and the fix: empty when the
-    /// recording supports every view.
-    pub fn findings(&self, total: u128) -> Vec<String> {
+    /// What the figures mean for the answer, each with its figures, cause and fix: empty when
+    /// the recording supports every view. Decided here once; `render::findings` puts them
+    /// into words for every command that shows a profile (report, explain, JSON, flame, the
+    /// split index, diff, `--each` rows).
+    pub fn findings(&self, total: u128) -> Vec<Finding> {
         let mut out = Vec::new();
         if total == 0 {
             return out;
         }
         if !self.callchains() {
-            out.push(
-                "no call chains (every stack is one frame): the owner and anywhere views are the \
-                 self view again; record with `perf record -g` (or `--call-graph dwarf`)"
-                    .to_string(),
-            );
+            out.push(Finding::NoCallChains);
         }
         let ownerless = self.ownerless_percent(total);
         // without call chains every one-frame stack "reaches no root": said above already
         if ownerless > UNFIT_PERCENT && self.callchains() {
-            out.push(format!(
-                "{ownerless:.1}% of the weight is in stacks of only transparent frames that \
-                 reach no thread root (_start, start_thread, ...): stacks cut short, whose \
-                 weight the owner view gives to the leaf's owner; {}",
-                self.ownerless_advice(total)
-            ));
+            out.push(Finding::CutShort {
+                percent: ownerless,
+                advice: self.ownerless_advice(total),
+            });
+        }
+        let interpreter = percent(self.interpreter_only, total);
+        if interpreter > UNFIT_PERCENT {
+            out.push(Finding::InterpreterOnly {
+                percent: interpreter,
+            });
         }
         let (leaf, owner) = (
             self.unresolved_leaf_percent(total),
             self.unresolved_owner_percent(total),
         );
         if leaf > UNFIT_PERCENT || owner > UNFIT_PERCENT {
-            let modules: Vec<String> = self
-                .unresolved_by_module
-                .iter()
-                .take(4)
-                .map(|m| format!("{} {:.1}%", m.module, percent(m.weight, total)))
-                .collect();
-            out.push(format!(
-                "{leaf:.1}% of the leaves and {owner:.1}% of the owner frames are addresses \
-                 without a symbol ({}); per module, the cause and the fix follow",
-                modules.join(", ")
-            ));
+            out.push(Finding::Unresolved {
+                leaf,
+                owner,
+                modules: self
+                    .unresolved_by_module
+                    .iter()
+                    .take(4)
+                    .map(|m| (m.module.clone(), percent(m.weight, total)))
+                    .collect(),
+            });
             // each module that costs a visible share, with its own cause and fix
             out.extend(
                 self.unresolved_by_module
                     .iter()
                     .take(4)
                     .filter(|m| percent(m.weight, total) >= 0.1)
-                    .map(|m| {
-                        format!(
-                            "{}: {:.1}% of the leaves unresolved: {}; fix: {}",
-                            m.module,
-                            percent(m.weight, total),
-                            m.reason.cause(),
-                            m.reason.fix()
-                        )
+                    .map(|m| Finding::UnresolvedModule {
+                        module: m.module.clone(),
+                        percent: percent(m.weight, total),
+                        reason: m.reason.clone(),
                     }),
             );
         }
@@ -409,10 +430,100 @@ impl Quality {
     }
 }
 
+/// One thing the quality figures say about the answer, with the figures behind it. Made by
+/// [`Quality::findings`] (and the `--user` hint by [`suggest_user_prefix`]); `render`
+/// alone puts them into words, so every output says the same.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finding {
+    /// Every stack is one frame: the owner and anywhere views are the self view again.
+    NoCallChains,
+    /// `percent` of the weight is in stacks cut short; `advice` is why and what to do, as
+    /// the gate's refusal says it ([`Quality::ownerless_advice`]).
+    CutShort { percent: f64, advice: String },
+    /// `percent` of the weight is in CPython's interpreter with no Python function in its
+    /// stack: perf sees the interpreter's C functions, not the program's.
+    InterpreterOnly { percent: f64 },
+    /// Leaves and owner frames without a symbol, and the heaviest modules they are in.
+    Unresolved {
+        leaf: f64,
+        owner: f64,
+        modules: Vec<(String, f64)>,
+    },
+    /// One module's unresolved leaves, and why.
+    UnresolvedModule {
+        module: String,
+        percent: f64,
+        reason: Unresolved,
+    },
+    /// DWARF user stacks that stopped before their outermost frame, and the causes found.
+    TruncatedDwarf {
+        percent: f64,
+        truncated: u64,
+        stacks: u64,
+        causes: Vec<String>,
+    },
+    /// Samples perf lost (LOST and LOST_SAMPLES records).
+    Lost {
+        percent: f64,
+        events: u64,
+        samples: u64,
+    },
+    /// THROTTLE records.
+    Throttled { times: u64 },
+    /// `cut` of `stacks` stacks were cut at the recorder's depth limit of `depth` frames
+    /// (JFR's default is 64): their callers above the cut are missing.
+    DepthCut {
+        percent: f64,
+        cut: u64,
+        stacks: u64,
+        depth: usize,
+    },
+    /// `--user prefix` would move `owner` percent of the weight from `unclassified` to user
+    /// code in the owner view, and `anywhere` percent passes through its frames.
+    UserPrefix {
+        prefix: String,
+        owner: f64,
+        anywhere: f64,
+    },
+}
+
+impl Finding {
+    /// Whether this says the answer is unreliable (a warning), not a next step (a hint).
+    pub fn is_warning(&self) -> bool {
+        !matches!(self, Finding::UserPrefix { .. })
+    }
+}
+
+/// Whether `module` (a path or file name) is CPython's interpreter: the `python3.X` executable
+/// or `libpython3.X.so`.
+pub fn is_cpython_module(module: &str) -> bool {
+    let base = module.rsplit('/').next().unwrap_or(module);
+    let version = base
+        .strip_prefix("libpython3")
+        .or_else(|| base.strip_prefix("python3"));
+    version.is_some_and(|v| {
+        v.is_empty() || v.starts_with('.') && !v.contains("-config") && !v.ends_with(".py")
+    })
+}
+
+/// Whether `frame` is a Python function: py-spy's and async-profiler-like `_[0]` frames, or
+/// a Python 3.12+ `-X perf` trampoline (`py::work:/app/churn.py`).
+pub fn is_python_frame(frame: &Frame) -> bool {
+    frame.kind == FrameKind::Interpreted || frame.name.starts_with("py::")
+}
+
+/// Whether a stack (leaf first) runs in CPython's interpreter with no Python function in it.
+pub fn is_interpreter_only<'a>(frames: impl Iterator<Item = &'a Frame> + Clone) -> bool {
+    frames
+        .clone()
+        .any(|f| f.module.as_deref().is_some_and(is_cpython_module))
+        && !frames.into_iter().any(is_python_frame)
+}
+
 impl Quality {
     /// Findings on what the recording says about itself: truncated DWARF stacks, lost
     /// samples and throttling, each with its cause and fix.
-    fn recording_findings(&self) -> Vec<String> {
+    fn recording_findings(&self) -> Vec<Finding> {
         let recording = &self.recording;
         let mut out = Vec::new();
         let truncated = recording.truncated_percent();
@@ -457,48 +568,34 @@ impl Quality {
                     percent((*n).into(), d.stacks.into())
                 ));
             }
-            out.push(format!(
-                "{truncated:.1}% of the DWARF user stacks ({} of {} samples) stopped before \
-                 their outermost frame: the anywhere view misses the callers above the cut, \
-                 and a cut that leaves only transparent frames counts as ownerless; causes: {}",
-                d.truncated,
-                d.stacks,
-                causes.join("; ")
-            ));
+            out.push(Finding::TruncatedDwarf {
+                percent: truncated,
+                truncated: d.truncated,
+                stacks: d.stacks,
+                causes,
+            });
         }
         let lost = recording.lost_percent();
         if lost > UNFIT_PERCENT {
-            out.push(format!(
-                "{lost:.1}% of the samples were lost ({} in LOST records, {} counted in \
-                 LOST_SAMPLES): the shares are of the samples kept, and the loss comes in bursts \
-                 when perf falls behind, so it is not spread evenly over the code; {}",
-                recording.lost_events,
-                recording.lost_samples,
-                crate::model::LOST_FIX
-            ));
+            out.push(Finding::Lost {
+                percent: lost,
+                events: recording.lost_events,
+                samples: recording.lost_samples,
+            });
         }
         if recording.throttles > 0 {
-            out.push(format!(
-                "the kernel throttled sampling {} times (THROTTLE records): while throttled \
-                 nothing is sampled, so the busiest moments are under-represented; {}",
-                recording.throttles,
-                crate::model::THROTTLE_FIX
-            ));
+            out.push(Finding::Throttled {
+                times: recording.throttles,
+            });
         }
         if let Some(d) = recording.depth_cut.as_ref().filter(|d| d.cut > 0) {
             // any cut stack matters: the callers lost are the ones that own the work
-            out.push(format!(
-                "{:.1}% of the stacks ({} of {}) were cut at the recorder's depth limit of {} \
-                 frames: their callers above the cut are missing, so the owner view may hand \
-                 them to the framework or runtime frames below the cut and the anywhere view \
-                 misses the cut owners; record with a deeper limit \
-                 (`-XX:FlightRecorderOptions:stackdepth={}`, or async-profiler's `jstackdepth=`)",
-                d.percent(),
-                d.cut,
-                d.stacks,
-                d.depth,
-                (d.depth * 4).clamp(256, 2048)
-            ));
+            out.push(Finding::DepthCut {
+                percent: d.percent(),
+                cut: d.cut,
+                stacks: d.stacks,
+                depth: d.depth,
+            });
         }
         out
     }
@@ -513,7 +610,7 @@ const BROAD_ROOTS: &[&str] = &[
 /// The package or crate prefix of a function name (`bench.MainKt.main` → `bench.`,
 /// `logcrunch::parse::line` → `logcrunch::`, `main.handle` → `main.`); `None` for a name
 /// without one (a C function).
-pub fn package_prefix(name: &str) -> Option<String> {
+fn prefix_of(name: &str) -> Option<&str> {
     let name = name.trim_start_matches(['<', '&', '*']);
     let separators = ["::", ".", "/"];
     let first = |s: &str| {
@@ -552,32 +649,84 @@ pub fn package_prefix(name: &str) -> Option<String> {
     if BROAD_ROOTS.contains(&head) {
         let rest = &name[prefix_end..];
         let (at2, sep2) = first(rest)?;
-        return Some(name[..prefix_end + at2 + sep2.len()].to_string());
+        return Some(&name[..prefix_end + at2 + sep2.len()]);
     }
-    Some(name[..prefix_end].to_string())
+    Some(&name[..prefix_end])
 }
 
-/// The `--user PREFIX` that would claim the heaviest unclassified frames, with the weight of
-/// the heaviest frame it claims (a lower bound of what it would move): the prefix of the most
-/// weight among `frames` (unclassified frames and their inclusive weights), when that weight is
-/// at least 1 % of `total`.
+/// Who owns a frame, as the `--user` hint weighs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// No rule, guess or preset: `--user` would take it.
+    Unclassified,
+    /// User code already (a `--user`, a rule, or the guessed own code).
+    User,
+    /// A preset, a rule or a guess owns it as other than user code.
+    Other,
+}
+
+/// The `--user PREFIX` hint: the prefix and what it would move to user code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserHint {
+    pub prefix: String,
+    /// Owner-view weight `--user PREFIX` moves from `unclassified` to user code.
+    pub owner: u128,
+    /// Weight of the stacks through a frame under the prefix: user code's anywhere weight
+    /// gains it (filled in by `aggregate`, which walks the stacks once more for it).
+    pub anywhere: u128,
+}
+
+/// A frame as the `--user` hint weighs it: its name, who owns it, the owner-view weight it
+/// decides (as the owner frame) and its inclusive weight.
+pub type HintFrame<'a> = (&'a str, Claim, u128, u128);
+
+/// The `--user PREFIX` hint (issue 28): the package prefix of unclassified frames that would
+/// move the most weight to user code in the owner view (then the heaviest frame's inclusive
+/// weight decides), with that owner-view weight; `None` unless the prefix's heaviest frame
+/// carries at least 1 % of `total`. `anywhere` is left 0 for the caller.
+///
+/// The owner-view weight is exactly what `--user PREFIX` moves: the prefix's frames are all
+/// unclassified (hence not transparent), so a stack changes owner exactly when its owner
+/// frame is one of them. A prefix under which a preset, a rule or a guess owns any frame as
+/// non-user code is never proposed: `--user` comes first and would take that code from its
+/// owner (a framework's `io.ktor.`, a dependency's crate once it is guessed as a library).
 pub fn suggest_user_prefix<'a>(
-    frames: impl Iterator<Item = (&'a str, u128)>,
+    frames: impl Iterator<Item = HintFrame<'a>>,
     total: u128,
-) -> Option<(String, u128)> {
+) -> Option<UserHint> {
+    /// Per prefix: owner-view weight moved and the heaviest inclusive frame; `None` once a
+    /// frame under it is owned as non-user code.
+    type Weighed = Option<(u128, u128)>;
     // a map, not a list searched per frame: millions of distinct prefixes made that quadratic
-    let mut by_prefix: rustc_hash::FxHashMap<String, u128> = Default::default();
-    for (name, weight) in frames {
-        let Some(prefix) = package_prefix(name) else {
+    let mut by_prefix: rustc_hash::FxHashMap<&str, Weighed> = Default::default();
+    for (name, claim, owner, inclusive) in frames {
+        let Some(prefix) = prefix_of(name) else {
             continue;
         };
-        let w = by_prefix.entry(prefix).or_default();
-        *w = (*w).max(weight);
+        let entry = by_prefix.entry(prefix).or_insert(Some((0, 0)));
+        match claim {
+            Claim::Unclassified => {
+                *entry = entry.map(|(o, i)| (o + owner, i.max(inclusive)));
+            }
+            Claim::Other => *entry = None,
+            Claim::User => {}
+        }
     }
     by_prefix
         .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
-        .filter(|(_, w)| percent(*w, total) >= 1.0)
+        .filter_map(|(p, w)| Some((p, w?)))
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+        .filter(|(_, (_, inclusive))| percent(*inclusive, total) >= 1.0)
+        .map(|(p, (owner, _))| UserHint {
+            prefix: p.to_string(),
+            owner,
+            anywhere: 0,
+        })
+}
+
+/// Whether `name` is under the package prefix `prefix` as [`prefix_of`] cuts it.
+pub fn has_prefix(name: &str, prefix: &str) -> bool {
+    prefix_of(name) == Some(prefix)
 }
 
 #[cfg(test)]
@@ -586,52 +735,64 @@ mod tests {
 
     #[test]
     fn package_prefixes_of_each_ecosystem() {
+        assert_eq!(prefix_of("bench.MainKt$main$1.invoke"), Some("bench."));
+        assert_eq!(prefix_of("io.ktor.server.Foo.bar"), Some("io.ktor."));
+        assert_eq!(prefix_of("logcrunch::parse::line"), Some("logcrunch::"));
+        assert_eq!(prefix_of("main.handleOrders"), Some("main."));
         assert_eq!(
-            package_prefix("bench.MainKt$main$1.invoke").as_deref(),
-            Some("bench.")
-        );
-        assert_eq!(
-            package_prefix("io.ktor.server.Foo.bar").as_deref(),
-            Some("io.ktor.")
-        );
-        assert_eq!(
-            package_prefix("logcrunch::parse::line").as_deref(),
+            prefix_of("<logcrunch::X as core::fmt::Display>::fmt"),
             Some("logcrunch::")
         );
-        assert_eq!(
-            package_prefix("main.handleOrders").as_deref(),
-            Some("main.")
-        );
-        assert_eq!(
-            package_prefix("<logcrunch::X as core::fmt::Display>::fmt").as_deref(),
-            Some("logcrunch::")
-        );
-        assert_eq!(package_prefix("table_put"), None);
-        assert_eq!(package_prefix("table_round.constprop.0"), None);
-        assert_eq!(package_prefix("sort_files.isra.0"), None);
-        assert_eq!(package_prefix("[unknown]"), None);
+        assert_eq!(prefix_of("table_put"), None);
+        assert_eq!(prefix_of("table_round.constprop.0"), None);
+        assert_eq!(prefix_of("sort_files.isra.0"), None);
+        assert_eq!(prefix_of("[unknown]"), None);
     }
 
     #[test]
-    fn the_heaviest_prefix_is_suggested_above_one_percent() {
+    fn the_hint_weighs_what_user_would_move_and_spares_owned_prefixes() {
+        use Claim::*;
+        let hint = |prefix: &str, owner| {
+            Some(UserHint {
+                prefix: prefix.into(),
+                owner,
+                anywhere: 0,
+            })
+        };
+        // by hand: `app.` owns 60 + 30 of the owner view (two frames: the old hint said 60,
+        // its heaviest frame); `lib.` would move 95 but a preset owns `lib.Z.z`, and `--user
+        // lib.` would take that from it; `work` has no prefix
         let frames = [
-            ("app.A.run", 60),
-            ("app.B.go", 30),
-            ("lib.X.y", 50),
-            ("work", 90),
+            ("app.A.run", Unclassified, 60, 70),
+            ("app.B.go", Unclassified, 30, 30),
+            ("app.C.done", User, 40, 40),
+            ("lib.X.y", Unclassified, 95, 95),
+            ("lib.Z.z", Other, 0, 0),
+            ("work", Unclassified, 99, 99),
         ];
         assert_eq!(
-            suggest_user_prefix(frames.into_iter(), 100),
-            Some(("app.".to_string(), 60))
+            suggest_user_prefix(frames.into_iter(), 1000),
+            hint("app.", 90)
         );
+        // frames that own nothing in the owner view (callers of a library that owns it all)
+        // are still proposed by their inclusive weight: the anywhere view gains them
+        let callers = [("bench.Main.run", Unclassified, 0, 500)];
         assert_eq!(
-            suggest_user_prefix([("app.A.run", 1)].into_iter(), 1000),
-            None
+            suggest_user_prefix(callers.into_iter(), 1000),
+            hint("bench.", 0)
         );
+        // under 1 % of the total: no hint
+        let tiny = [("app.A.run", Unclassified, 9, 9)];
+        assert_eq!(suggest_user_prefix(tiny.into_iter(), 1000), None);
+        // a prefix of user code only: nothing to move
+        let user = [("app.A.run", User, 500, 500)];
+        assert_eq!(suggest_user_prefix(user.into_iter(), 1000), None);
+        assert!(has_prefix("<app::X as core::fmt::Display>::fmt", "app::"));
+        assert!(!has_prefix("apple::x", "app::"));
     }
 
     /// A quality with 60 of 100 weight ownerless, stopping in libc, recorded in `mode`.
-    fn cut(mode: CallGraph, dwarf: Option<crate::model::TruncatedStacks>) -> Quality {
+    fn cut(mode: CallGraph) -> Quality {
         Quality {
             max_depth: 8,
             ownerless: 60,
@@ -639,7 +800,6 @@ mod tests {
             recording: Recording {
                 call_graph: Some(mode),
                 samples: 100,
-                dwarf,
                 ..Recording::default()
             },
             ..Quality::default()
@@ -647,101 +807,40 @@ mod tests {
     }
 
     #[test]
-    fn ownerless_advice_follows_the_recording_mode() {
-        let fp = cut(CallGraph::FramePointers, None).findings(100).join("\n");
-        assert!(fp.contains("60.0% of the weight"), "{fp}");
-        assert!(fp.contains("here in /lib/libc.so.6 60.0%"), "{fp}");
-        assert!(fp.contains("record with `--call-graph dwarf`"), "{fp}");
-
-        let stopped = crate::model::TruncatedStacks {
-            stacks: 100,
-            truncated: 60,
-            copy_exhausted: 0,
-            no_unwind_info: vec![(
-                "/lib/libc.so.6".to_string(),
-                60,
-                Some("no .eh_frame".to_string()),
-            )],
-            other: Vec::new(),
+    fn cpython_interpreter_modules_and_python_frames() {
+        for m in [
+            "/usr/bin/python3.11",
+            "python3",
+            "/opt/lib/libpython3.12.so.1.0",
+        ] {
+            assert!(is_cpython_module(m), "{m}");
+        }
+        for m in [
+            "/usr/bin/python3.11-config",
+            "python3-foo",
+            "/lib/libc.so.6",
+        ] {
+            assert!(!is_cpython_module(m), "{m}");
+        }
+        let native = |name: &str, module: &str| Frame {
+            name: name.into(),
+            module: Some(module.into()),
+            ..Frame::default()
         };
-        let dwarf = cut(CallGraph::Dwarf { copy_size: 4096 }, Some(stopped));
-        let text = dwarf.findings(100).join("\n");
-        // already DWARF: the cause is the module, never "record with DWARF" again
-        assert!(!text.contains("record with `--call-graph dwarf`"), "{text}");
-        assert!(
-            text.contains("unwinding stopped in /lib/libc.so.6 (no .eh_frame)"),
-            "{text}"
-        );
-        assert!(text.contains("install its debug info"), "{text}");
-        // and the truncated stacks are a finding of their own
-        assert!(
-            text.contains("60.0% of the DWARF user stacks (60 of 100 samples)"),
-            "{text}"
-        );
-
-        let exhausted = crate::model::TruncatedStacks {
-            stacks: 100,
-            truncated: 60,
-            copy_exhausted: 60,
-            no_unwind_info: Vec::new(),
-            other: Vec::new(),
-        };
-        let text = cut(CallGraph::Dwarf { copy_size: 4096 }, Some(exhausted))
-            .findings(100)
-            .join("\n");
-        assert!(text.contains("`--call-graph dwarf,16384`"), "{text}");
-    }
-
-    #[test]
-    fn loss_and_throttling_are_findings_with_their_fix() {
-        let mut q = Quality {
-            max_depth: 3,
-            ..Quality::default()
-        };
-        q.recording = Recording {
-            call_graph: Some(CallGraph::FramePointers),
-            samples: 940,
-            lost_events: 60,
-            ..Recording::default()
-        };
-        let text = q.findings(100).join("\n");
-        assert!(text.contains("6.0% of the samples were lost"), "{text}");
-        assert!(text.contains("-m 1024"), "{text}");
-        assert!(q.summary(100).contains("lost 6.0% of samples"));
-        // 1 % lost is below the unfit share: the reader's warning says it, no finding
-        q.recording.lost_events = 9;
-        q.recording.samples = 891;
-        assert!(q.findings(100).is_empty(), "{:?}", q.findings(100));
-        q.recording.throttles = 3;
-        let text = q.findings(100).join("\n");
-        assert!(text.contains("throttled sampling 3 times"), "{text}");
-        assert!(text.contains("kernel.perf_event_max_sample_rate"), "{text}");
-    }
-
-    #[test]
-    fn without_call_chains_only_that_is_said() {
-        let q = Quality {
-            max_depth: 1,
-            ownerless: 80,
-            recording: Recording {
-                call_graph: Some(CallGraph::None),
-                ..Recording::default()
-            },
-            ..Quality::default()
-        };
-        let findings = q.findings(100);
-        assert_eq!(findings.len(), 1, "{findings:?}");
-        assert!(findings[0].contains("no call chains"));
-        assert!(
-            q.summary(100)
-                .contains("no call chains (recorded without -g)")
-        );
+        let eval = native("_PyEval_EvalFrameDefault", "/usr/bin/python3.11");
+        let main = native("main", "/usr/bin/python3.11");
+        assert!(is_interpreter_only([&eval, &main].into_iter()));
+        // a Python 3.12 `-X perf` trampoline names the Python function
+        let py = native("py::work:/app/churn.py", "/tmp/perf-1.map");
+        assert!(!is_interpreter_only([&eval, &py, &main].into_iter()));
+        let libc = native("memcpy", "/lib/libc.so.6");
+        assert!(!is_interpreter_only([&libc].into_iter()));
     }
 
     #[test]
     fn merged_inputs_sum_their_figures() {
-        let mut a = cut(CallGraph::FramePointers, None);
-        let b = cut(CallGraph::FramePointers, None);
+        let mut a = cut(CallGraph::FramePointers);
+        let b = cut(CallGraph::FramePointers);
         a.merge(&b);
         assert_eq!(a.ownerless, 120);
         assert_eq!(

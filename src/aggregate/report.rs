@@ -82,6 +82,12 @@ pub struct Report {
     pub presets_detected: bool,
     /// The program's own code guessed from the frames and claimed as `user`.
     pub own_code: Vec<crate::classify::own_code::OwnCode>,
+    /// The guesses of the program's own code not made, and why.
+    pub own_code_declined: Vec<crate::classify::own_code::Declined>,
+    /// The third-party units that became guessed owners (`classify::auto_owner`).
+    pub guessed: Vec<crate::classify::auto_owner::Unit>,
+    /// `--no-guess`: nothing was guessed from the frames.
+    pub guesses_off: bool,
     pub inputs: Vec<InputReport>,
     pub combine: Combine,
     pub by: GroupBy,
@@ -95,6 +101,8 @@ pub struct ShareRow {
     pub name: String,
     pub category: Option<Category>,
     pub transparent: bool,
+    /// An owner named after its third-party unit, not by a rule ([`Owner::guessed`]).
+    pub guessed: bool,
     /// One entry per input, in input order.
     pub weights: Vec<ViewWeights>,
 }
@@ -168,6 +176,7 @@ impl Report {
                     name: c.as_str().to_string(),
                     category: Some(*c),
                     transparent: c.transparent_by_default(),
+                    guessed: false,
                     weights: attributions
                         .iter()
                         .map(|a| a.categories[i].clone())
@@ -182,6 +191,7 @@ impl Report {
                     name: o.name.clone(),
                     category: Some(o.category),
                     transparent: o.transparent,
+                    guessed: o.guessed,
                     weights: attributions.iter().map(|a| a.owners[i].clone()).collect(),
                 })
                 .collect(),
@@ -193,6 +203,7 @@ impl Report {
                 name: NO_STACK.to_string(),
                 category: None,
                 transparent: false,
+                guessed: false,
                 weights: attributions
                     .iter()
                     .map(|a| ViewWeights {

@@ -35,6 +35,9 @@ pub struct InputFigures {
     pub quality: RowQuality,
     /// The input's warnings, so that a fleet run does not lose them on a scrolled terminal.
     pub warnings: Vec<String>,
+    /// What the report's header warns of for this input (issue 28: a row of an unfit
+    /// recording says so as its report does); rendered into the `warnings` column.
+    pub findings: Vec<super::quality::Finding>,
     pub owners: Vec<OwnerRow>,
 }
 
@@ -62,6 +65,8 @@ pub struct OwnerRow {
     pub category: Option<&'static str>,
     pub view: View,
     pub weight: i64,
+    /// The owner is named after its third-party unit, not by a rule (issue 29).
+    pub guessed: bool,
 }
 
 /// The label columns of a run: their names, fixed before the first input so that every row
@@ -177,6 +182,7 @@ pub const FIXED_COLUMNS: &[&str] = &[
     "category",
     "view",
     "weight",
+    "guessed",
     "callchains",
     "max_depth",
     "ownerless",
@@ -281,6 +287,7 @@ fn figures(
                     path,
                     &format!("{}'s {} weight", row.name, view.as_str()),
                 )?,
+                guessed: row.guessed,
             });
         }
     }
@@ -291,6 +298,7 @@ fn figures(
         negative_total: exact(agg.negative.total, path, "negative total")?,
         quality,
         warnings: inp.warnings.clone(),
+        findings: agg.quality.findings(agg.all.total),
         owners,
     })
 }

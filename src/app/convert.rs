@@ -66,8 +66,9 @@ pub fn run(plan: ConvertPlan) -> Result<Outcome> {
             );
         }
         ConvertTo::Pprof => {
-            let rules = RuleSet::build(&config.rules, std::slice::from_ref(&profile))?;
-            let classes = rules.classify(&profile);
+            let (rules, mut classes) =
+                RuleSet::build_classified(&config.rules, std::slice::from_ref(&profile))?;
+            let classes = classes.remove(0);
             let labels = OwnerLabels {
                 per_stack: aggregate::stack_owners(
                     &profile,
@@ -105,8 +106,9 @@ fn write_owner_rooted(
     metric: usize,
     output: Option<&Path>,
 ) -> Result<usize> {
-    let rules = RuleSet::build(&config.rules, std::slice::from_ref(profile))?;
-    let classes = rules.classify(profile);
+    let (rules, mut classes) =
+        RuleSet::build_classified(&config.rules, std::slice::from_ref(profile))?;
+    let classes = classes.remove(0);
     let options = aggregate::flame::FlameOptions {
         metric,
         types_as_frames: config.types_as_frames,

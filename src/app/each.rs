@@ -14,8 +14,8 @@
 
 use super::{Detail, Loaded, Outcome, aggregate_input, build_report, choose_metric};
 use crate::aggregate::rows::{InputRows, RowLabels};
-use crate::classify::own_code::OwnCode;
-use crate::classify::{self, Classification, Reason, RuleOptions, RuleSet, own_code};
+use crate::classify::own_code::Guesses;
+use crate::classify::{self, Classification, Reason, RuleOptions, RuleSet};
 use crate::config::{LoadConfig, ReportPlan};
 use crate::error::{Error, Result};
 use crate::input::{self, InputFormat, pprof};
@@ -150,12 +150,23 @@ fn read_one(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> InputRows {
 fn rows_of(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> Result<InputRows> {
     let (profile, pprof_values) = read(path, &plan.load, &plan.labels)?;
     let shared = rules.get(&profile)?;
-    let classes = vec![shared.classify(&profile, &rules.remembered)];
+    let mut class = shared.classify(&profile, &rules.remembered);
+    // the shared set has no guessed owners: this input's are added to a copy of it (its
+    // blocks shared), as `RuleSet::build_classified` adds them for `whose report FILE`
+    let through = &rules.options.through;
+    let set = if shared.set.guesses() || !through.is_empty() {
+        let mut set = (*shared.set).clone();
+        set.guess_owners(&profile, &mut class);
+        set.apply_through(through)?;
+        Arc::new(set)
+    } else {
+        shared.set.clone()
+    };
     let loaded = Loaded {
         paths: vec![path.to_path_buf()],
         profiles: vec![profile],
-        rules: shared.set.clone(),
-        classes,
+        rules: set,
+        classes: vec![class],
     };
     let metric = choose_metric(&loaded.profiles[0], path, plan.load.metric.as_deref())?;
     let source = if plan.load.metric.is_some() {
@@ -239,7 +250,8 @@ fn pprof_label(path: &Path, decoded: &pprof::Decoded, key: &str) -> Result<Optio
 /// `RuleSet::build`), so inputs that agree on both share one. Both are found without compiling
 /// the full set: the presets by [`presets::detect`], the own code against a set of those presets
 /// alone (itself compiled once per preset list), which is what `RuleSet::build` guesses it
-/// against.
+/// against. The sets are `RuleSet::build_base`'s: the guessed owners of third-party units,
+/// which differ from input to input, are added per input to a copy ([`rows_of`]).
 struct RuleCache {
     options: RuleOptions,
     /// The presets the `--rules` files extend, which every rule set loads.
@@ -306,7 +318,7 @@ fn take_room(remembered: &AtomicUsize, want: usize) -> usize {
 }
 
 /// What makes one input's rule set differ from another's.
-type RuleKey = (Vec<String>, Vec<OwnCode>);
+type RuleKey = (Vec<String>, Guesses);
 
 impl RuleCache {
     fn new(options: &RuleOptions) -> Result<RuleCache> {
@@ -347,13 +359,16 @@ impl RuleCache {
                 Reason::NoRuleMatched | Reason::Unresolved
             )
         };
-        let key: RuleKey = (presets, own_code::detect(&alone.presets, one, &claimed));
+        let key: RuleKey = (
+            presets,
+            RuleSet::guess_own_code(&self.options, &alone.presets, one, &claimed),
+        );
         if let Some((_, set)) = lock(&self.sets).iter().find(|(k, _)| *k == key) {
             return Ok(set.clone());
         }
         // compiled outside the lock; two workers may both compile a new key once
         let set = Arc::new(SharedRules {
-            set: Arc::new(RuleSet::build(&self.options, one)?),
+            set: Arc::new(RuleSet::build_base(&self.options, one)?),
             owners: Mutex::default(),
         });
         lock(&self.sets).push((key, set.clone()));

@@ -76,7 +76,7 @@ pub fn run(plan: ExplainPlan) -> Result<Outcome> {
             .map(|w| row(w))
             .collect(),
         unclassified_count: unclassified.len(),
-        next_step: functions::next_step(&names, total),
+        next_step: functions::next_step(input.aggregate.suggested_user.as_ref(), &names, total),
         lines: plan.lines,
     };
     write_output(None, |out, term| {

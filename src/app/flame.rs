@@ -13,6 +13,7 @@ use crate::classify::presets;
 use crate::config::{FlameOutput, FlamePlan};
 use crate::error::{Error, Position, Result};
 use crate::model::OwnerId;
+use crate::render::findings;
 use crate::render::flame::{self as draw, INDEX_GENERATOR};
 use crate::render::flame_labels::{Labels, present_owners};
 use std::path::{Path, PathBuf};
@@ -48,6 +49,12 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
     check_drawable(&drawn_report, Path::new(&drawn_report.path))?;
     if let (Some(base_report), FlameOutput::Diff { base, .. }) = (&base_report, &plan.output) {
         check_drawable(base_report, base)?;
+    }
+    // what `report` would warn of, on stderr as well as in the graph (issue 28)
+    for report in std::iter::once(&drawn_report).chain(&base_report) {
+        for finding in report.aggregate.findings() {
+            output::say(&format!("{}: {}", report.path, findings::line(&finding)));
+        }
     }
     let options = FlameOptions {
         metric: metrics[0],

@@ -76,8 +76,7 @@ pub fn load(paths: &[PathBuf], config: &LoadConfig) -> Result<Loaded> {
             output::warn(w);
         }
     }
-    let rules = RuleSet::build(&config.rules, &profiles)?;
-    let classes = profiles.iter().map(|p| rules.classify(p)).collect();
+    let (rules, classes) = RuleSet::build_classified(&config.rules, &profiles)?;
     Ok(Loaded {
         paths: paths.to_vec(),
         profiles,
@@ -194,6 +193,9 @@ pub fn build_report(loaded: &Loaded, inputs: Vec<InputReport>, shape: ReportShap
         presets: loaded.rules.presets.clone(),
         presets_detected: loaded.rules.presets_detected,
         own_code: loaded.rules.own_code.clone(),
+        own_code_declined: loaded.rules.own_code_declined.clone(),
+        guessed: loaded.rules.guessed.clone(),
+        guesses_off: !loaded.rules.guesses(),
         inputs,
         combine: shape.combine,
         by: shape.by,

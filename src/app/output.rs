@@ -73,7 +73,13 @@ pub fn terminal(to_file: bool) -> Terminal {
 /// error is a terminal (`COLUMNS`, else the terminal's own); into a pipe or a log each warning
 /// stays one line, for grep.
 pub fn warn(message: &str) {
-    let line = format!("whose: warning: {message}");
+    say(&format!("warning: {message}"));
+}
+
+/// Prints `whose: LINE` on standard error as [`warn`] does (a finding's `warning: ...` or
+/// `hint: ...` line, say).
+pub fn say(line: &str) {
+    let line = format!("whose: {line}");
     let stderr = std::io::stderr();
     let width = stderr.is_terminal().then(|| {
         std::env::var("COLUMNS")

@@ -35,6 +35,7 @@ pub fn own_code(profiles: &[Profile]) -> Option<OwnCode> {
             format!("{}/", module.path),
             format!("{}.", module.path),
         ],
+        files: Vec::new(),
         name: module.path,
         evidence: module.evidence,
     })

@@ -7,11 +7,14 @@
 //! decided. Owners and categories themselves are the model's ([`crate::model::Owner`]); which
 //! presets a profile needs is read from each preset's own `[detect]` table ([`presets`]).
 
+pub mod auto_owner;
 mod glob;
 pub mod go_module;
 pub mod match_key;
+pub mod node_script;
 pub mod own_code;
 pub mod presets;
+pub mod python_script;
 pub mod rules;
 pub mod rust_crate;
 
@@ -21,8 +24,10 @@ use crate::error::{Error, Result};
 use crate::model::{
     Category, Frame, FrameId, FrameKind, Owner, OwnerId, Profile, UNCLASSIFIED, UNSYMBOLIZED,
 };
+use auto_owner::Unit;
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Where the rules come from. Built from the command line.
 #[derive(Debug, Clone, Default)]
@@ -37,25 +42,52 @@ pub struct RuleOptions {
     pub no_presets: bool,
     /// `--through OWNER|CATEGORY`: made transparent at run time.
     pub through: Vec<String>,
+    /// `--no-guess`: nothing is guessed from the frames, neither the program's own code
+    /// ([`own_code`]) nor owners of third-party units ([`auto_owner`]); what no rule names
+    /// stays `unclassified`.
+    pub no_guess: bool,
 }
 
 /// The compiled rules: an owner table and the ordered blocks that point into it.
 #[derive(Debug, Clone)]
 pub struct RuleSet {
     owners: Vec<Owner>,
-    blocks: Vec<(OwnerId, OwnerBlock)>,
+    /// Shared between clones: `report --each` gives each input a copy of a compiled set with
+    /// its own guessed owners, and a regex's clone would start with empty caches.
+    blocks: Arc<[(OwnerId, OwnerBlock)]>,
     /// Presets in effect, for the report header; `auto` says whether they were detected.
     pub presets: Vec<String>,
     pub presets_detected: bool,
     /// The program's own code guessed from the frames and claimed as `user` (Go's module, a
     /// Rust binary's crate), for the report header and `explain`.
     pub own_code: Vec<own_code::OwnCode>,
+    /// The guesses not made, and why (a Rust crate from stacks without call chains).
+    pub own_code_declined: Vec<own_code::Declined>,
+    /// The third-party units that became guessed owners ([`auto_owner`]), in the order found.
+    pub guessed: Vec<Unit>,
+    /// The owner of each unit guessed so far: a guessed owner, or an owner of the rules that
+    /// has the unit's name.
+    guessed_owner: FxHashMap<Unit, OwnerId>,
+    /// How units are found, or `None` with `--no-guess`.
+    guess_context: Option<auto_owner::Context>,
+    /// A block of the rules owns frames as `unclassified`: those are then not guessed.
+    rules_name_unclassified: bool,
+    /// The preset blocks of owners that lump a whole ecosystem's packages together
+    /// ([`auto_owner::UMBRELLA_OWNERS`]), and their owners: their frames go to their unit's
+    /// guessed owner, the umbrella keeping those without a unit.
+    umbrella_blocks: Vec<usize>,
+    umbrella_owners: Vec<OwnerId>,
 }
 
 /// Why a frame got its owner: the block and the matcher that matched, or the fallback.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
-    Rule { block: usize, matcher: String },
+    Rule {
+        block: usize,
+        matcher: String,
+    },
+    /// No block matched, and the frame's third-party unit owns it ([`auto_owner`]).
+    Guessed(Unit),
     NoRuleMatched,
     Unresolved,
 }
@@ -78,8 +110,33 @@ impl RuleSet {
         })
     }
 
-    /// Builds the rule set for one profile (presets may be detected from its frames).
+    /// Builds the rule set for `profiles` (presets, the program's own code and the guessed
+    /// owners may come from their frames).
     pub fn build(options: &RuleOptions, profiles: &[Profile]) -> Result<RuleSet> {
+        Ok(Self::build_classified(options, profiles)?.0)
+    }
+
+    /// [`RuleSet::build`] and each profile's [`Classification`] against it, made in one pass:
+    /// the frames no block matches are the ones the guessed owners are found among, so
+    /// classifying them again afterwards would double the classification's cost.
+    pub fn build_classified(
+        options: &RuleOptions,
+        profiles: &[Profile],
+    ) -> Result<(RuleSet, Vec<Classification>)> {
+        let mut set = Self::build_base(options, profiles)?;
+        let mut classes: Vec<Classification> = profiles.iter().map(|p| set.classify(p)).collect();
+        for (profile, class) in profiles.iter().zip(&mut classes) {
+            set.guess_owners(profile, class);
+        }
+        set.apply_through(&options.through)?;
+        Ok((set, classes))
+    }
+
+    /// The rule set without guessed owners and without `--through`: the user's rules, the
+    /// program's own code and the presets. [`RuleSet::guess_owners`] and
+    /// [`RuleSet::apply_through`] complete it; `report --each` shares one between inputs
+    /// and completes a copy per input.
+    pub fn build_base(options: &RuleOptions, profiles: &[Profile]) -> Result<RuleSet> {
         let mut builder = Builder::default();
         let unclassified = builder.add_owner(UNCLASSIFIED, Category::Unknown, Some(false), None)?;
         let unsymbolized = builder.add_owner(UNSYMBOLIZED, Category::Unknown, Some(true), None)?;
@@ -129,21 +186,134 @@ impl RuleSet {
                 .iter()
                 .any(|(_, block)| probe.block_match(block).is_some())
         };
-        let own_code = own_code::detect(&builder.loaded_presets, profiles, &claimed_by_presets);
+        let own_code::Guesses {
+            found: own_code,
+            declined: own_code_declined,
+        } = Self::guess_own_code(
+            options,
+            &builder.loaded_presets,
+            profiles,
+            &claimed_by_presets,
+        );
         for (i, code) in own_code.iter().enumerate() {
             builder.insert_block(presets_start + i, code.user_block())?;
         }
-        let mut set = RuleSet {
+        let rust = builder.loaded_presets.iter().any(|p| p == "rust")
+            && !own_code_declined.iter().any(|d| d.unit == "rust crate");
+        let rules_name_unclassified = builder
+            .blocks
+            .iter()
+            .any(|(id, _)| *id == OwnerId::UNCLASSIFIED);
+        let umbrella_blocks: Vec<usize> = (builder.blocks.iter().enumerate())
+            .filter(|(_, (_, block))| {
+                auto_owner::UMBRELLA_OWNERS.contains(&block.name.as_str())
+                    && block.origin.file.starts_with(&*presets::origin(""))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let mut umbrella_owners: Vec<OwnerId> = umbrella_blocks
+            .iter()
+            .map(|&i| builder.blocks[i].0)
+            .collect();
+        umbrella_owners.dedup();
+        Ok(RuleSet {
             owners: builder.owners,
-            blocks: builder.blocks,
+            blocks: builder.blocks.into(),
             presets: builder.loaded_presets,
             presets_detected: detected,
             own_code,
-        };
-        for through in &options.through {
-            set.make_transparent(through)?;
+            own_code_declined,
+            guessed: Vec::new(),
+            guessed_owner: FxHashMap::default(),
+            guess_context: (!options.no_guess).then_some(auto_owner::Context { rust }),
+            rules_name_unclassified,
+            umbrella_blocks,
+            umbrella_owners,
+        })
+    }
+
+    /// The program's own code guessed from `profiles` ([`own_code::detect`]), or nothing with
+    /// `--no-guess`. The switch is here rather than in each guess so that every ecosystem's
+    /// guess obeys it.
+    pub fn guess_own_code(
+        options: &RuleOptions,
+        loaded_presets: &[String],
+        profiles: &[Profile],
+        claimed_by_presets: &dyn Fn(&Frame) -> bool,
+    ) -> own_code::Guesses {
+        if options.no_guess {
+            own_code::Guesses::default()
+        } else {
+            own_code::detect(loaded_presets, profiles, claimed_by_presets)
         }
-        Ok(set)
+    }
+
+    /// Whether the set guesses owners (no `--no-guess`).
+    pub fn guesses(&self) -> bool {
+        self.guess_context.is_some()
+    }
+
+    /// Gives each frame of `profile` that `class` leaves unclassified the owner of its
+    /// third-party unit ([`auto_owner::unit`]), adding an owner per unit not seen before.
+    /// Each distinct frame is looked at once, so a guess costs once per profile.
+    pub fn guess_owners(&mut self, profile: &Profile, class: &mut Classification) {
+        let Some(context) = self.guess_context else {
+            return;
+        };
+        for (frame, owner) in profile.frames().zip(&mut class.frame_owner) {
+            let umbrella = self.umbrella_owners.contains(owner);
+            if *owner != OwnerId::UNCLASSIFIED && !umbrella {
+                continue;
+            }
+            let key = match_key::match_key(&frame.name);
+            let Some(unit) = auto_owner::unit(frame, &key, context) else {
+                continue;
+            };
+            if umbrella {
+                // the umbrella's own preset block, not a rule of that name the user wrote
+                let by_umbrella = matches!(
+                    self.block_match(frame, &key),
+                    Some((_, Reason::Rule { block, .. })) if self.umbrella_blocks.contains(&block)
+                );
+                if !by_umbrella {
+                    continue;
+                }
+            } else if self.rules_name_unclassified && self.block_owner(frame).is_some() {
+                continue; // the rules call it unclassified
+            }
+            *owner = match self.guessed_owner.get(&unit) {
+                Some(id) => *id,
+                None => self.add_guessed_owner(unit),
+            };
+        }
+    }
+
+    /// The owner of `unit`: a new guessed `library` owner of its name, or the owner of the
+    /// rules that has that name already (the unit's other frames are that owner's).
+    fn add_guessed_owner(&mut self, unit: Unit) -> OwnerId {
+        let id = match self.owners.iter().position(|o| o.name == unit.name) {
+            Some(i) => OwnerId(i as u32),
+            None => {
+                self.owners.push(Owner {
+                    name: unit.name.clone(),
+                    category: Category::Library,
+                    transparent: false,
+                    guessed: true,
+                });
+                self.guessed.push(unit.clone());
+                OwnerId(self.owners.len() as u32 - 1)
+            }
+        };
+        self.guessed_owner.insert(unit, id);
+        id
+    }
+
+    /// Makes each owner or category of `--through` transparent.
+    pub fn apply_through(&mut self, through: &[String]) -> Result<()> {
+        for what in through {
+            self.make_transparent(what)?;
+        }
+        Ok(())
     }
 
     fn make_transparent(&mut self, what: &str) -> Result<()> {
@@ -182,26 +352,60 @@ impl RuleSet {
             .map(|i| OwnerId(i as u32))
     }
 
-    /// The owner of one frame and why. First matching block wins.
+    /// The owner of one frame and why. First matching block wins; a frame no block matches
+    /// is its unit's guessed owner's, when the set has guessed one.
     pub fn classify_frame(&self, frame: &Frame) -> (OwnerId, Reason) {
         let key = match_key::match_key(&frame.name);
-        let probe = Probe::new(frame, &key);
-        for (index, (owner, block)) in self.blocks.iter().enumerate() {
-            if let Some(matcher) = probe.block_match(block) {
-                return (
-                    *owner,
-                    Reason::Rule {
-                        block: index,
-                        matcher,
-                    },
-                );
+        if let Some((owner, reason)) = self.block_match(frame, &key) {
+            if let Reason::Rule { block, .. } = reason
+                && self.umbrella_blocks.contains(&block)
+                && let Some(guessed) = self.guessed(frame, &key)
+            {
+                return guessed;
             }
+            return (owner, reason);
         }
         if frame.kind == FrameKind::Unknown {
-            (OwnerId::UNSYMBOLIZED, Reason::Unresolved)
-        } else {
-            (OwnerId::UNCLASSIFIED, Reason::NoRuleMatched)
+            return (OwnerId::UNSYMBOLIZED, Reason::Unresolved);
         }
+        self.guessed(frame, &key)
+            .unwrap_or((OwnerId::UNCLASSIFIED, Reason::NoRuleMatched))
+    }
+
+    /// The guessed owner of `frame`'s unit, when the set has guessed one.
+    fn guessed(&self, frame: &Frame, key: &str) -> Option<(OwnerId, Reason)> {
+        let context = self.guess_context?;
+        if self.guessed_owner.is_empty() {
+            return None;
+        }
+        let unit = auto_owner::unit(frame, key, context)?;
+        let owner = *self.guessed_owner.get(&unit)?;
+        Some((owner, Reason::Guessed(unit)))
+    }
+
+    /// The first block that matches `frame` (whose match key is `key`), as owner and reason.
+    fn block_match(&self, frame: &Frame, key: &str) -> Option<(OwnerId, Reason)> {
+        let probe = Probe::new(frame, key);
+        self.blocks
+            .iter()
+            .enumerate()
+            .find_map(|(index, (owner, block))| {
+                probe.block_match(block).map(|matcher| {
+                    (
+                        *owner,
+                        Reason::Rule {
+                            block: index,
+                            matcher,
+                        },
+                    )
+                })
+            })
+    }
+
+    /// The owner the blocks alone give `frame`, if any matches.
+    fn block_owner(&self, frame: &Frame) -> Option<OwnerId> {
+        let key = match_key::match_key(&frame.name);
+        self.block_match(frame, &key).map(|(owner, _)| owner)
     }
 
     /// Classifies every distinct frame of a profile once.
@@ -366,6 +570,7 @@ impl Builder {
             name: name.to_string(),
             category,
             transparent,
+            guessed: false,
         });
         self.owner_origin.insert(name.to_string(), origin_text);
         Ok(OwnerId(self.owners.len() as u32 - 1))
@@ -426,5 +631,128 @@ impl Builder {
             self.load_preset(&extended, depth + 1)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{SampleType, Unit as WeightUnit};
+
+    /// One sample per stack of `(leaf, module)` frames under a Rust `main`.
+    fn profile(leaves: &[(&str, Option<&str>)]) -> Profile {
+        let mut p = Profile::new(vec![SampleType::new("samples", WeightUnit::Count)]);
+        for (name, module) in leaves {
+            let main = p.intern_frame(Frame::named("app::main", FrameKind::Native));
+            let mut frame = Frame::named(*name, FrameKind::Native);
+            frame.module = module.map(Into::into);
+            let leaf = p.intern_frame(frame);
+            let stack = p.intern_stack(&[leaf, main]);
+            p.add_sample(stack, None, &[1]);
+        }
+        p
+    }
+
+    #[test]
+    fn one_guessed_owner_per_unit_and_the_rules_win() {
+        let p = profile(&[
+            ("flate2::zio::Writer::write", None),
+            ("flate2::ffi::init", None),
+            ("sha2::compress", None),
+            ("foo_init", Some("/opt/lib/libfoo.so.1")),
+            ("plain_c", None),
+        ]);
+        let options = RuleOptions {
+            presets: vec!["rust".into()],
+            user_prefixes: vec!["sha2::".into()],
+            ..RuleOptions::default()
+        };
+        let (set, classes) = RuleSet::build_classified(&options, std::slice::from_ref(&p)).unwrap();
+        let names: Vec<&str> = set.guessed.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(names, ["flate2", "libfoo.so"]);
+        let flate2 = set.owner_id("flate2").unwrap();
+        assert!(set.owner(flate2).guessed);
+        assert_eq!(set.owner(flate2).category, Category::Library);
+        let owner_of = |name: &str| {
+            let (id, f) = p
+                .frames()
+                .enumerate()
+                .find(|(_, f)| &*f.name == name)
+                .unwrap();
+            // the one-pass classification and classify_frame (explain, --each) agree
+            assert_eq!(
+                classes[0].frame_owner[id],
+                set.classify_frame(f).0,
+                "{name}"
+            );
+            set.owner(set.classify_frame(f).0).name.clone()
+        };
+        assert_eq!(owner_of("flate2::ffi::init"), "flate2");
+        assert_eq!(owner_of("sha2::compress"), "user"); // --user wins
+        assert_eq!(owner_of("foo_init"), "libfoo.so");
+        assert_eq!(owner_of("plain_c"), UNCLASSIFIED);
+        let f = p
+            .frames()
+            .find(|f| &*f.name == "flate2::ffi::init")
+            .unwrap();
+        assert_eq!(
+            set.classify_frame(f).1,
+            Reason::Guessed(Unit {
+                kind: auto_owner::UnitKind::RustCrate,
+                name: "flate2".into()
+            })
+        );
+        // without guesses: no owner, and no own code either
+        let off = RuleOptions {
+            no_guess: true,
+            ..options
+        };
+        let (set, classes) = RuleSet::build_classified(&off, std::slice::from_ref(&p)).unwrap();
+        assert!(set.guessed.is_empty() && !set.guesses() && set.own_code.is_empty());
+        let unclassified = classes[0]
+            .frame_owner
+            .iter()
+            .filter(|&&o| o == OwnerId::UNCLASSIFIED)
+            .count();
+        // every frame but sha2's (--user): app::main, both of flate2's, foo_init, plain_c
+        assert_eq!(unclassified, 5);
+    }
+
+    #[test]
+    fn a_guess_is_joined_to_a_rule_owner_of_the_same_name() {
+        // a rules owner `flate2` that names only `flate2::zio::`: the crate's other frames
+        // join it rather than make a second owner of one name
+        let dir = tempfile::tempdir().unwrap();
+        let rules = dir.path().join("r.toml");
+        std::fs::write(
+            &rules,
+            "[[owner]]\nname = \"flate2\"\ncategory = \"library\"\nprefix = [\"flate2::zio::\"]\n",
+        )
+        .unwrap();
+        let p = profile(&[
+            ("flate2::zio::Writer::write", None),
+            ("flate2::ffi::init", None),
+        ]);
+        let options = RuleOptions {
+            rule_files: vec![rules],
+            presets: vec!["rust".into()],
+            ..RuleOptions::default()
+        };
+        let (set, classes) = RuleSet::build_classified(&options, std::slice::from_ref(&p)).unwrap();
+        assert!(set.guessed.is_empty());
+        let flate2 = set.owner_id("flate2").unwrap();
+        assert!(!set.owner(flate2).guessed);
+        assert_eq!(
+            set.owners().iter().filter(|o| o.name == "flate2").count(),
+            1
+        );
+        assert_eq!(
+            classes[0]
+                .frame_owner
+                .iter()
+                .filter(|&&o| o == flate2)
+                .count(),
+            2
+        );
     }
 }

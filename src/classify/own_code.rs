@@ -7,8 +7,9 @@
 //! rule that claims the same frames wins, and a preset's own owners (std, known crates) are
 //! never taken for the program's code because a guess excludes what the presets claim.
 
+use super::glob::Glob;
 use super::rules::{Matchers, Origin, OwnerBlock};
-use super::{go_module, rust_crate};
+use super::{go_module, node_script, python_script, rust_crate};
 use crate::model::{Category, Frame, Profile};
 
 /// The program's own code as guessed from a profile.
@@ -20,6 +21,8 @@ pub struct OwnCode {
     pub name: String,
     /// The match-key prefixes the `user` block claims.
     pub prefixes: Vec<String>,
+    /// The source-file globs it claims (a script language's program files: node's, Python's).
+    pub files: Vec<String>,
     /// How it was found, in words (`the main package's file whose/gosvc/main.go`).
     pub evidence: String,
 }
@@ -36,7 +39,12 @@ impl OwnCode {
 
     /// The report header's line: what was guessed, what it claims, and how to override it.
     pub fn header_line(&self) -> String {
-        let prefixes: Vec<String> = self.prefixes.iter().map(|p| format!("`{p}`")).collect();
+        let prefixes: Vec<String> = self
+            .prefixes
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .chain(self.files.iter().map(|f| format!("file `{f}`")))
+            .collect();
         format!(
             "user code guessed: {} {} ({}), detected from {}; --user PREFIX adds more, a \
              --rules file that claims them overrides",
@@ -55,6 +63,7 @@ impl OwnCode {
             transparent: Some(false),
             any: Matchers {
                 prefix: self.prefixes.clone(),
+                file: self.files.iter().map(|f| Glob::new(f)).collect(),
                 ..Matchers::default()
             },
             all: Vec::new(),
@@ -66,25 +75,160 @@ impl OwnCode {
     }
 }
 
+/// A guess not made although the profile shows the unit's code, and why (issue 29): the
+/// header says so instead of naming a wrong unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declined {
+    /// The kind of unit not guessed: `rust crate`.
+    pub unit: &'static str,
+    pub reason: DeclineReason,
+}
+
+/// Why a guess was not made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeclineReason {
+    /// Stacks of one frame each (recorded without `-g`): the outermost frame is the sampled
+    /// one, so the crate that would have been guessed, `heaviest` (outermost on `weight` of
+    /// `total`), is where the CPU was, as often a dependency as the program.
+    NoCallChains {
+        heaviest: String,
+        weight: u128,
+        total: u128,
+    },
+}
+
+/// What [`detect`] found: the guesses made, and those declined with their reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Guesses {
+    pub found: Vec<OwnCode>,
+    pub declined: Vec<Declined>,
+}
+
 /// The program's own code in `profiles`, for the loaded presets that know how to find it:
-/// Go's module with the go preset, the main binary's crate with the rust preset.
+/// Go's module with the go preset, the main binary's crate with the rust preset, the
+/// program's scripts with the node and python presets.
 /// `claimed_by_presets` says whether a preset block claims a frame (std, a known dependency).
 pub fn detect(
     loaded_presets: &[String],
     profiles: &[Profile],
     claimed_by_presets: &dyn Fn(&Frame) -> bool,
-) -> Vec<OwnCode> {
+) -> Guesses {
     let loaded = |name: &str| loaded_presets.iter().any(|p| p == name);
-    let mut found = Vec::new();
+    let mut guesses = Guesses::default();
     if loaded("go")
         && let Some(module) = go_module::own_code(profiles)
     {
-        found.push(module);
+        guesses.found.push(module);
     }
-    if loaded("rust")
-        && let Some(krate) = rust_crate::own_code(profiles, claimed_by_presets)
+    if loaded("node")
+        && let Some(scripts) = node_script::own_code(profiles, claimed_by_presets)
     {
-        found.push(krate);
+        guesses.found.push(scripts);
     }
-    found
+    if loaded("python")
+        && let Some(scripts) = python_script::own_code(profiles, claimed_by_presets)
+    {
+        guesses.found.push(scripts);
+    }
+    if loaded("rust") {
+        match rust_crate::own_code(profiles, claimed_by_presets) {
+            rust_crate::Guess::Found(krate) => guesses.found.push(krate),
+            rust_crate::Guess::Declined(declined) => guesses.declined.push(declined),
+            rust_crate::Guess::Nothing => {}
+        }
+    }
+    guesses
+}
+
+/// The program's script files as `file` globs (issue 29): the common directory of `own`
+/// (absolute paths, or the relative names py-spy shortens them to), one glob per entry below
+/// it (`/app/src/*` for a directory, `/app/main.js` for a file), so that a file added to the
+/// program's tree later is its code too. A glob that would also match one of `others` (the
+/// profile's third-party or runtime files: `/app/node_modules/...`) is replaced by the exact
+/// files of `own` under it. Returns the directory (empty when the files have none in common)
+/// and the globs, sorted.
+pub fn file_globs<'a>(
+    own: &std::collections::BTreeSet<&'a str>,
+    others: &[&'a str],
+) -> (String, Vec<String>) {
+    let dirs: Vec<&str> = own
+        .iter()
+        .map(|f| f.rsplit_once('/').map_or("", |(d, _)| d))
+        .collect();
+    let mut common: Vec<&str> = dirs
+        .first()
+        .map_or_else(Vec::new, |d| d.split('/').collect());
+    for d in &dirs[1.min(dirs.len())..] {
+        let parts: Vec<&str> = d.split('/').collect();
+        let same = common
+            .iter()
+            .zip(&parts)
+            .take_while(|(a, b)| a == b)
+            .count();
+        common.truncate(same);
+    }
+    let dir = common.join("/");
+    let mut globs = std::collections::BTreeSet::new();
+    for f in own {
+        let below = if dir.is_empty() && !f.starts_with('/') {
+            *f
+        } else {
+            &f[(dir.len() + 1).min(f.len())..]
+        };
+        let glob = match below.split_once('/') {
+            None => f.to_string(),
+            Some((first, _)) if dir.is_empty() && !f.starts_with('/') => format!("{first}/*"),
+            Some((first, _)) => format!("{dir}/{first}/*"),
+        };
+        let g = Glob::new(&glob);
+        if glob.ends_with('*') && others.iter().any(|o| g.matches(o)) {
+            globs.insert(f.to_string());
+        } else {
+            globs.insert(glob);
+        }
+    }
+    let dir = if dir.is_empty() && own.iter().any(|f| f.starts_with('/')) {
+        "/".to_string()
+    } else {
+        dir
+    };
+    (dir, globs.into_iter().collect())
+}
+
+/// `a, b, c and 4 more`: the first few names of a list, for evidence in words.
+pub fn some_of(names: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    let head = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        format!("{head} and {} more", names.len() - SHOWN)
+    } else {
+        head
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn globs_cover_the_program_tree_but_not_its_dependencies() {
+        let own: BTreeSet<&str> = ["/app/app.js", "/app/src/a.js", "/app/src/lib/b.js"].into();
+        let (dir, globs) = file_globs(&own, &["/app/node_modules/p/index.js"]);
+        assert_eq!(dir, "/app");
+        assert_eq!(globs, ["/app/app.js", "/app/src/*"]);
+        // a dependency inside a claimed directory: that directory's files one by one
+        let (_, globs) = file_globs(&own, &["/app/src/node_modules/p/index.js"]);
+        assert_eq!(globs, ["/app/app.js", "/app/src/a.js", "/app/src/lib/b.js"]);
+        // py-spy's relative names
+        let own: BTreeSet<&str> = ["app.py", "main.py", "pkg/x.py"].into();
+        let (dir, globs) = file_globs(&own, &[]);
+        assert_eq!(dir, "");
+        assert_eq!(globs, ["app.py", "main.py", "pkg/*"]);
+        let own: BTreeSet<&str> = ["/srv/a.py", "/home/u/b.py"].into();
+        assert_eq!(
+            file_globs(&own, &[]),
+            ("/".into(), vec!["/home/*".into(), "/srv/*".into()])
+        );
+    }
 }

@@ -14,6 +14,7 @@ pub const PRESETS: &[(&str, &str)] = &[
         "kotlin-native",
         include_str!("../../rules/kotlin-native.toml"),
     ),
+    ("node", include_str!("../../rules/node.toml")),
     ("jvm", include_str!("../../rules/jvm.toml")),
     ("go", include_str!("../../rules/go.toml")),
     ("rust", include_str!("../../rules/rust.toml")),

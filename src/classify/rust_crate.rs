@@ -14,27 +14,57 @@
 //! too): the module of the C `main` symbol when sampled, else the module (not a shared library,
 //! not the kernel) of the most samples' outermost frames. Inputs without modules (folded
 //! text) have one program.
+//!
+//! Two things keep the outermost-crate sign from naming a dependency (issue 29):
+//! - without call chains (`perf record` without `-g`) every stack is the sampled frame alone,
+//!   so "outermost" is "where the CPU was", as often a dependency (`miniz_oxide` compressing
+//!   for the program) as the program: no guess is made from such stacks, and the header says
+//!   why ([`Declined`]); only a sampled `CRATE::main` still names the program;
+//! - with call chains, a crate seen called from another candidate crate that it never calls
+//!   back (the program's code calls `flate2`, `flate2` calls `miniz_oxide`) is a dependency
+//!   and never the guess, even where cut stacks make it the outermost one. Callbacks go both
+//!   ways (a serde visitor of the program called by `serde_json`, called by the program), so
+//!   they exclude neither.
 
 use super::match_key;
-use super::own_code::OwnCode;
+use super::own_code::{DeclineReason, Declined, OwnCode};
 use crate::model::{Frame, FrameKind, Profile, perf};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Crates of Rust's own library, never the program's (named here and not only through the
 /// rust preset's claims, because C++ names such as `std::vector<int>::push_back` also parse as
 /// crate paths and no Rust rule claims them).
 const STANDARD_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
 
-/// The program's own crate in the first of `profiles` that shows one. `claimed_by_presets`:
-/// whether a preset owns a frame (std, a dependency the presets know).
-pub fn own_code(
-    profiles: &[Profile],
-    claimed_by_presets: &dyn Fn(&Frame) -> bool,
-) -> Option<OwnCode> {
-    profiles.iter().find_map(|p| detect(p, claimed_by_presets))
+/// What the profiles say about the program's own crate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guess {
+    /// The crate, with its evidence.
+    Found(OwnCode),
+    /// Rust crates were seen, but nothing sound names the program's: why.
+    Declined(Declined),
+    /// No crate of the main binary that no preset claims.
+    Nothing,
 }
 
-fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Option<OwnCode> {
+/// The program's own crate in the first of `profiles` that shows one, else why the first
+/// profile that shows crates could not tell. `claimed_by_presets`: whether a preset owns a
+/// frame (std, a dependency the presets know).
+pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Guess {
+    let mut declined = None;
+    for p in profiles {
+        match detect(p, claimed_by_presets) {
+            Guess::Found(code) => return Guess::Found(code),
+            Guess::Declined(d) => {
+                declined.get_or_insert(d);
+            }
+            Guess::Nothing => {}
+        }
+    }
+    declined.map_or(Guess::Nothing, Guess::Declined)
+}
+
+fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Guess {
     let main_module = main_module(profile);
     let in_main = |f: &Frame| f.module.as_deref() == main_module;
     // the crate of each frame that may be the program's, by FrameId
@@ -54,30 +84,110 @@ fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Opt
         .filter_map(|(f, c)| Some((f, c.as_deref()?)))
         .find(|(f, c)| *match_key::match_key(&f.name) == format!("{c}::main"))
     {
-        return Some(own(krate, format!("`{}`{module}", frame.name)));
+        return Guess::Found(own(krate, format!("`{}`{module}", frame.name)));
     }
-    let mut outermost: FxHashMap<&str, u128> = FxHashMap::default();
-    let mut total = 0u128;
-    for row in profile.rows() {
-        let weight = row.values[profile.default_sample_type];
-        total += weight;
-        if let Some(krate) = profile
-            .stack(row.stack)
-            .iter()
-            .rev()
-            .find_map(|f| crate_of[f.0 as usize].as_deref())
-        {
-            *outermost.entry(krate).or_default() += weight;
-        }
+    let stacks = CrateStacks::of(profile, &crate_of);
+    if !stacks.callchains {
+        return match stacks.heaviest_outermost(&FxHashSet::default()) {
+            Some((krate, weight)) => Guess::Declined(Declined {
+                unit: "rust crate",
+                reason: DeclineReason::NoCallChains {
+                    heaviest: krate.to_string(),
+                    weight,
+                    total: stacks.total,
+                },
+            }),
+            None => Guess::Nothing,
+        };
     }
-    let (krate, weight) = outermost
-        .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))?;
-    let percent = weight as f64 * 100.0 / total.max(1) as f64;
-    Some(own(
+    let dependencies = stacks.dependencies();
+    let Some((krate, weight)) = stacks.heaviest_outermost(&dependencies) else {
+        return Guess::Nothing;
+    };
+    let percent = weight as f64 * 100.0 / stacks.total.max(1) as f64;
+    Guess::Found(own(
         krate,
         format!("outermost crate frames in {percent:.1}% of the weight{module}"),
     ))
+}
+
+/// Per stack, the candidate crates from the outermost frame in, and what they say together.
+struct CrateStacks<'a> {
+    /// (crates outermost first, consecutive repeats folded; the stack's weight)
+    rows: Vec<(Vec<&'a str>, u128)>,
+    total: u128,
+    /// Whether some weighted stack has more than one physical frame (inlined frames are the
+    /// same address, not a call chain).
+    callchains: bool,
+}
+
+impl<'a> CrateStacks<'a> {
+    fn of(profile: &Profile, crate_of: &'a [Option<Box<str>>]) -> CrateStacks<'a> {
+        let mut rows = Vec::new();
+        let (mut total, mut callchains) = (0u128, false);
+        for row in profile.rows() {
+            let weight = row.values[profile.default_sample_type];
+            total += weight;
+            let stack = profile.stack(row.stack);
+            if weight > 0 && !callchains {
+                let physical = stack
+                    .iter()
+                    .filter(|&&f| profile.frame(f).kind != FrameKind::Inlined)
+                    .count();
+                callchains = physical > 1;
+            }
+            let mut crates: Vec<&str> = Vec::new();
+            for f in stack.iter().rev() {
+                if let Some(krate) = crate_of[f.0 as usize].as_deref()
+                    && crates.last() != Some(&krate)
+                {
+                    crates.push(krate);
+                }
+            }
+            if !crates.is_empty() {
+                rows.push((crates, weight));
+            }
+        }
+        CrateStacks {
+            rows,
+            total,
+            callchains,
+        }
+    }
+
+    /// The crate outermost on the most weight, among those not in `excluded`, with that
+    /// weight; ties go to the first name.
+    fn heaviest_outermost(&self, excluded: &FxHashSet<&str>) -> Option<(&'a str, u128)> {
+        let mut outermost: FxHashMap<&str, u128> = FxHashMap::default();
+        for (crates, weight) in &self.rows {
+            if let Some(krate) = crates.iter().find(|c| !excluded.contains(*c)) {
+                *outermost.entry(krate).or_default() += weight;
+            }
+        }
+        outermost
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+    }
+
+    /// Crates seen called (further in on a stack) from another crate they are never seen
+    /// calling: the program's dependencies.
+    fn dependencies(&self) -> FxHashSet<&'a str> {
+        let mut calls: FxHashSet<(&str, &str)> = FxHashSet::default();
+        for (crates, _) in &self.rows {
+            for (i, caller) in crates.iter().enumerate() {
+                for callee in &crates[i + 1..] {
+                    if callee != caller {
+                        calls.insert((caller, callee));
+                    }
+                }
+            }
+        }
+        calls
+            .iter()
+            .filter(|(caller, callee)| !calls.contains(&(*callee, *caller)))
+            .map(|(_, callee)| *callee)
+            .collect()
+    }
 }
 
 fn own(krate: &str, evidence: String) -> OwnCode {
@@ -85,6 +195,7 @@ fn own(krate: &str, evidence: String) -> OwnCode {
         unit: "rust crate",
         name: krate.to_string(),
         prefixes: vec![format!("{krate}::")],
+        files: Vec::new(),
         evidence,
     }
 }
@@ -92,7 +203,8 @@ fn own(krate: &str, evidence: String) -> OwnCode {
 /// The main binary's module: that of the C `main` symbol when sampled, else the module of the
 /// most weight's outermost frame that is in a program file (not a shared library, the kernel,
 /// `[vdso]`, JIT code or an unmapped address). `None`: frames without a module (folded text).
-fn main_module(profile: &Profile) -> Option<&str> {
+/// `convert --to pprof` names it first among the mappings, pprof's main binary.
+pub fn main_module(profile: &Profile) -> Option<&str> {
     if let Some(module) = profile
         .frames()
         .find(|f| &*f.name == "main" && f.kind == FrameKind::Native)
@@ -150,6 +262,13 @@ mod tests {
         p
     }
 
+    fn found(guess: Guess) -> OwnCode {
+        match guess {
+            Guess::Found(code) => code,
+            other => panic!("no guess: {other:?}"),
+        }
+    }
+
     /// What the rust preset would claim in these tests: std and serde.
     fn known(f: &Frame) -> bool {
         f.name.starts_with("std::") || f.name.starts_with("serde_json::")
@@ -174,7 +293,7 @@ mod tests {
             ),
             (&[("itoa::Buffer::format", bin), ("clone3", libc)], 2),
         ]);
-        let own = detect(&p, &known).unwrap();
+        let own = found(detect(&p, &known));
         assert_eq!(own.name, "crunch");
         assert_eq!(own.prefixes, ["crunch::"]);
         assert_eq!(
@@ -194,7 +313,7 @@ mod tests {
                 1,
             ),
         ]);
-        let own = detect(&p, &known).unwrap();
+        let own = found(detect(&p, &known));
         assert_eq!(own.name, "crunch");
         assert_eq!(own.evidence, "`crunch::main` (module /opt/app/bin/crunch)");
     }
@@ -209,8 +328,111 @@ mod tests {
             ],
             3,
         )]);
-        assert_eq!(detect(&p, &known).unwrap().name, "logcrunch");
+        assert_eq!(found(detect(&p, &known)).name, "logcrunch");
         let p = profile(&[(&[("std::io::stdio::print", None), ("main", None)], 3)]);
-        assert_eq!(detect(&p, &known), None);
+        assert_eq!(detect(&p, &known), Guess::Nothing);
+    }
+
+    #[test]
+    fn stacks_without_call_chains_make_no_guess_and_say_which_crate_they_would_have_named() {
+        // perf record without -g of a program that compresses (packsum, issue 29): every stack
+        // is the sampled frame alone, so the heaviest crate is the one the CPU was in
+        let bin = Some("/opt/app/bin/packsum");
+        let p = profile(&[
+            (&[("miniz_oxide::deflate::core::compress_inner", bin)], 614),
+            (&[("packsum::tokenize_and_sum", bin)], 42),
+            (&[("sha2::sha256::x86::digest_blocks", bin)], 8),
+            (&[("clear_page_erms", Some("[kernel.kallsyms]"))], 64),
+        ]);
+        assert_eq!(
+            detect(&p, &known),
+            Guess::Declined(Declined {
+                unit: "rust crate",
+                reason: DeclineReason::NoCallChains {
+                    heaviest: "miniz_oxide".into(),
+                    weight: 614,
+                    total: 728,
+                },
+            })
+        );
+        // a sampled `CRATE::main` names the binary's crate even so
+        let p = profile(&[
+            (&[("miniz_oxide::deflate::core::compress_inner", bin)], 614),
+            (&[("packsum::main", bin)], 1),
+        ]);
+        assert_eq!(found(detect(&p, &known)).name, "packsum");
+    }
+
+    #[test]
+    fn a_crate_seen_called_from_another_is_a_dependency_and_never_the_guess() {
+        // cut frame-pointer stacks leave miniz_oxide outermost on most weight; on the whole
+        // stacks packsum calls flate2, which calls miniz_oxide, and neither calls back
+        let bin = Some("/opt/app/bin/packsum");
+        let libc = Some("/usr/lib/x86_64-linux-gnu/libc.so.6");
+        let p = profile(&[
+            (
+                &[
+                    ("miniz_oxide::deflate::core::compress_inner", bin),
+                    ("miniz_oxide::deflate::stream::deflate", bin),
+                ],
+                60,
+            ),
+            (
+                &[
+                    ("miniz_oxide::deflate::core::compress_inner", bin),
+                    ("flate2::zio::Writer<W,D>::write", bin),
+                    ("packsum::compress", bin),
+                    ("std::rt::lang_start_internal", bin),
+                    ("__libc_start_call_main", libc),
+                ],
+                10,
+            ),
+            (
+                &[
+                    ("packsum::tokenize_and_sum", bin),
+                    ("std::rt::lang_start_internal", bin),
+                ],
+                30,
+            ),
+        ]);
+        let own = found(detect(&p, &known));
+        assert_eq!(own.name, "packsum");
+        // 40 of 100: miniz_oxide's 60 outermost are a dependency's
+        assert_eq!(
+            own.evidence,
+            "outermost crate frames in 40.0% of the weight (module /opt/app/bin/packsum)"
+        );
+        // a callback goes both ways: a crate no preset knows (`ser`) calling the program's
+        // visitor back makes neither a dependency of the other
+        let p = profile(&[
+            (
+                &[
+                    ("<crunch::Rule as ser::Visit>::visit", bin),
+                    ("ser::de::walk", bin),
+                    ("crunch::load", bin),
+                ],
+                20,
+            ),
+            (&[("ser::de::walk", bin)], 5),
+        ]);
+        assert_eq!(found(detect(&p, &known)).name, "crunch");
+    }
+
+    #[test]
+    fn inlined_frames_of_one_address_are_no_call_chain() {
+        // --inline on a recording without -g: one address, two frames, no chain
+        let bin = Some("/opt/app/bin/packsum");
+        let mut p = Profile::new(vec![SampleType::samples()]);
+        let inlined = p.intern_frame(Frame {
+            module: bin.map(Into::into),
+            ..Frame::named("adler2::Adler32::write_slice", FrameKind::Inlined)
+        });
+        let physical = p.intern_frame(Frame {
+            module: bin.map(Into::into),
+            ..Frame::named("miniz_oxide::deflate::stream::deflate", FrameKind::Native)
+        });
+        let stack = p.intern_stack(&[inlined, physical]);
+        p.add_sample(stack, None, &[3]);
+        assert!(matches!(detect(&p, &known), Guess::Declined(_)));
     }
 }

@@ -105,7 +105,7 @@ fn push_stack_text(profile: &Profile, stack: StackId, plain: bool, text: &mut St
             text.push(';');
         }
         let frame = profile.frame(f);
-        if !plain && let Some(source) = source_text(frame) {
+        if !plain && let Some(source) = source_text(frame).or_else(|| js_text(frame)) {
             text.push_str(&source);
             continue;
         }
@@ -164,6 +164,22 @@ fn source_text(frame: &Frame) -> Option<String> {
         None => format!("{} ({file})", clean(func)),
     };
     (folded::source_frame(&text).as_ref() == Some(frame)).then_some(text)
+}
+
+/// A JavaScript frame (kind jit, a script file, no module: a `.cpuprofile`'s or a node perf
+/// map's) as node's perf map names it, `JS:name FILE:LINE`, which the folded reader takes back
+/// with its file ([`folded::folded_frame`]), so the guess of the program's scripts and rules
+/// on files still apply; when it reads back as exactly this frame.
+fn js_text(frame: &Frame) -> Option<String> {
+    if frame.module.is_some() || frame.kind != FrameKind::Jit {
+        return None;
+    }
+    let file = clean(frame.file.as_deref()?);
+    let text = match frame.line {
+        Some(line) => format!("JS:{} {file}:{line}", clean(&frame.name)),
+        None => format!("JS:{} {file}", clean(&frame.name)),
+    };
+    (folded::folded_frame(&text) == *frame).then_some(text)
 }
 
 /// A frame name or module that stays within one frame when read back: `;` separates

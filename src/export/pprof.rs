@@ -155,6 +155,19 @@ pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
     let mut functions: FxHashMap<(&str, Option<&str>), u64> = FxHashMap::default();
     // each frame's mapping and line; locations are made per stack below
     let mut frame_lines: Vec<(u64, pb::Line)> = Vec::with_capacity(profile.frame_count());
+    // pprof tools take the first mapping for the profile's main binary (`go tool pprof`'s
+    // "File:" line): the recorded program's executable, not whichever module (often
+    // `[kernel.kallsyms]`) the first frame read was in (issue 28)
+    if let Some(main) = crate::classify::rust_crate::main_module(profile) {
+        mappings.insert(main, 1);
+        out.mapping.push(pb::Mapping {
+            id: 1,
+            filename: strings.get(main),
+            has_functions: true,
+            has_inline_frames: true,
+            ..Default::default()
+        });
+    }
     for frame in profile.frames() {
         let mapping_id = match frame.module.as_deref() {
             None => 0,

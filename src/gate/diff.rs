@@ -29,6 +29,7 @@
 //! error to speak of): Welch over the repeats' totals, **unknown** with one profile a side.
 
 use crate::aggregate::interval::{self, DiffTest, Interval, ShareSums};
+use crate::aggregate::quality::Finding;
 use crate::aggregate::report::{GroupBy, Report, Spread, View, share};
 use crate::aggregate::{Attribution, Dispersion, category_index};
 use crate::model::{Category, SampleType};
@@ -189,6 +190,9 @@ pub struct Diff {
     /// Largest absolute weight delta first (then name, then view); rows with no weight in
     /// that view on either side are left out.
     pub rows: Vec<Delta>,
+    /// Each input's warnings (path, then what `report` would warn of): a delta between
+    /// recordings unfit for a view is no more sound than a share of one (issue 28).
+    pub findings: Vec<(String, Vec<Finding>)>,
 }
 
 impl Diff {
@@ -294,6 +298,15 @@ pub fn diff(report: &Report, base: usize, confidence: f64) -> Diff {
         },
         total,
         rows,
+        // the warnings; the `--user` hint is the report's and explain's next step
+        findings: (report.inputs.iter())
+            .map(|i| {
+                let mut f = i.aggregate.findings();
+                f.retain(Finding::is_warning);
+                (i.path.clone(), f)
+            })
+            .filter(|(_, f)| !f.is_empty())
+            .collect(),
     }
 }
 

@@ -293,10 +293,13 @@ impl Folder {
     /// `stackcollapse-perf.pl` and inferno's collapse-perf put the process name at the root of
     /// every stack (`java;start_thread;...`). As a frame it would own every stack whose other
     /// frames are all transparent; it is the process, so it becomes the row's thread, as
-    /// async-profiler's `-t` thread frames do. Taken only when the whole file agrees: every
-    /// root is a process-name text, each is seen above a frame that starts a process or
-    /// thread ([`starts_a_process`]), and none appears anywhere but at a root. The header says
-    /// so; `--keep-process-root` keeps it a frame.
+    /// async-profiler's `-t` thread frames do. Decided once for the whole file, then applied
+    /// to every stack alike (issue 28: `java;foo` kept `java` where `java;start_thread;foo`
+    /// lost it, so a file with one truncated process's stacks kept every root): every root is
+    /// a process-name text that starts no process itself, none appears anywhere but at a
+    /// root, and some root is seen above a frame that starts a process or thread
+    /// ([`starts_a_process`]), the mark of stackcollapse-perf's convention. The header says so;
+    /// `--keep-process-root` keeps it a frame.
     fn take_process_roots(&mut self) {
         if self.format != InputFormat::Folded || self.root_texts.is_empty() {
             return;
@@ -314,14 +317,15 @@ impl Folder {
                 stack.len() >= 2 && starts_a_process(profile.frame(stack[stack.len() - 2]));
             *roots.entry(root).or_default() |= above_start;
         }
-        let all_process_names = roots.iter().all(|(root, &above_start)| {
-            above_start
+        let all_process_names = roots.keys().all(|root| {
+            !starts_a_process(profile.frame(*root))
                 && self
                     .root_texts
                     .get(root)
                     .is_some_and(|t| looks_like_process_name(t))
         });
-        if roots.is_empty() || !all_process_names {
+        let convention = roots.values().any(|&above_start| above_start);
+        if roots.is_empty() || !all_process_names || !convention {
             return;
         }
         let inside: FxHashSet<FrameId> = (0..profile.stack_count() as u32)
@@ -539,9 +543,12 @@ pub fn bracketed_module(text: &str) -> Option<&str> {
 pub fn split_module_suffix(text: &str) -> Option<(&str, &str)> {
     let (name, rest) = text.rsplit_once(" (")?;
     let module = rest.strip_suffix(')')?;
+    // (`node`: the module a .cpuprofile's functions without a script get, V8's builtins and
+    // node's C++ bindings, which `convert --to folded` writes so)
     let looks_like_module = module.starts_with('/')
         || (module.starts_with('[') && module.ends_with(']'))
-        || module.contains(".so");
+        || module.contains(".so")
+        || module == "node";
     (looks_like_module && !name.is_empty() && !module.contains([' ', '(', ')', ':']))
         .then_some((name, module))
 }
@@ -573,6 +580,24 @@ pub fn folded_frame(raw: &str) -> Frame {
     let kind = suffix.map_or(FrameKind::Native, suffix_kind);
     if base == "[unknown]" {
         return Frame::named(base, FrameKind::Unknown);
+    }
+    // node's and CPython's perf map names, as stackcollapse-perf and inferno keep them (and
+    // `convert --to folded` writes JavaScript frames): the script's function with its file
+    if let Some(entry) = names::perf_map_entry(base) {
+        let kind = match entry.language {
+            names::MapLanguage::JavaScript => Some(FrameKind::Jit),
+            names::MapLanguage::Python => Some(FrameKind::Interpreted),
+            names::MapLanguage::V8Stub => None,
+        };
+        if let Some(kind) = kind {
+            return Frame {
+                name: entry.name.into(),
+                module: None,
+                file: entry.file.map(Into::into),
+                line: entry.line,
+                kind,
+            };
+        }
     }
     let mut frame = Frame::named(names::normalize_symbol(base), kind);
     if kind == FrameKind::Kernel {

@@ -4,6 +4,7 @@
 //! first lines), never from the file name; `--format-in` overrides detection.
 
 pub mod bad_lines;
+pub mod cpuprofile;
 pub mod filter;
 pub mod folded;
 pub mod jfr;
@@ -41,6 +42,9 @@ pub enum InputFormat {
     /// JDK Flight Recorder (`.jfr`): the JDK's recorder and async-profiler's `-o jfr`.
     #[value(help = None::<&str>)]
     Jfr,
+    /// V8 CPU profile (`.cpuprofile`): `node --cpu-prof`, Chrome DevTools.
+    #[value(help = None::<&str>)]
+    Cpuprofile,
 }
 
 impl InputFormat {
@@ -53,6 +57,7 @@ impl InputFormat {
             InputFormat::PerfData => "perf.data",
             InputFormat::Speedscope => "speedscope",
             InputFormat::Jfr => "JFR",
+            InputFormat::Cpuprofile => "cpuprofile",
         }
     }
 }
@@ -87,6 +92,7 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
         InputFormat::PerfData => perf_data::read(source, options)?,
         InputFormat::Speedscope => speedscope::read(source, options)?,
         InputFormat::Jfr => jfr::read(source, options)?,
+        InputFormat::Cpuprofile => cpuprofile::read(source, options)?,
     };
     profile
         .meta
@@ -175,6 +181,9 @@ fn detect(source: &mut Source) -> Result<InputFormat> {
             "binary data that is not perf.data or pprof; expected a profile \
              (perf.data, pprof, perf script text or folded stacks)",
         ));
+    }
+    if cpuprofile::looks_like_cpuprofile(head) {
+        return Ok(InputFormat::Cpuprofile);
     }
     if looks_like_speedscope(head) {
         return Ok(InputFormat::Speedscope);

@@ -302,6 +302,13 @@ pub fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
         FrameKind::Native if addr.is_some_and(perf::is_kernel_address) => FrameKind::Kernel,
         kind => kind,
     };
+    if kind == FrameKind::Jit
+        && let Some(module) = module
+        && sym != "[unknown]"
+        && !sym.is_empty()
+    {
+        return crate::symbolize::jit::map_frame(sym, module);
+    }
     let (name, kind) = if sym == "[unknown]" || sym.is_empty() {
         ("[unknown]".to_string(), FrameKind::Unknown)
     } else {
@@ -318,6 +325,21 @@ pub fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
         line: None,
         kind,
     }
+}
+
+/// The header note for a dump with call chains and not one inline frame (perf 6.1 prints
+/// none for frame-pointer call chains, issue 29): its owner view charges inlined library code
+/// to the caller, and whose cannot add the frames to text (no build ids, addresses only with
+/// `-F ip`), while it can from the perf.data.
+fn no_inline_frames_note(profile: &Profile) -> Option<String> {
+    let callchains = profile.rows().any(|r| profile.stack(r.stack).len() > 1);
+    let inlined = profile.frames().any(|f| f.kind == FrameKind::Inlined);
+    (callchains && !inlined).then(|| {
+        "inline frames: none in this dump (perf script prints none for frame-pointer call \
+         chains) and whose cannot add them to text: inlined code counts as its caller's; \
+         give whose the perf.data (and its binaries) for inline frames"
+            .to_string()
+    })
 }
 
 /// A sample's frame as read, before `(inlined)` frames learn their module.
@@ -741,6 +763,9 @@ impl ScriptReader {
         let filtered = self.tally.finish(&self.path, &self.filter)?;
         let mut profile = self.build_profile();
         profile.meta.notes.extend(filtered);
+        if let Some(note) = no_inline_frames_note(&profile) {
+            profile.meta.notes.push(note);
+        }
         profile.meta.warnings.extend(skipped);
         let mangled: Vec<&str> = profile
             .frames()

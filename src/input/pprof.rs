@@ -135,8 +135,11 @@ pub fn looks_like_pprof(head: &[u8]) -> bool {
 /// apart here only to be refused with the conversion that reads them (`go tool pprof`
 /// does): read as perf script or folded text they gave exit 0 and wrong numbers.
 pub fn legacy_kind(head: &[u8]) -> Option<&'static str> {
-    if legacy_cpu_header(head) {
-        return Some("legacy pprof binary CPU profile (gperftools)");
+    match legacy_cpu_header(head) {
+        Some(0) => return Some("legacy pprof binary CPU profile (gperftools)"),
+        // pprof's `javaCPUProfile` (google/pprof `legacy_java_profile.go`), issue 28
+        Some(_) => return Some("legacy pprof Java CPU profile"),
+        None => {}
     }
     let first = head.split(|&b| b == b'\n').next()?;
     let first = std::str::from_utf8(first).ok()?.trim();
@@ -162,10 +165,11 @@ pub fn legacy_kind(head: &[u8]) -> Option<&'static str> {
     text.then_some("legacy pprof text format")
 }
 
-/// gperftools' binary CPU profile header: words 0 (header count), 3 (header words), 0
-/// (version), the sampling period in µs (non-zero), 0 (padding), as 32- or 64-bit words of
-/// either byte order, as pprof's `legacy_profile.go` accepts them.
-fn legacy_cpu_header(head: &[u8]) -> bool {
+/// gperftools' binary CPU profile header: words 0 (header count), 3 (header words), the
+/// version (0; 1 for the Java CPU profiles pprof also reads), the sampling period in µs
+/// (non-zero), 0 (padding), as 32- or 64-bit words of either byte order, as pprof's
+/// `legacy_profile.go` accepts them. The version, when the header is one.
+fn legacy_cpu_header(head: &[u8]) -> Option<u64> {
     for size in [4usize, 8] {
         if head.len() < 5 * size {
             continue;
@@ -180,12 +184,12 @@ fn legacy_cpu_header(head: &[u8]) -> bool {
                     bytes.iter().rev().fold(0, fold)
                 }
             };
-            if (word(0), word(1), word(2), word(4)) == (0, 3, 0, 0) && word(3) != 0 {
-                return true;
+            if (word(0), word(1), word(4)) == (0, 3, 0) && word(2) <= 1 && word(3) != 0 {
+                return Some(word(2));
             }
         }
     }
-    false
+    None
 }
 
 /// A protobuf varint at `*pos`, advancing it; `None` when `bytes` ends first.
@@ -721,6 +725,12 @@ impl<'a> Builder<'a> {
 
     fn functions(&self) -> Result<FxHashMap<u64, Func<'a>>> {
         let mut out = FxHashMap::default();
+        let node = self.proto.function.iter().any(|f| {
+            usize::try_from(f.filename)
+                .ok()
+                .and_then(|i| self.strings.get(i))
+                .is_some_and(|s| s.starts_with("node:"))
+        });
         for (i, f) in self.proto.function.iter().enumerate() {
             self.at_entry(&self.offsets.function, i);
             if f.id == 0 {
@@ -737,8 +747,17 @@ impl<'a> Builder<'a> {
             } else {
                 crate::names::normalize_symbol(raw).into()
             };
+            let node_native = node && file.is_empty() && !raw.is_empty();
+            let node_js = node && !file.is_empty();
             let file = (!file.is_empty()).then(|| Box::from(file));
-            if out.insert(f.id, Func { raw, name, file }).is_some() {
+            let func = Func {
+                raw,
+                name,
+                file,
+                node_native,
+                node_js,
+            };
+            if out.insert(f.id, func).is_some() {
                 return Err(self.error(format!("function id {} is defined twice", f.id)));
             }
         }
@@ -841,7 +860,13 @@ impl<'a> Builder<'a> {
                 kind: FrameKind::Unknown,
             });
         }
-        let Func { name, file, .. } = functions.get(&line.function_id).ok_or_else(|| {
+        let Func {
+            name,
+            file,
+            node_native,
+            node_js,
+            ..
+        } = functions.get(&line.function_id).ok_or_else(|| {
             self.error(format!(
                 "location id {} refers to function id {}, which is not defined",
                 loc.id, line.function_id
@@ -849,12 +874,18 @@ impl<'a> Builder<'a> {
         })?;
         let kind = if &**name == "[unknown]" {
             FrameKind::Unknown
+        } else if *node_js {
+            FrameKind::Jit
         } else {
             map_kind
         };
+        let module = match module {
+            None if *node_native => Some("node".into()),
+            m => m.clone(),
+        };
         Ok(Frame {
             name: name.clone(),
-            module: module.clone(),
+            module,
             file: file.clone(),
             line: u32::try_from(line.line).ok().filter(|&l| l > 0),
             kind,
@@ -1074,6 +1105,13 @@ struct Func<'a> {
     /// Normalised (DESIGN "Frame names"); Go names are left as the runtime wrote them.
     name: Box<str>,
     file: Option<Box<str>>,
+    /// A function without a file in a Node.js profile (one that names node's own `node:`
+    /// modules, as @datadog/pprof writes it): V8's builtins (`push`, `join`) and node's C++
+    /// bindings, native code of the `node` executable, as the cpuprofile reader reads them.
+    node_native: bool,
+    /// A function with a file in a Node.js profile: JavaScript, kind `jit` as a
+    /// `.cpuprofile`'s functions are.
+    node_js: bool,
 }
 
 /// `drop_frames`/`keep_frames`, matched on function names simplified as pprof does.

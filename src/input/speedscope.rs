@@ -534,14 +534,15 @@ fn position(text: &[u8], profile: usize, item: Option<(&str, usize)>) -> Positio
     Position::LineColumn(line, column)
 }
 
-/// A cursor over JSON text that finds a field or array entry and skips values.
-struct Walk<'a> {
-    text: &'a [u8],
-    pos: usize,
+/// A cursor over JSON text that finds a field or array entry and skips values (the
+/// cpuprofile reader's messages use it too).
+pub(super) struct Walk<'a> {
+    pub(super) text: &'a [u8],
+    pub(super) pos: usize,
 }
 
 impl Walk<'_> {
-    fn peek(&mut self) -> Option<u8> {
+    pub(super) fn peek(&mut self) -> Option<u8> {
         while let Some(&b) = self.text.get(self.pos) {
             if !b.is_ascii_whitespace() {
                 return Some(b);
@@ -606,7 +607,7 @@ impl Walk<'_> {
     }
 
     /// Into the object at `pos`, to the value of its field `key`.
-    fn field(&mut self, key: &str) -> Option<()> {
+    pub(super) fn field(&mut self, key: &str) -> Option<()> {
         self.eat(b'{')?;
         loop {
             if self.string()? == key.as_bytes() {
@@ -619,7 +620,7 @@ impl Walk<'_> {
     }
 
     /// Into the array at `pos`, to its entry `index`.
-    fn item(&mut self, index: usize) -> Option<()> {
+    pub(super) fn item(&mut self, index: usize) -> Option<()> {
         self.eat(b'[')?;
         for _ in 0..index {
             self.skip()?;

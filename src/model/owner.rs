@@ -86,6 +86,9 @@ pub struct Owner {
     pub name: String,
     pub category: Category,
     pub transparent: bool,
+    /// Named after a third-party unit the frames belong to, not by a rule (issue 29;
+    /// `classify::auto_owner`): the report marks it, since the name is whose guess.
+    pub guessed: bool,
 }
 
 /// Frames no rule matches: visible (not transparent), so a user sees which rule to add.

@@ -9,7 +9,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     }
     writeln!(
         out,
-        "input,owner,category,transparent,view,weight,total,share"
+        "input,owner,category,transparent,view,weight,total,share,guessed"
     )?;
     let rows = report.rows();
     for (i, input) in report.inputs.iter().enumerate() {
@@ -19,7 +19,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 let w = view.of(&row.weights[i]);
                 writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{:.6}",
+                    "{},{},{},{},{},{},{},{:.6},{}",
                     field(&input.path),
                     field(&row.name),
                     row.category.map_or("", |c| c.as_str()),
@@ -27,7 +27,8 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     view.as_str(),
                     w,
                     total,
-                    share(w, total)
+                    share(w, total),
+                    row.guessed
                 )?;
             }
         }

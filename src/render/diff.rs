@@ -152,6 +152,14 @@ fn header(diff: &Diff) -> Vec<String> {
                 .to_string(),
         );
     }
+    // what `report` warns of each input, as it words it
+    for (path, findings) in &diff.findings {
+        lines.extend(
+            super::findings::lines(findings)
+                .into_iter()
+                .map(|f| format!("{path}: {f}")),
+        );
+    }
     lines
 }
 
@@ -233,6 +241,15 @@ struct Document<'a> {
     /// Count of rows per judgement, as the rows carry them.
     counts: Counts,
     rows: Vec<Row<'a>>,
+    /// What `report` warns of each input (left out when nothing).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    findings: Vec<InputFinding<'a>>,
+}
+
+#[derive(Serialize)]
+struct InputFinding<'a> {
+    path: &'a str,
+    finding: String,
 }
 
 #[derive(Serialize)]
@@ -357,6 +374,14 @@ fn json(diff: &Diff, out: &mut dyn Write) -> std::io::Result<()> {
                 judgement: d.judgement().as_str(),
                 weight: quantity(&d.weight),
                 share: quantity(&d.share),
+            })
+            .collect(),
+        // the warnings, as the report's JSON carries them (its `quality.findings`)
+        findings: (diff.findings.iter())
+            .flat_map(|(path, f)| f.iter().map(move |f| (path, f)))
+            .map(|(path, f)| InputFinding {
+                path,
+                finding: super::findings::text(f),
             })
             .collect(),
     };

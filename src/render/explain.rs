@@ -87,6 +87,7 @@ fn function(frame: &Frame, lines: bool, max: usize) -> String {
 fn rule(reason: &Reason) -> String {
     match reason {
         Reason::Rule { matcher, .. } => shorten(matcher, MATCHER_WIDTH),
+        Reason::Guessed(unit) => format!("guessed {}", unit.kind.short()),
         Reason::NoRuleMatched => "no rule matched".to_string(),
         Reason::Unresolved => "unresolved address".to_string(),
     }
@@ -117,10 +118,16 @@ pub fn write(
     for code in &rules.own_code {
         prose(out, code.header_line())?;
     }
+    for declined in &rules.own_code_declined {
+        prose(out, super::declined_line(declined))?;
+    }
+    if let Some(line) = super::guess_line(&rules.guessed, !rules.guesses(), &|_| 0) {
+        prose(out, line)?;
+    }
     let owner_width = explained
         .rows
         .iter()
-        .map(|r| rules.owner(r.owner).name.chars().count())
+        .map(|r| owner_name(rules, r.owner).chars().count())
         .chain([5])
         .max()
         .unwrap_or(5);
@@ -161,7 +168,7 @@ pub fn write(
             "{:>6}  {:>6}  {:<owner_width$}  {:<rule_width$}  {}",
             pct(share(row.cum, total)),
             pct(share(row.flat, total)),
-            rules.owner(row.owner).name,
+            owner_name(rules, row.owner),
             shorten(&rule(&row.reason), rule_width),
             function(row.frame, explained.lines, function_width)
         )?;
@@ -185,8 +192,9 @@ pub fn write(
         write_next_step(step, total, &mut text)?;
     }
     writeln!(text, "{}", aggregate.quality.summary(total))?;
+    // the hint is the next step above
     for finding in aggregate.quality.findings(total) {
-        writeln!(text, "warning: {finding}")?;
+        writeln!(text, "{}", super::findings::line(&finding))?;
     }
     for line in String::from_utf8_lossy(&text).lines() {
         if line.starts_with(SNIPPET_INDENT) {
@@ -199,14 +207,43 @@ pub fn write(
     Ok(())
 }
 
-/// Where each rule the rows cite is declared, once per rule block, in the rows' order.
+/// An owner's name in a row: a guessed owner's marked `~`, as in the report's table.
+fn owner_name(rules: &RuleSet, owner: OwnerId) -> String {
+    let owner = rules.owner(owner);
+    if owner.guessed {
+        format!("{}~", owner.name)
+    } else {
+        owner.name.clone()
+    }
+}
+
+/// Where each rule the rows cite is declared, once per rule block, in the rows' order; and
+/// what each guessed owner the rows cite was guessed from.
 fn write_origins(rules: &RuleSet, explained: &Explained, out: &mut dyn Write) -> io::Result<()> {
     let mut blocks: Vec<usize> = Vec::new();
+    let mut guessed: Vec<(String, &crate::classify::auto_owner::Unit)> = Vec::new();
     for row in &explained.rows {
-        if let Reason::Rule { block, .. } = row.reason
-            && !blocks.contains(&block)
-        {
-            blocks.push(block);
+        match &row.reason {
+            Reason::Rule { block, .. } if !blocks.contains(block) => blocks.push(*block),
+            Reason::Guessed(unit) if !guessed.iter().any(|(_, u)| *u == unit) => {
+                guessed.push((owner_name(rules, row.owner), unit));
+            }
+            _ => {}
+        }
+    }
+    if !guessed.is_empty() {
+        writeln!(
+            out,
+            "guessed owners (~; --no-guess turns guesses off, a --rules file that names \
+             them overrides):"
+        )?;
+        let width = guessed
+            .iter()
+            .map(|(name, _)| name.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (name, unit) in guessed {
+            writeln!(out, "  {name:<width$}  guessed: {unit} (no rule names it)")?;
         }
     }
     if blocks.is_empty() {
@@ -278,11 +315,12 @@ const SNIPPET_INDENT: &str = "    ";
 /// to put in a file and pass with `--rules`.
 fn write_next_step(step: &NextStep, total: u128, out: &mut dyn Write) -> io::Result<()> {
     match step {
-        NextStep::UserPrefix { prefix, weight } => writeln!(
+        NextStep::UserPrefix(hint) => writeln!(
             out,
-            "next step: `--user {prefix}` would claim the heaviest unclassified functions as \
-             user code ({} of the weight passes through one of them)",
-            pct(share(*weight, total))
+            "next step: `--user {}` would claim the heaviest unclassified functions as user \
+             code, {}",
+            hint.prefix,
+            super::findings::user_moves(share(hint.owner, total), share(hint.anywhere, total))
         ),
         NextStep::Rule { names, weight } => {
             writeln!(

@@ -2,6 +2,7 @@
 //! of the `--split` index. They are composed from the same aggregate as `whose report`, so
 //! a share in a legend is the share the table shows; [`super::flame`] draws them.
 
+use super::findings;
 use super::flame::{Color, IndexEntry, Legend, LegendEntry, Style, regex_literal};
 use super::palette::attribution_colors;
 use super::pct;
@@ -180,17 +181,16 @@ impl Labels<'_> {
                 Unit::Bytes => "bytes".into(),
                 Unit::Other(u) => u.clone(),
             });
+        let subtitle = subtitle.unwrap_or_else(|| {
+            match self.color_by {
+                ColorBy::Frame => "colour: each frame's own owner (hue = category)",
+                ColorBy::Sample => "colour: the owner of the sample (owner view)",
+            }
+            .to_string()
+        });
         Style {
             title,
-            subtitle: subtitle.or_else(|| {
-                Some(
-                    match self.color_by {
-                        ColorBy::Frame => "colour: each frame's own owner (hue = category)",
-                        ColorBy::Sample => "colour: the owner of the sample (owner view)",
-                    }
-                    .to_string(),
-                )
-            }),
+            subtitle: Some(self.with_findings(subtitle)),
             count_name,
             width: self.look.width,
             min_width: self.look.min_width,
@@ -199,10 +199,27 @@ impl Labels<'_> {
         }
     }
 
+    /// `subtitle` followed by what the report warns of, in short (issue 28: a graph of an
+    /// unfit recording says so where it is read first; the report and `flame`'s stderr say
+    /// why and what to do).
+    fn with_findings(&self, subtitle: String) -> String {
+        let said: Vec<String> = (self.report.aggregate.findings().iter())
+            .filter_map(findings::headline)
+            .collect();
+        if said.is_empty() {
+            subtitle
+        } else {
+            format!(
+                "{subtitle}; warning: {} (whose report says why and how to fix it)",
+                said.join(", ")
+            )
+        }
+    }
+
     /// The style of a differential graph of `base_name` against the drawn profile.
     pub fn diff_style(&self, base_name: &str, normalize: bool) -> Style {
         let mut style = self.style(None);
-        style.subtitle = Some(format!(
+        style.subtitle = Some(self.with_findings(format!(
             "differential: {} → {}; red grew, blue shrank{}; owner in each frame's tooltip",
             base_name,
             self.profile_name,
@@ -211,7 +228,7 @@ impl Labels<'_> {
             } else {
                 ""
             }
-        ));
+        )));
         style
     }
 
@@ -278,7 +295,7 @@ impl Labels<'_> {
     pub fn index_text(&self, presets: &str) -> (String, Vec<String>) {
         let metric = &self.report.metric;
         let title = format!("{}: flame graphs per owner", self.profile_name);
-        let notes = vec![
+        let mut notes = vec![
             format!(
                 "metric {} ({}), total {}; each graph holds only the samples its owner owns \
                  (owner view: the first frame from the leaf whose owner is not transparent).",
@@ -288,6 +305,7 @@ impl Labels<'_> {
             ),
             format!("presets: {presets}"),
         ];
+        notes.extend(findings::lines(&self.report.aggregate.findings()));
         (title, notes)
     }
 }

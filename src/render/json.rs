@@ -20,18 +20,41 @@ struct Document<'a> {
     /// The program's own code guessed from the frames and claimed as `user`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     user_code_guessed: Vec<OwnCode<'a>>,
+    /// Guesses not made (a Rust crate from stacks without call chains), with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    user_code_not_guessed: Vec<NotGuessed<'a>>,
+    /// The owners named after their third-party unit, no rule naming their frames (issue 29):
+    /// `{"name": "flate2", "unit": "rust-crate"}`; their owner rows carry `"guessed": true`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    owners_guessed: Vec<Guessed<'a>>,
+    /// `--no-guess`: neither the program's own code nor owners were guessed.
+    #[serde(skip_serializing_if = "is_false")]
+    guesses_off: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     per: Option<u64>,
     inputs: Vec<Input<'a>>,
 }
 
 /// A guess of the program's own code (Go module, Rust crate) and how it was made.
+/// A guess not made: `{"unit": "rust crate", "reason": "no-call-chains", "would_have_been":
+/// "miniz_oxide", "weight": 614}`.
+#[derive(Serialize)]
+struct NotGuessed<'a> {
+    unit: &'a str,
+    reason: &'static str,
+    would_have_been: &'a str,
+    weight: u128,
+}
+
 #[derive(Serialize)]
 struct OwnCode<'a> {
     /// `go module`, `rust crate`.
     unit: &'a str,
     name: &'a str,
     prefixes: &'a [String],
+    /// The source-file globs claimed (node's and Python's scripts).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    files: &'a [String],
     evidence: &'a str,
 }
 
@@ -122,8 +145,10 @@ struct NoUnwindInfo<'a> {
 #[derive(Serialize)]
 struct SuggestedUser<'a> {
     prefix: &'a str,
-    /// Inclusive weight of the heaviest frame the prefix claims.
+    /// Owner-view weight `--user PREFIX` would move from `unclassified` to user code.
     weight: u128,
+    /// Weight of the stacks through the prefix's unclassified frames.
+    anywhere: u128,
 }
 
 #[derive(Serialize)]
@@ -143,6 +168,17 @@ struct UnresolvedModule<'a> {
     fix: String,
 }
 
+/// An owner guessed from its unit.
+#[derive(Serialize)]
+struct Guessed<'a> {
+    name: &'a str,
+    unit: &'static str,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 #[derive(Serialize)]
 struct Metric<'a> {
     name: &'a str,
@@ -158,6 +194,9 @@ struct Owner<'a> {
     self_: u128,
     owner: u128,
     anywhere: u128,
+    /// Named after its third-party unit, not by a rule; absent when false.
+    #[serde(skip_serializing_if = "is_false")]
+    guessed: bool,
     /// The 95 % interval of each view's share from this input's sample counts (issue 25;
     /// `aggregate::interval`): on an input's owners and categories, not on threads or the
     /// negative part.
@@ -182,6 +221,7 @@ impl<'a> Owner<'a> {
             self_: w.self_,
             owner: w.owner,
             anywhere: w.anywhere,
+            guessed: false,
             intervals,
         }
     }
@@ -281,9 +321,33 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 unit: c.unit,
                 name: &c.name,
                 prefixes: &c.prefixes,
+                files: &c.files,
                 evidence: &c.evidence,
             })
             .collect(),
+        user_code_not_guessed: report
+            .own_code_declined
+            .iter()
+            .map(|d| match &d.reason {
+                crate::classify::own_code::DeclineReason::NoCallChains {
+                    heaviest, weight, ..
+                } => NotGuessed {
+                    unit: d.unit,
+                    reason: "no-call-chains",
+                    would_have_been: heaviest,
+                    weight: *weight,
+                },
+            })
+            .collect(),
+        owners_guessed: report
+            .guessed
+            .iter()
+            .map(|u| Guessed {
+                name: &u.name,
+                unit: u.kind.id(),
+            })
+            .collect(),
+        guesses_off: report.guesses_off,
         per: report.per,
         inputs: (0..report.inputs.len()).map(|i| input(report, i)).collect(),
     };
@@ -297,7 +361,10 @@ fn owners<'a>(report: &'a Report, a: &'a crate::aggregate::Attribution) -> Vec<O
         .iter()
         .zip(&a.owners)
         .filter(|(_, w)| w.self_ + w.owner + w.anywhere > 0)
-        .map(|(o, w)| Owner::row(&o.name, o.category.as_str(), o.transparent, w, None))
+        .map(|(o, w)| Owner {
+            guessed: o.guessed,
+            ..Owner::row(&o.name, o.category.as_str(), o.transparent, w, None)
+        })
         .collect()
 }
 
@@ -336,8 +403,9 @@ fn input(report: &Report, i: usize) -> Input<'_> {
         .zip(&agg.all.owners)
         .enumerate()
         .filter(|(_, (_, w))| w.self_ + w.owner + w.anywhere > 0)
-        .map(|(i, (o, w))| {
-            Owner::row(
+        .map(|(i, (o, w))| Owner {
+            guessed: o.guessed,
+            ..Owner::row(
                 &o.name,
                 o.category.as_str(),
                 o.transparent,
@@ -386,13 +454,11 @@ fn input(report: &Report, i: usize) -> Input<'_> {
             })
             .collect(),
         quality: quality(&agg.quality, agg.all.total),
-        suggested_user: agg
-            .suggested_user
-            .as_ref()
-            .map(|(prefix, weight)| SuggestedUser {
-                prefix,
-                weight: *weight,
-            }),
+        suggested_user: agg.suggested_user.as_ref().map(|hint| SuggestedUser {
+            prefix: &hint.prefix,
+            weight: hint.owner,
+            anywhere: hint.anywhere,
+        }),
         notes: &inp.notes,
         warnings: &inp.warnings,
     }
@@ -457,6 +523,10 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
                 })
                 .collect(),
         }),
-        findings: q.findings(total),
+        findings: q
+            .findings(total)
+            .iter()
+            .map(super::findings::text)
+            .collect(),
     }
 }

@@ -30,7 +30,11 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     let unit = &report.inputs[0].metric.unit;
     for row in report.rows() {
-        let mut cells = vec![escape(&row.name)];
+        let mut cells = vec![if row.guessed {
+            format!("{} (guessed)", escape(&row.name))
+        } else {
+            escape(&row.name)
+        }];
         if !by_category {
             let t = if row.transparent {
                 " (transparent)"

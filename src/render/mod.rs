@@ -7,6 +7,7 @@
 mod csv;
 pub mod diff;
 pub mod explain;
+pub mod findings;
 pub mod flame;
 pub mod flame_labels;
 pub mod gate;
@@ -167,15 +168,7 @@ pub fn header_lines(report: &Report) -> Vec<String> {
         ));
         let quality = &input.aggregate.quality;
         notes.push(quality.summary(total));
-        notes.extend(
-            quality
-                .findings(total)
-                .into_iter()
-                .map(|f| format!("warning: {f}")),
-        );
-        if let Some(hint) = user_hint(&input.aggregate, total) {
-            notes.push(hint);
-        }
+        notes.extend(findings::lines(&input.aggregate.findings()));
         lines.extend(notes.into_iter().map(|n| format!("  {n}")));
     }
     lines.push(format!(
@@ -188,7 +181,111 @@ pub fn header_lines(report: &Report) -> Vec<String> {
         }
     ));
     lines.extend(report.own_code.iter().map(|c| c.header_line()));
+    lines.extend(report.own_code_declined.iter().map(declined_line));
+    // heaviest first in the owner view (summed over the inputs), so a long list names the
+    // owners that matter
+    let owner_weight = |name: &str| -> u128 {
+        let Some(i) = report.owners.iter().position(|o| o.name == name) else {
+            return 0;
+        };
+        report
+            .inputs
+            .iter()
+            .map(|input| {
+                input
+                    .aggregate
+                    .all
+                    .owners
+                    .get(i)
+                    .map_or(0, |w| w.owner + w.self_)
+            })
+            .sum()
+    };
+    lines.extend(guess_line(
+        &report.guessed,
+        report.guesses_off,
+        &owner_weight,
+    ));
     lines
+}
+
+/// Guessed owners' names listed per kind of unit in the header at most; the table and JSON
+/// have them all.
+const GUESSED_LISTED: usize = 6;
+
+/// The owner's name as the text table shows it: a guessed owner's marked `~` (the table's
+/// legend says what it means).
+pub fn owner_label(row: &crate::aggregate::report::ShareRow) -> String {
+    if row.guessed {
+        format!("{}~", row.name)
+    } else {
+        row.name.clone()
+    }
+}
+
+/// The header's line on the owners guessed from their unit (issue 29), or that `--no-guess`
+/// turned guesses off; nothing when there was nothing to guess. Each kind's names are listed
+/// by `weight`, heaviest first, then by name.
+pub fn guess_line(
+    guessed: &[crate::classify::auto_owner::Unit],
+    off: bool,
+    weight: &dyn Fn(&str) -> u128,
+) -> Option<String> {
+    if off {
+        return Some("guesses: off (--no-guess)".to_string());
+    }
+    if guessed.is_empty() {
+        return None;
+    }
+    let mut kinds: Vec<_> = guessed.iter().map(|u| u.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    let groups: Vec<String> = kinds
+        .iter()
+        .map(|&kind| {
+            let mut names: Vec<&str> = guessed
+                .iter()
+                .filter(|u| u.kind == kind)
+                .map(|u| u.name.as_str())
+                .collect();
+            names.sort_by(|a, b| weight(b).cmp(&weight(a)).then(a.cmp(b)));
+            let count = names.len();
+            let mut text = names[..count.min(GUESSED_LISTED)].join(", ");
+            if count > GUESSED_LISTED {
+                text.push_str(&format!(" and {} more", count - GUESSED_LISTED));
+            }
+            let what = if count == 1 {
+                kind.as_str()
+            } else {
+                kind.plural()
+            };
+            format!("{text} ({what})")
+        })
+        .collect();
+    Some(format!(
+        "owners guessed from their unit: {}; --no-guess turns guesses off, a \
+         --rules file that names them overrides",
+        groups.join("; ")
+    ))
+}
+
+/// The header's line for a guess of the program's own code that was not made (issue 29).
+pub fn declined_line(declined: &crate::classify::own_code::Declined) -> String {
+    use crate::classify::own_code::DeclineReason;
+    match &declined.reason {
+        DeclineReason::NoCallChains {
+            heaviest,
+            weight,
+            total,
+        } => format!(
+            "user code not guessed: no {unit} from stacks without call chains, where the \
+             outermost frame is only the sampled one (`{heaviest}::` would have been taken, \
+             {share} of the weight, and it may well be a dependency); --user CRATE:: names \
+             the program's own, or record with `perf record -g`",
+            unit = declined.unit,
+            share = pct(*weight as f64 * 100.0 / (*total).max(1) as f64),
+        ),
+    }
 }
 
 /// A delta profile's negative weights, by owner in the self view: shown beside the shares,
@@ -217,17 +314,6 @@ fn negative_line(report: &Report, input: usize) -> Option<String> {
          owner: {}",
         unit.format(negative.total),
         owners.join(", ")
-    ))
-}
-
-/// The next step when unclassified frames share a package prefix: the `--user` that would
-/// claim them (the report header and `explain` say it alike).
-pub fn user_hint(aggregate: &crate::aggregate::Aggregate, total: u128) -> Option<String> {
-    let (prefix, weight) = aggregate.suggested_user.as_ref()?;
-    Some(format!(
-        "hint: the heaviest unclassified frames are under `{prefix}` ({} of the weight passes \
-         through one of them): `--user {prefix}` would claim them as user code",
-        pct(crate::aggregate::quality::percent(*weight, total))
     ))
 }
 

@@ -261,6 +261,7 @@ mod tests {
             name: name.into(),
             category: Category::Runtime,
             transparent: true,
+            guessed: false,
         };
         let owners = [owner("jvm"), owner("jdk"), owner("glibc"), owner("ld.so")];
         let colors = owner_colors(&owners, &[(10, 0), (20, 0), (5, 0), (1, 0)]);

@@ -103,7 +103,11 @@ fn rows_of<'a>(rows: &'a InputRows) -> Vec<Row<'a>> {
             error: Some(reason),
         }],
         Ok(fig) => {
-            let warnings = (!fig.warnings.is_empty()).then(|| fig.warnings.join("\n"));
+            // the reader's warnings, then the report header's findings, one a line
+            let all: Vec<String> = (fig.warnings.iter().cloned())
+                .chain(super::findings::lines(&fig.findings))
+                .collect();
+            let warnings = (!all.is_empty()).then(|| all.join("\n"));
             let row = |owner| Row {
                 schema: SCHEMA,
                 path: &rows.path,
@@ -141,6 +145,7 @@ fn write_ndjson(labels: &RowLabels, rows: &InputRows, out: &mut dyn Write) -> st
         map.serialize_entry("category", &row.owner.and_then(|o| o.category))?;
         map.serialize_entry("view", &row.owner.map(|o| o.view.as_str()))?;
         map.serialize_entry("weight", &row.owner.map(|o| o.weight))?;
+        map.serialize_entry("guessed", &row.owner.map(|o| o.guessed))?;
         map.serialize_entry("callchains", &q.map(|q| q.callchains))?;
         map.serialize_entry("max_depth", &q.map(|q| q.max_depth))?;
         map.serialize_entry("ownerless", &q.map(|q| q.ownerless))?;
@@ -176,6 +181,7 @@ pub fn arrow_schema(labels: &RowLabels) -> SchemaRef {
         text("category", true),
         text("view", true),
         int("weight"),
+        Field::new("guessed", DataType::Boolean, true),
         Field::new("callchains", DataType::Boolean, true),
         int("max_depth"),
         int("ownerless"),
@@ -204,6 +210,7 @@ struct ParquetRows {
     text: Vec<StringBuilder>,
     labels: Vec<StringBuilder>,
     ints: Vec<Int64Builder>,
+    guessed: BooleanBuilder,
     callchains: BooleanBuilder,
 }
 
@@ -253,6 +260,7 @@ impl ParquetRows {
             text: (0..=TEXT.len()).map(|_| StringBuilder::new()).collect(),
             labels: labels.keys.iter().map(|_| StringBuilder::new()).collect(),
             ints: INTS.iter().map(|_| Int64Builder::new()).collect(),
+            guessed: BooleanBuilder::new(),
             callchains: BooleanBuilder::new(),
         })
     }
@@ -298,6 +306,7 @@ impl ParquetRows {
             for (builder, value) in self.ints.iter_mut().zip(ints) {
                 builder.append_option(value);
             }
+            self.guessed.append_option(o.map(|o| o.guessed));
             self.callchains.append_option(q.map(|q| q.callchains));
             self.buffered += 1;
         }
@@ -327,6 +336,7 @@ impl ParquetRows {
         for (name, builder) in INTS.iter().zip(&mut self.ints) {
             by_name.push((name, Arc::new(builder.finish())));
         }
+        by_name.push(("guessed", Arc::new(self.guessed.finish())));
         by_name.push(("callchains", Arc::new(self.callchains.finish())));
         let labels: Vec<ArrayRef> = self
             .labels
@@ -368,7 +378,7 @@ mod tests {
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(names, FIXED_COLUMNS);
         let mut built: Vec<&str> = TEXT.iter().chain(&INTS).copied().collect();
-        built.extend(["callchains", "error"]);
+        built.extend(["guessed", "callchains", "error"]);
         built.sort_unstable();
         let mut fixed = FIXED_COLUMNS.to_vec();
         fixed.sort_unstable();

@@ -360,6 +360,9 @@ fn write_rows(
         ));
     }
     notes.push("  (* transparent: the owner view looks through it to its caller)".into());
+    if rows.iter().any(|r| r.guessed) {
+        notes.push("  (~ guessed: named after its crate, package, module or library)".into());
+    }
     for line in notes.iter().flat_map(|n| wrap(n, term.width)) {
         writeln!(out, "{line}")?;
     }
@@ -433,7 +436,7 @@ fn share_table(report: &Report, rows: &[ShareRow], views: &[View]) -> Table {
     let body = rows
         .iter()
         .map(|row| {
-            let mut cells = vec![row.name.clone()];
+            let mut cells = vec![super::owner_label(row)];
             if !by_category {
                 let mut c = row.category.map_or("", |c| c.as_str()).to_string();
                 if row.transparent {

@@ -84,6 +84,9 @@ pub fn load(path: &str, build_id: Option<&[u8]>, options: &SymbolOptions) -> Loa
     }
 }
 
+/// What DWARF says of one function at an address: its raw name, and the file and line there.
+type DwarfFrame = (Option<String>, Option<String>, Option<u32>);
+
 /// One function symbol: `[start, end)` in the file's virtual addresses.
 #[derive(Debug, Clone, Copy)]
 struct Sym {
@@ -131,6 +134,10 @@ pub struct Symbolizer {
     normalized: Vec<Option<Box<str>>>,
     placement: Placement,
     dwarf: Option<addr2line::Loader>,
+    /// Whether the functions DWARF says were inlined at an address become frames.
+    inline: bool,
+    /// Whether frames carry the source line DWARF places the address at (`explain --lines`).
+    lines: bool,
     /// DWARF that could not be read (a corrupt or absurd compressed section): how many
     /// addresses lost their inlined frames to it, and the first error, for the warning.
     dwarf_failures: u64,
@@ -156,6 +163,7 @@ impl Symbolizer {
         options: &SymbolOptions,
     ) -> Result<Symbolizer, String> {
         let inline = options.inline.unwrap_or(false);
+        let lines = options.lines;
         let placement = match (&located.code, &located.debug) {
             (Some(code), _) => segments_of(code)?,
             (None, Some(debug)) => exec_page_of(debug)?,
@@ -177,15 +185,15 @@ impl Symbolizer {
             .find(|c| c.has_dwarf);
         let mut dwarf_error = None;
         let dwarf =
-            dwarf_file
-                .filter(|_| inline)
-                .and_then(|c| match addr2line::Loader::new(&c.path) {
+            dwarf_file.filter(|_| inline || lines).and_then(|c| {
+                match addr2line::Loader::new(&c.path) {
                     Ok(loader) => Some(loader),
                     Err(e) => {
                         dwarf_error = Some(format!("{}: {e}", c.path.display()));
                         None
                     }
-                });
+                }
+            });
         let basename = module.rsplit('/').next().unwrap_or(module);
         let kind = if perf::is_jit_module(basename) {
             FrameKind::Jit
@@ -204,6 +212,8 @@ impl Symbolizer {
             names,
             placement,
             dwarf,
+            inline,
+            lines,
             // a loader that failed as a whole costs every address its inlined frames
             dwarf_failures: u64::from(dwarf_error.is_some()),
             dwarf_error,
@@ -273,7 +283,7 @@ impl Symbolizer {
             return Vec::new();
         };
         let symbol = self.symbol_at(svma);
-        let mut dwarf_frames: Vec<(Option<String>, Option<String>)> = Vec::new();
+        let mut dwarf_frames: Vec<DwarfFrame> = Vec::new();
         if let Some(loader) = &self.dwarf {
             let read = loader.find_frames(svma).and_then(|mut iter| {
                 while let Some(f) = iter.next()? {
@@ -282,7 +292,8 @@ impl Symbolizer {
                         .as_ref()
                         .and_then(|n| n.raw_name().ok().map(|s| s.into_owned()));
                     let file = f.location.as_ref().and_then(|l| l.file.map(str::to_string));
-                    dwarf_frames.push((name, file));
+                    let line = f.location.as_ref().and_then(|l| l.line);
+                    dwarf_frames.push((name, file, line));
                 }
                 Ok(())
             });
@@ -294,8 +305,12 @@ impl Symbolizer {
             }
         }
         let mut frames = Vec::with_capacity(dwarf_frames.len().max(1));
+        // the physical function's own entry: its line is where, in its body, the address (or
+        // the inlined calls leading to it) is
         let outer = dwarf_frames.pop();
-        for (name, file) in dwarf_frames {
+        let (inline, lines) = (self.inline, self.lines);
+        let line_of = |line: Option<u32>| line.filter(|_| lines);
+        for (name, file, line) in dwarf_frames.into_iter().filter(|_| inline) {
             let Some(name) = name else { continue };
             let normal = inline_names
                 .entry(name)
@@ -305,13 +320,13 @@ impl Symbolizer {
                 name: normal,
                 module: Some(self.module.clone()),
                 file: file.map(Into::into),
-                line: None,
+                line: line_of(line),
                 kind: FrameKind::Inlined,
             });
         }
         let outer_name = match (symbol, &outer) {
             (Some(s), _) => Some(self.symbol_name(s.name)),
-            (None, Some((Some(n), _))) => Some(
+            (None, Some((Some(n), _, _))) => Some(
                 inline_names
                     .entry(n.clone())
                     .or_insert_with_key(|n| names::normalize_symbol(n).into())
@@ -319,12 +334,13 @@ impl Symbolizer {
             ),
             _ => None,
         };
+        let (outer_file, outer_line) = outer.map_or((None, None), |(_, f, l)| (f, l));
         match outer_name {
             Some(name) => frames.push(Frame {
                 name,
                 module: Some(self.module.clone()),
-                file: outer.and_then(|(_, f)| f).map(Into::into),
-                line: None,
+                file: outer_file.map(Into::into),
+                line: line_of(outer_line),
                 kind: self.kind,
             }),
             // inlined frames without their function would mislead: all or nothing

@@ -62,6 +62,36 @@ impl Loaded {
     }
 }
 
+/// The frame of a perf map symbol in `module` (`perf-PID.map`, a jitdump image), for this
+/// symboliser and the perf script reader alike: a node or CPython entry is a JavaScript frame
+/// (kind `jit`) or a Python frame (kind `interpreted`, as py-spy's) with its source file and
+/// line ([`names::perf_map_entry`]), so rules and guesses see the script's file. Such a frame
+/// has no module: the map is the process's list of compiled code, not the code's unit (the
+/// script file is), and a `perf-*.map` module is what says "JVM" to the jvm preset's
+/// detection and stub rules, which must not take node or CPython for a JVM (issue 29).
+/// Anything else is read as a JVM's method, module the map.
+pub fn map_frame(sym: &str, module: &str) -> Frame {
+    match names::perf_map_entry(sym) {
+        Some(entry) => Frame {
+            name: entry.name.into(),
+            module: None,
+            file: entry.file.map(Into::into),
+            line: entry.line,
+            kind: match entry.language {
+                names::MapLanguage::Python => FrameKind::Interpreted,
+                names::MapLanguage::JavaScript | names::MapLanguage::V8Stub => FrameKind::Jit,
+            },
+        },
+        None => Frame {
+            name: names::java_perf_map_name(sym).into(),
+            module: Some(module.into()),
+            file: None,
+            line: None,
+            kind: FrameKind::Jit,
+        },
+    }
+}
+
 fn resolve(module: &str, path: &Path, map: &PerfMap, addrs: &[u64]) -> ModuleResult {
     let mut result = ModuleResult::default();
     if let Some(first) = map.bad_lines.first() {
@@ -75,13 +105,9 @@ fn resolve(module: &str, path: &Path, map: &PerfMap, addrs: &[u64]) -> ModuleRes
     for &a in addrs {
         match map.lookup(a) {
             Some(name_index) => {
-                let frame = frames.entry(name_index).or_insert_with(|| Frame {
-                    name: names::java_perf_map_name(&map.names[name_index as usize]).into(),
-                    module: Some(module.into()),
-                    file: None,
-                    line: None,
-                    kind: FrameKind::Jit,
-                });
+                let frame = frames
+                    .entry(name_index)
+                    .or_insert_with(|| map_frame(&map.names[name_index as usize], module));
                 result.frames.push(vec![frame.clone()]);
             }
             None => {

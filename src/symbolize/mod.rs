@@ -26,7 +26,7 @@ mod profile;
 pub use addresses::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 pub use profile::to_profile;
 
-use crate::model::{Frame, FrameKind, Unresolved, perf};
+use crate::model::{CallGraph, Frame, FrameKind, Unresolved, perf};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
@@ -41,13 +41,22 @@ pub struct SymbolOptions {
     /// Expand functions inlined at each address into frames of their own (DWARF). `None`
     /// until a reader decides it ([`inline_for`]); symbolisation takes `None` as no.
     pub inline: Option<bool>,
+    /// Give each frame its source file and line from the binary's DWARF line table
+    /// (`explain --lines`): off otherwise, since every line of a function is then a frame of
+    /// its own, which only a per-line listing wants.
+    pub lines: bool,
 }
 
 /// Whether a recording's frames get inline frames when the command line does not say (issue
-/// 13): what `perf report` and `perf script` 6.1 show, which is inline frames for DWARF-unwound
-/// call chains and none for frame-pointer, LBR or no call chains.
-pub fn inline_for(asked: Option<bool>, dwarf_call_graph: bool) -> bool {
-    asked.unwrap_or(dwarf_call_graph)
+/// 29 item 4): whenever it has call chains (frame pointers, DWARF, LBR), and the binaries'
+/// DWARF says what was inlined. perf 6.1 shows them for DWARF call chains only, but without
+/// them a frame-pointer recording charges every inlined callee (an iterator, a crate's
+/// `#[inline]` function, a `memset` wrapper) to the function it was inlined into, and its
+/// owner view then disagrees with a DWARF recording of the same program by tens of points;
+/// `--no-inline` gives perf's own view. Without call chains the views are the self view,
+/// each sample one address, as perf shows it.
+pub fn inline_for(asked: Option<bool>, call_graph: CallGraph) -> bool {
+    asked.unwrap_or(call_graph != CallGraph::None)
 }
 
 /// What a module is, as far as the recording says.

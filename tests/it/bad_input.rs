@@ -191,3 +191,26 @@ fn unknown_metric_lists_what_exists() {
         "{err}"
     );
 }
+
+#[test]
+fn cpuprofile_cut_short() {
+    // a .cpuprofile whose JSON ends inside `samples`: the byte offset and what was expected
+    let text = br#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"hitCount":0,"children":[2]},{"id":2,"callFrame":{"functionName":"main","scriptId":"1","url":"file:///app/a.js","lineNumber":0,"columnNumber":0},"hitCount":1}],"startTime":0,"endTime":10,"samples":[2,2"#;
+    let (err, path) = report_err(text);
+    assert!(err.contains(&format!("{path} at byte offset ")), "{err}");
+    assert!(err.contains("expected a V8 CPU profile"), "{err}");
+}
+
+#[test]
+fn cpuprofile_sample_of_no_node() {
+    let text = br#"{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"hitCount":0,"children":[2]},{"id":2,"callFrame":{"functionName":"main","scriptId":"1","url":"file:///app/a.js","lineNumber":0,"columnNumber":0},"hitCount":1}],"startTime":0,"endTime":10,"samples":[2,7],"timeDeltas":[1,1]}"#;
+    let (err, path) = report_err(text);
+    // the offset of `samples[1]`
+    let at = text.windows(3).position(|w| w == b"7],").unwrap();
+    assert!(
+        err.contains(&format!(
+            "{path} at byte offset {at}: samples[1]: node id 7"
+        )),
+        "{err}"
+    );
+}

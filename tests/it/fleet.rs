@@ -486,7 +486,7 @@ fn fleet_options_are_checked_before_reading() {
     }
 }
 
-/// The README's DuckDB query over `--each` Parquet rows and the Spark job in local mode
+/// The DuckDB query of docs/fleet.md over `--each` Parquet rows and the Spark job in local mode
 /// (examples/spark/owner_rollup.py) both equal `--merge` of each service's files, on a fleet of
 /// 24 profiles made from fixtures (tests/python/fleet_check.py; .ci/run installs pyspark and
 /// duckdb with pip where it can).

@@ -13,10 +13,19 @@ fn rules(item: &str) -> String {
     fixture_arg(&format!("rules/{item}.toml"))
 }
 
-/// perf.data shares with the corpus rules, counting samples as the oracle does.
+/// perf.data shares with the corpus rules, counting samples as the oracle does, and without
+/// inline frames as the oracle's `perf script` text of a frame-pointer recording has none
+/// (`--inline` in `extra` overrides).
 fn data_shares(run: &Hermetic, data: &str, item: &str, extra: &[&str]) -> (Shares, u128, String) {
     let r = rules(item);
-    let mut args = vec!["--rules", r.as_str(), "--no-presets", "--metric", "samples"];
+    let mut args = vec![
+        "--rules",
+        r.as_str(),
+        "--no-presets",
+        "--metric",
+        "samples",
+        "--no-inline",
+    ];
     args.extend_from_slice(extra);
     let (json, stderr) = run.report(&fixture(&format!("perf/{data}")), &args);
     let (shares, total) = shares_of(&json);
@@ -90,7 +99,10 @@ fn rust_native_as_perf_data_perf_script_and_folded_text_gives_the_same_shares() 
         "samples",
     ];
     let run = Hermetic::new();
-    let (json, _) = run.report(&fixture("perf/rust-native.perf-fp.data"), &rule_args);
+    // the text has perf's frames, no inline ones: so does perf.data with --no-inline
+    let mut data_args = rule_args.to_vec();
+    data_args.push("--no-inline");
+    let (json, _) = run.report(&fixture("perf/rust-native.perf-fp.data"), &data_args);
     let (data, total) = shares_of(&json);
     let mut args = vec![
         fixture("perf/rust-native.perf-fp.perf-script.txt.gz")

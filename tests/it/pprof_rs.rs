@@ -117,3 +117,85 @@ fn pprof_rs_profile_attributes_the_workload_to_user() {
     ]);
     assert!(threads.contains("whose-workload"), "{threads}");
 }
+
+/// Set in the child process of the flate2 test: where to write its profile.
+const DEFLATE_PROFILE_TO: &str = "WHOSE_TEST_PPROF_RS_DEFLATE_PROFILE_TO";
+
+/// Compresses generated text with flate2 (miniz_oxide's deflate), as packsum does.
+#[inline(never)]
+fn deflate_workload(for_how_long: Duration) -> usize {
+    use std::io::Write;
+    let start = Instant::now();
+    let block: Vec<u8> = (0..64 * 1024u32)
+        .map(|i| b"abcdefgh"[(i.wrapping_mul(2654435761) >> 29) as usize])
+        .collect();
+    let mut out = 0;
+    while start.elapsed() < for_how_long {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(black_box(&block)).unwrap();
+        out += encoder.finish().unwrap().len();
+        out += churn_hashes(out as u64) as usize & 1;
+    }
+    out
+}
+
+#[test]
+fn pprof_rs_profile_of_a_dependency_names_it_after_its_crate() {
+    // issue 29 item 2: a Rust program's dependencies that no preset names (flate2, its
+    // miniz_oxide backend) get owners named after their crates, marked guessed, instead of
+    // `unclassified`; the shares are those of a hand rule naming the same crates
+    if let Some(path) = std::env::var_os(DEFLATE_PROFILE_TO) {
+        let guard = ::pprof::ProfilerGuardBuilder::default()
+            .frequency(997)
+            .build()
+            .expect("start pprof-rs");
+        black_box(deflate_workload(Duration::from_millis(1500)));
+        let report = guard.report().build().expect("pprof-rs report");
+        let profile = report.pprof().expect("pprof-rs protobuf");
+        let bytes = ::pprof::protos::Message::encode_to_vec(&profile);
+        std::fs::write(path, gzip(&bytes)).unwrap();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deflate.pb.gz");
+    let name = format!(
+        "{}::pprof_rs_profile_of_a_dependency_names_it_after_its_crate",
+        module_path!().split_once("::").unwrap().1
+    );
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name.as_str(), "--exact", "--test-threads", "1"])
+        .env(DEFLATE_PROFILE_TO, &path)
+        .output()
+        .unwrap();
+    assert!(
+        child.status.success(),
+        "the profiling child failed:\n{}\n{}",
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
+    );
+    let path = path.to_str().unwrap();
+    let json = report_json(&[path]);
+    let (shares, _) = shares_of(&json);
+    let guessed: Vec<&str> = json["owners_guessed"]
+        .as_array()
+        .map(|a| a.iter().map(|g| g["name"].as_str().unwrap()).collect())
+        .unwrap_or_default();
+    assert!(guessed.contains(&"miniz_oxide"), "{guessed:?} {shares:?}");
+    let unclassified = shares.get("unclassified").map_or(0.0, |s| s[1]);
+    assert!(
+        unclassified <= 1.0,
+        "unclassified {unclassified:.1}%: {shares:?}"
+    );
+    // by hand: one rule owner per crate the guess named gives every owner the same shares
+    let mut rules = String::new();
+    for krate in &guessed {
+        rules.push_str(&format!(
+            "[[owner]]\nname = \"{krate}\"\ncategory = \"library\"\ncrate = [\"{krate}\"]\n\n"
+        ));
+    }
+    let rules_path = dir.path().join("crates.toml");
+    std::fs::write(&rules_path, rules).unwrap();
+    let (by_hand, _) = report_shares(&[path, "--rules", rules_path.to_str().unwrap()]);
+    assert_eq!(shares, by_hand);
+    assert!(by_hand["miniz_oxide"][1] > 10.0, "{by_hand:?}");
+}

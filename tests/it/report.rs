@@ -162,13 +162,14 @@ fn views_option_limits_columns() {
 fn csv_has_one_row_per_owner_and_view() {
     let c = case(PROFILE);
     let csv = run(&c, &["--format", "csv"]);
-    assert!(csv.starts_with("input,owner,category,transparent,view,weight,total,share\n"));
+    // the last column says whether the owner was guessed from its unit (issue 29)
+    assert!(csv.starts_with("input,owner,category,transparent,view,weight,total,share,guessed\n"));
     assert!(
-        csv.contains(",lib,library,false,owner,10,20,50.000000\n"),
+        csv.contains(",lib,library,false,owner,10,20,50.000000,false\n"),
         "{csv}"
     );
     assert!(
-        csv.contains(",rt,runtime,true,self,14,20,70.000000\n"),
+        csv.contains(",rt,runtime,true,self,14,20,70.000000,false\n"),
         "{csv}"
     );
     assert_eq!(csv.lines().count(), 1 + 4 * 3);

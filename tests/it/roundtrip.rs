@@ -13,10 +13,18 @@ const FIXTURES: &[&str] = &[
     "folded/process-root.folded",
     "folded/py-app.folded",
     "folded/seed-ktor-alloc.txt",
+    "folded/site-packages.folded",
+    "folded/node-modules.folded",
     "repeats/churn-1.folded",
     "repeats/churn-2.folded",
     "repeats/churn-3.folded",
     "pyspy/native_mix.pyspy-raw.txt",
+    "pyspy/pyown.plain.pyspy-raw.txt",
+    "pyspy/pyown.native.pyspy-raw.txt",
+    "speedscope/pyown.speedscope.json",
+    "node/app.cpuprofile",
+    "node/app.perf-script.txt.gz",
+    "perf/pyown.xperf-dwarf.perf-script.txt.gz",
     "speedscope/shares.pyspy-raw.txt",
     "speedscope/shares.speedscope.json",
     "perf/rust-native.perf-fp.folded",
@@ -28,6 +36,8 @@ const FIXTURES: &[&str] = &[
     "perf/rust-native.perf-fp.no-demangle.perf-script.txt.gz",
     "perf/rust-native.perf-dwarf.no-demangle.perf-script.txt.gz",
     "perf/rust-native.perf-fp.half-demangled.perf-script.txt.gz",
+    "perf/packsum.perf-nog.perf-script.txt.gz",
+    "perf/packsum.perf-fp.perf-script.txt.gz",
     "perf/c-malloc.perf.data",
     "perf/c-malloc.perf.pipe.data.gz",
     "perf/c-malloc.perf-dwarf.data.gz",
@@ -35,19 +45,34 @@ const FIXTURES: &[&str] = &[
     "perf/rust-native.perf-fp.data",
     "perf/rust-native.perf-dwarf.data.gz",
     "perf/sh-loop.perf-z.data",
+    "perf/jvm-nofp.perf-script.txt.gz",
+    "perf/cpython-fp.perf-script.txt.gz",
+    "perf/cpython-dwarf.perf-script.txt.gz",
     "pprof/cpu.pb.gz",
     "pprof/allocs.pb.gz",
     "pprof/heap.pb.gz",
+    "pprof/node-wall.pb.gz",
+    "pprof/node-heap.pb.gz",
 ];
 
 /// The folders of fixture profiles, whose files are all in [`FIXTURES`] but these.
-const PROFILE_DIRS: &[&str] = &["folded", "perf", "pprof", "pyspy", "repeats", "speedscope"];
+const PROFILE_DIRS: &[&str] = &[
+    "folded",
+    "node",
+    "perf",
+    "pprof",
+    "pyspy",
+    "repeats",
+    "speedscope",
+];
 
 /// Files in [`PROFILE_DIRS`] that are not profiles: what a profile needs to be read, and
 /// expected outputs.
 const NOT_PROFILES: &[&str] = &[
     "perf/jvm-shop.kallsyms",
     "perf/perf-22048.map",
+    "perf/pyown.perf-7605.map.gz",
+    "node/perf-8483.map.gz",
     "pprof/allocs.alloc_space.top.txt",
     "pprof/cpu.top.txt",
     "pprof/cpu.top-cum.txt",

@@ -7,10 +7,28 @@ use super::common::*;
 use std::process::{Command, Output};
 use unicode_width::UnicodeWidthStr;
 
-/// `whose ARGS` with `env` set on top of the tests' plain environment.
+/// The repository's root: these tests run `whose` there and name fixtures relative to it, so
+/// that the widths they check never include the clone's absolute path (issue 28: the report
+/// prints an input's path on a line of its own, and a clone under a long path made it wider
+/// than the table).
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// A fixture's path relative to [`ROOT`], for a `whose` run there.
+fn rel(fixture: &str) -> String {
+    format!("fixtures/{fixture}")
+}
+
+/// `s` quoted for `sh -c`: a clone's path may hold spaces.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// `whose ARGS` in [`ROOT`] with `env` set on top of the tests' plain environment.
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = command();
-    c.env_remove("NO_COLOR").env_remove("COLUMNS");
+    c.current_dir(ROOT)
+        .env_remove("NO_COLOR")
+        .env_remove("COLUMNS");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -29,9 +47,9 @@ fn stdout(out: &Output) -> String {
 fn py_app() -> Vec<String> {
     vec![
         "report".into(),
-        fixture_arg("folded/py-app.folded"),
+        rel("folded/py-app.folded"),
         "--rules".into(),
-        fixture_arg("rules/py-app.toml"),
+        rel("rules/py-app.toml"),
         "--no-presets".into(),
     ]
 }
@@ -86,9 +104,9 @@ fn row_rgb(table: &str, owner: &str) -> (u8, u8, u8) {
 #[test]
 fn table_rows_take_the_flame_graphs_owner_colours() {
     let profile = [
-        fixture_arg("folded/flame-mini.folded"),
+        rel("folded/flame-mini.folded"),
         "--rules".into(),
-        fixture_arg("rules/flame-mini.toml"),
+        rel("rules/flame-mini.toml"),
         "--no-presets".into(),
     ];
     let mut args = vec!["report", "--color", "always"];
@@ -155,10 +173,16 @@ fn widest(text: &str) -> usize {
 #[test]
 fn the_table_fits_columns_and_names_are_shortened_in_the_middle() {
     let run_hermetic = super::hermetic::Hermetic::new();
-    let mut args = vec!["report".to_string(), fixture_arg("perf/jvm-shop.perf.data")];
-    args.extend(run_hermetic.symbol_args());
+    let mut args = vec!["report".to_string(), rel("perf/jvm-shop.perf.data")];
+    args.extend([
+        "--symfs".into(),
+        run_hermetic.root().to_str().unwrap().into(),
+    ]);
+    args.extend(["--binary-path".into(), rel("perf/bin")]);
+    args.extend(["--jit-map-dir".into(), rel("perf")]);
     let at = |columns: Option<&str>| {
         let mut c = run_hermetic.command();
+        c.current_dir(ROOT);
         match columns {
             Some(columns) => c.env("COLUMNS", columns),
             None => c.env_remove("COLUMNS"),
@@ -209,7 +233,7 @@ fn the_table_fits_columns_and_names_are_shortened_in_the_middle() {
 #[test]
 fn side_by_side_columns_are_headed_by_file_name() {
     let files: Vec<String> = (1..=3)
-        .map(|i| fixture_arg(&format!("repeats/churn-{i}.folded")))
+        .map(|i| rel(&format!("repeats/churn-{i}.folded")))
         .collect();
     let mut args = vec!["report"];
     args.extend(strs(&files));
@@ -242,7 +266,7 @@ fn side_by_side_columns_are_headed_by_file_name() {
 fn by_type_shares_align_under_ten_percent() {
     let args = [
         "report",
-        &fixture_arg("folded/seed-ktor-alloc.txt"),
+        &rel("folded/seed-ktor-alloc.txt"),
         "--unit",
         "bytes",
         "--types-as-frames",
@@ -283,9 +307,10 @@ fn flame_refuses_to_write_an_svg_to_a_terminal() {
         return;
     };
     let cmd = format!(
-        "{} flame {} ; echo exit=$?",
-        env!("CARGO_BIN_EXE_whose"),
-        fixture_arg("folded/py-app.folded")
+        "cd {} && {} flame {} ; echo exit=$?",
+        sh_quote(ROOT),
+        sh_quote(env!("CARGO_BIN_EXE_whose")),
+        rel("folded/py-app.folded")
     );
     let out = Command::new(script)
         .args(["-qc", &cmd, "/dev/null"])
@@ -306,11 +331,12 @@ fn warnings_on_a_terminal_wrap_to_its_width() {
     };
     // jvm-shop without its kernel symbols: a warning of several hundred characters
     let cmd = format!(
-        "{} report {} --symfs /nonexistent --binary-path {} --jit-map-dir {} --color never",
-        env!("CARGO_BIN_EXE_whose"),
-        fixture_arg("perf/jvm-shop.perf.data"),
-        fixture_arg("perf/bin"),
-        fixture_arg("perf")
+        "cd {} && {} report {} --symfs /nonexistent --binary-path {} --jit-map-dir {} --color never",
+        sh_quote(ROOT),
+        sh_quote(env!("CARGO_BIN_EXE_whose")),
+        rel("perf/jvm-shop.perf.data"),
+        rel("perf/bin"),
+        rel("perf")
     );
     let out = Command::new(script)
         .args(["-qc", &cmd, "/dev/null"])
@@ -358,10 +384,7 @@ fn flame_sums_several_profiles() {
         let t = &svg[svg.find("total_samples=\"").unwrap() + 15..];
         t[..t.find('"').unwrap()].parse().unwrap()
     };
-    let (a, b) = (
-        fixture_arg("repeats/churn-1.folded"),
-        fixture_arg("repeats/churn-2.folded"),
-    );
+    let (a, b) = (rel("repeats/churn-1.folded"), rel("repeats/churn-2.folded"));
     let one = draw(&[&a]);
     let two = draw(&[&b]);
     let both = draw(&[&a, &b]);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fleet roll-ups checked against `whose report --merge` (issue 16): the README's DuckDB recipe
+"""Fleet roll-ups checked against `whose report --merge` (issue 16): the DuckDB recipe of docs/fleet.md
 over `--each --format parquet` rows, and the Spark job (examples/spark/owner_rollup.py) in
 local mode, must both give, per service, exactly the integers of `--merge` over that
 service's files.
@@ -80,8 +80,8 @@ def merged(whose, paths):
 
 
 def duckdb_sql():
-    """The README's DuckDB recipe: the ```sql block after `<!-- fleet-duckdb -->`."""
-    text = open(os.path.join(ROOT, "README.md")).read()
+    """The documented DuckDB recipe (docs/fleet.md): the ```sql block after `<!-- fleet-duckdb -->`."""
+    text = open(os.path.join(ROOT, "docs", "fleet.md")).read()
     block = text.split("<!-- fleet-duckdb -->", 1)[1]
     return block.split("```sql", 1)[1].split("```", 1)[0]
 

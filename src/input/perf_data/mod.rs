@@ -274,15 +274,21 @@ fn absolute_filter(
 /// ([`symbolize::inline_for`]), and the header note that says which it was and why.
 fn with_inline_decided(options: &ReadOptions, mode: CallGraph) -> (ReadOptions, String) {
     let asked = options.symbols.inline;
-    let inline = symbolize::inline_for(asked, matches!(mode, CallGraph::Dwarf { .. }));
+    let inline = symbolize::inline_for(asked, mode);
     let why = match asked {
         Some(true) => "--inline".to_string(),
         Some(false) => "--no-inline".to_string(),
-        None => format!(
-            "as perf report shows {} call graphs; {} to change",
-            mode.as_str(),
-            if inline { "--no-inline" } else { "--inline" }
+        None if matches!(mode, CallGraph::Dwarf { .. }) => {
+            "the default with call chains, as perf report shows dwarf ones; --no-inline to \
+             change"
+                .to_string()
+        }
+        None if inline => format!(
+            "the default with call chains; perf report shows none for {} ones: --no-inline \
+             for its view",
+            mode.as_str()
         ),
+        None => "the default without call chains; --inline to change".to_string(),
     };
     let mut decided = options.clone();
     decided.symbols.inline = Some(inline);
@@ -353,4 +359,25 @@ fn sample_types(attrs: &[linux_perf_data::AttributeDescription]) -> (Vec<SampleT
         .collect();
     types.push(SampleType::samples());
     (types, attr_type)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 28: the note said "as perf report shows none call graphs"; issue 29 made inline
+    /// frames the default with any call chains.
+    #[test]
+    fn the_inline_note_reads_for_every_call_graph_mode() {
+        let note = |mode| with_inline_decided(&ReadOptions::default(), mode).1;
+        assert_eq!(
+            note(CallGraph::None),
+            "inline frames: off (the default without call chains; --inline to change)"
+        );
+        assert_eq!(
+            note(CallGraph::FramePointers),
+            "inline frames: on (the default with call chains; perf report shows none for fp \
+             ones: --no-inline for its view)"
+        );
+    }
 }

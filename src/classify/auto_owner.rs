@@ -1,0 +1,602 @@
+//! Auto-owners (issue 29 item 2): a frame no rule names but that belongs to an identifiable
+//! third-party unit — a Rust crate, a Java/Kotlin package under its vendor's prefix, a Python
+//! `site-packages` package, an npm package, a Go module, a shared library — is owned by an
+//! owner named after that unit (category `library`, marked as guessed) instead of
+//! `unclassified`, so that a profile's owner view says whose code it is without a rules file.
+//! `unclassified` is left for frames that have no unit (the program's own code not guessed,
+//! names without a namespace).
+//!
+//! Everything here is a pure function of one frame; which frames are asked (only those no
+//! block of the rule set matches, so the user's rules, `--user` and the presets always win)
+//! and how owners are made from the units is [`super::RuleSet`]'s.
+//!
+//! The rules, in the order they are tried:
+//! - a file (or, for JavaScript frames that carry it in the name, the name) under
+//!   `node_modules/`: the npm package after the last `node_modules/` (`express`,
+//!   `@scope/name`);
+//! - a file under `site-packages/` or `dist-packages/`: the first path segment after it, less
+//!   a module file's extension (`simplejson`, `six` for `six.py`);
+//! - a Go function of a module path (`github.com/foo/bar/pkg.Func`): the module, three
+//!   segments on the code hosts that name repositories by owner and name (`github.com`,
+//!   `gitlab.com`, `bitbucket.org`, `codeberg.org`, `golang.org/x`), two elsewhere
+//!   (`go.uber.org/zap`), with a major-version suffix (`/v2`) kept;
+//! - a Java/Kotlin method (`com.fasterxml.jackson.databind.ObjectMapper.readValue`) of a
+//!   package under a reverse domain (`com.`, `org.`, `io.`, a country code...) or under one of
+//!   the few well-known roots that are no domain ([`NON_DOMAIN_ROOTS`]: `kotlin.`, `scala.`,
+//!   `akka.`...): its vendor's prefix, the package's first two segments (`io.netty`,
+//!   `org.vertx`, `kotlin.reflect`), and three for the few vendors that publish many
+//!   unrelated products under one domain ([`MULTI_PRODUCT_VENDORS`]: `com.fasterxml.jackson`,
+//!   `org.apache.kafka`). Other packages (`bench.MainKt`, `demo.app.Main`) are as likely the
+//!   program's own, and the JDK's (`java.`, `jdk.`, `sun.`, `com.sun.`) are the runtime's: no
+//!   unit, so they stay for the presets and the program's own-code guess;
+//! - a Rust path (`flate2::zio::Writer::write`), when the Rust preset is loaded: its crate.
+//!   Without the preset the same shape is a C++ namespace, which says nothing about who
+//!   shipped it;
+//! - a native frame of a shared library (`libfoo.so.1`): the library, version less
+//!   (`libfoo.so`). Never the kernel, perf maps, JIT dumps or a module whose name has no
+//!   `.so` (the main executable).
+
+use super::match_key;
+use crate::model::{Frame, FrameKind};
+use std::fmt;
+
+/// The kind of third-party unit a frame belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UnitKind {
+    RustCrate,
+    JavaPackage,
+    PythonPackage,
+    NpmPackage,
+    GoModule,
+    SharedLibrary,
+}
+
+impl UnitKind {
+    /// In words, singular: `rust crate`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitKind::RustCrate => "rust crate",
+            UnitKind::JavaPackage => "java package",
+            UnitKind::PythonPackage => "python package",
+            UnitKind::NpmPackage => "npm package",
+            UnitKind::GoModule => "go module",
+            UnitKind::SharedLibrary => "shared library",
+        }
+    }
+
+    /// In words, plural: `rust crates`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            UnitKind::RustCrate => "rust crates",
+            UnitKind::JavaPackage => "java packages",
+            UnitKind::PythonPackage => "python packages",
+            UnitKind::NpmPackage => "npm packages",
+            UnitKind::GoModule => "go modules",
+            UnitKind::SharedLibrary => "shared libraries",
+        }
+    }
+
+    /// In a word, for `explain`'s narrow rule column: `crate`.
+    pub fn short(self) -> &'static str {
+        match self {
+            UnitKind::RustCrate => "crate",
+            UnitKind::JavaPackage | UnitKind::PythonPackage | UnitKind::NpmPackage => "package",
+            UnitKind::GoModule => "module",
+            UnitKind::SharedLibrary => "library",
+        }
+    }
+
+    /// The JSON name: `rust-crate`.
+    pub fn id(self) -> &'static str {
+        match self {
+            UnitKind::RustCrate => "rust-crate",
+            UnitKind::JavaPackage => "java-package",
+            UnitKind::PythonPackage => "python-package",
+            UnitKind::NpmPackage => "npm-package",
+            UnitKind::GoModule => "go-module",
+            UnitKind::SharedLibrary => "shared-library",
+        }
+    }
+}
+
+/// One third-party unit: what kind, and its name, which is the guessed owner's name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Unit {
+    pub kind: UnitKind,
+    pub name: String,
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.kind.as_str(), self.name)
+    }
+}
+
+/// Vendors whose domain holds many unrelated products, so that their owner is the product's
+/// package (`org.apache.kafka`, not all of Apache); every other vendor's packages are one
+/// product (`io.netty.buffer` and `io.netty.channel` are both Netty).
+pub const MULTI_PRODUCT_VENDORS: &[&str] = &[
+    "com.fasterxml",
+    "com.google",
+    "com.microsoft",
+    "com.oracle",
+    "io.opentelemetry",
+    "org.apache",
+    "org.eclipse",
+    "org.jetbrains",
+];
+
+/// First segments of reverse-domain package names that are not a two-letter country code:
+/// generic top-level domains seen in Java packages.
+const DOMAIN_ROOTS: &[&str] = &[
+    "com", "org", "net", "io", "dev", "edu", "gov", "app", "info", "biz", "tech", "cloud", "xyz",
+    "software",
+];
+
+/// Package roots of well-known third-party JVM code that are no domain.
+pub const NON_DOMAIN_ROOTS: &[&str] = &[
+    "kotlin",
+    "kotlinx",
+    "scala",
+    "akka",
+    "reactor",
+    "okhttp3",
+    "okio",
+    "retrofit2",
+    "groovy",
+    "clojure",
+    "lombok",
+    "picocli",
+    "graphql",
+    "zipkin2",
+    "brave",
+    "feign",
+    "rx",
+];
+
+/// Package prefixes of the JDK itself: the runtime's (the jvm preset's), never a vendor's.
+const JDK_PREFIXES: &[&str] = &[
+    "java.",
+    "javax.",
+    "jdk.",
+    "sun.",
+    "com.sun.",
+    "jakarta.servlet.",
+];
+
+/// Preset owners that lump every third-party package of an ecosystem together (the python
+/// preset's `python-packages`, all of `site-packages`): their frames go to their package's
+/// guessed owner, which says more; a frame without a unit stays the umbrella's. Only the
+/// presets' blocks of these names: a user's rule of the same name is kept as written.
+pub const UMBRELLA_OWNERS: &[&str] = &["python-packages"];
+
+/// What a frame's unit depends on beyond the frame itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context {
+    /// The Rust preset is loaded and the program's own crate was not declined for want of
+    /// call chains: `a::b` names are then Rust paths whose first segment is a crate (see the
+    /// module doc). Without call chains whose cannot tell the program's crate from its
+    /// dependencies (`own_code::DeclineReason::NoCallChains`), so no crate is called a
+    /// library: the program's own would be among them.
+    pub rust: bool,
+}
+
+/// The third-party unit `frame` belongs to, if it has one. `key` is the frame's
+/// [`match_key::match_key`].
+pub fn unit(frame: &Frame, key: &str, context: Context) -> Option<Unit> {
+    if matches!(
+        frame.kind,
+        FrameKind::Kernel | FrameKind::Unknown | FrameKind::AllocType
+    ) {
+        return None;
+    }
+    let file = frame.file.as_deref();
+    let found = |kind, name: Option<String>| name.map(|name| Unit { kind, name });
+    if let Some(u) = found(
+        UnitKind::NpmPackage,
+        file.and_then(npm_package)
+            .or_else(|| npm_package(&frame.name)),
+    ) {
+        return Some(u);
+    }
+    if let Some(u) = found(UnitKind::PythonPackage, file.and_then(python_package)) {
+        return Some(u);
+    }
+    if let Some(u) = found(UnitKind::GoModule, go_module(&frame.name)) {
+        return Some(u);
+    }
+    if let Some(u) = found(UnitKind::JavaPackage, java_vendor(&frame.name)) {
+        return Some(u);
+    }
+    if context.rust
+        && let Some(krate) = match_key::rust_crate(key)
+    {
+        return Some(Unit {
+            kind: UnitKind::RustCrate,
+            name: krate.to_string(),
+        });
+    }
+    if matches!(frame.kind, FrameKind::Native | FrameKind::Inlined) {
+        return found(
+            UnitKind::SharedLibrary,
+            frame.module_basename().and_then(shared_library),
+        );
+    }
+    None
+}
+
+/// `/app/node_modules/@scope/name/lib/x.js` → `@scope/name`; the last `node_modules/` is the
+/// package's own (pnpm and nested installs put packages inside others).
+pub fn npm_package(path: &str) -> Option<String> {
+    let (_, rest) = path.rsplit_once("node_modules/")?;
+    let mut parts = rest.split('/');
+    let first = parts.next().filter(|p| is_path_name(p))?;
+    let name = if first.starts_with('@') {
+        let second = parts.next().filter(|p| is_path_name(p))?;
+        format!("{first}/{second}")
+    } else {
+        first.to_string()
+    };
+    // `node_modules/.bin`, `.pnpm` (without the package after it) are no package
+    (!name.starts_with('.')).then_some(name)
+}
+
+/// `/usr/lib/python3/dist-packages/simplejson/encoder.py` → `simplejson`;
+/// `site-packages/six.py` → `six`; an extension module `_cffi_backend.cpython-311-….so` →
+/// `_cffi_backend`.
+pub fn python_package(path: &str) -> Option<String> {
+    let rest = ["site-packages/", "dist-packages/"]
+        .iter()
+        .filter_map(|marker| path.rsplit_once(marker).map(|(_, rest)| rest))
+        .min_by_key(|rest| rest.len())?;
+    let (first, below) = match rest.split_once('/') {
+        Some((first, below)) => (first, Some(below)),
+        None => (rest, None),
+    };
+    let name = if below.is_none() {
+        // a module file directly in site-packages: the module's name
+        first.split('.').next().unwrap_or(first)
+    } else {
+        first
+    };
+    // `foo-1.0.dist-info`, `foo.egg-info`, `__pycache__` hold no code of a package
+    let plain = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (plain && !name.is_empty() && name != "__pycache__").then(|| name.to_string())
+}
+
+/// A path segment that can be a package's name: not empty, no spaces or colons (a `:line`).
+fn is_path_name(s: &str) -> bool {
+    !s.is_empty() && !s.contains([' ', ':', '(', ')'])
+}
+
+/// Code hosts whose module paths are `HOST/OWNER/REPO`.
+const THREE_SEGMENT_HOSTS: &[&str] = &[
+    "github.com",
+    "gitlab.com",
+    "bitbucket.org",
+    "codeberg.org",
+    "golang.org",
+];
+
+/// `github.com/foo/bar/pkg.(*T).Method` → `github.com/foo/bar`; `go.uber.org/zap.(*Logger).Info`
+/// → `go.uber.org/zap`; `gopkg.in/yaml.v3.(*decoder).unmarshal` → `gopkg.in/yaml.v3`.
+pub fn go_module(name: &str) -> Option<String> {
+    let (host, _) = name.split_once('/')?;
+    // a domain: dotted, lowercase, nothing a C++ or Java name would have
+    let domain = host.contains('.')
+        && !host.starts_with('.')
+        && host
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-');
+    if !domain {
+        return None;
+    }
+    let package = go_package(name)?;
+    let segments: Vec<&str> = package.split('/').collect();
+    let take = if THREE_SEGMENT_HOSTS.contains(&host) {
+        3
+    } else {
+        2
+    };
+    if segments.len() < take || segments.iter().any(|s| s.is_empty()) {
+        return None;
+    }
+    let mut module = segments[..take].join("/");
+    if let Some(major) = segments.get(take)
+        && major.len() > 1
+        && major.starts_with('v')
+        && major[1..].chars().all(|c| c.is_ascii_digit())
+    {
+        module.push('/');
+        module.push_str(major);
+    }
+    Some(module)
+}
+
+/// The package path of a Go function name: up to the first `.` after the last `/`, or past a
+/// gopkg.in-style version (`yaml.v3`) that is part of the path.
+fn go_package(name: &str) -> Option<&str> {
+    let slash = name[..name.find(['(', ' ']).unwrap_or(name.len())].rfind('/')?;
+    let last = &name[slash + 1..];
+    let dot = last.find('.')?;
+    let after = &last[dot + 1..];
+    let version = after
+        .strip_prefix('v')
+        .map(|v| v.len() - v.trim_start_matches(|c: char| c.is_ascii_digit()).len())
+        .filter(|&digits| digits > 0 && after[1 + digits..].starts_with('.'));
+    let end = match version {
+        Some(digits) => slash + 1 + dot + 2 + digits,
+        None => slash + 1 + dot,
+    };
+    Some(&name[..end])
+}
+
+/// `com.fasterxml.jackson.databind.ObjectMapper.readValue` → `com.fasterxml.jackson`;
+/// `io.netty.channel.nio.NioEventLoop.run` → `io.netty`;
+/// `kotlin.reflect.jvm.internal.KClassImpl.getMembers` → `kotlin.reflect`.
+pub fn java_vendor(name: &str) -> Option<String> {
+    // a JVM name has no spaces, `::`, `/` or parentheses before its method (a lambda's
+    // `$$Lambda` and inner classes' `$` are part of the class)
+    let head = name.split('(').next().unwrap_or(name);
+    if head.contains("::") || head.contains(['/', ' ']) {
+        return None;
+    }
+    let segments: Vec<&str> = head.split('.').collect();
+    // packages are lowercase identifiers up to the class, which starts with a capital
+    let class = segments
+        .iter()
+        .position(|s| s.starts_with(|c: char| c.is_ascii_uppercase()))?;
+    if class + 1 >= segments.len() {
+        return None; // no method after the class: not a method name
+    }
+    let packages = &segments[..class];
+    let is_package = |s: &&str| {
+        !s.is_empty()
+            && s.starts_with(|c: char| c.is_ascii_lowercase())
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    if packages.len() < 2 || !packages.iter().all(is_package) {
+        return None;
+    }
+    let root = packages[0];
+    let domain = root.len() == 2 || DOMAIN_ROOTS.contains(&root);
+    if !(domain || NON_DOMAIN_ROOTS.contains(&root))
+        || JDK_PREFIXES.iter().any(|p| head.starts_with(p))
+    {
+        return None;
+    }
+    let vendor = packages[..2].join(".");
+    if MULTI_PRODUCT_VENDORS.contains(&vendor.as_str()) && packages.len() >= 3 {
+        return Some(packages[..3].join("."));
+    }
+    Some(vendor)
+}
+
+/// `libfoo.so.1.2` → `libfoo.so`; `_json.cpython-311-x86_64-linux-gnu.so` → itself; `None` for
+/// what is no shared library (`[kernel.kallsyms]`, `perf-123.map`, `jitted-12-3.so`, an
+/// executable).
+pub fn shared_library(basename: &str) -> Option<String> {
+    if basename.starts_with('[')
+        || basename.starts_with("perf-")
+        || basename.starts_with("jitted-")
+        || basename.ends_with(".map")
+    {
+        return None;
+    }
+    let end = basename
+        .find(".so.")
+        .map(|i| i + 3)
+        .or_else(|| basename.ends_with(".so").then_some(basename.len()))?;
+    (end > 3).then(|| basename[..end].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(name: &str) -> Frame {
+        Frame::named(name, FrameKind::Native)
+    }
+
+    fn unit_of(frame: &Frame, rust: bool) -> Option<(UnitKind, String)> {
+        let key = match_key::match_key(&frame.name);
+        unit(frame, &key, Context { rust }).map(|u| (u.kind, u.name))
+    }
+
+    fn of(kind: UnitKind, name: &str) -> Option<(UnitKind, String)> {
+        Some((kind, name.to_string()))
+    }
+
+    #[test]
+    fn rust_crates_with_the_rust_preset_only() {
+        let f = frame("miniz_oxide::deflate::core::compress_inner");
+        assert_eq!(unit_of(&f, true), of(UnitKind::RustCrate, "miniz_oxide"));
+        // a trait impl is the self type's crate
+        let f = frame("<flate2::ffi::miniz_oxide::Deflate as flate2::ffi::DeflateBackend>::make");
+        assert_eq!(unit_of(&f, true), of(UnitKind::RustCrate, "flate2"));
+        // the same shape in a C++ program is a namespace, no unit
+        let f = frame("boost::asio::detail::scheduler::run");
+        assert_eq!(unit_of(&f, false), None);
+        assert_eq!(unit_of(&frame("main"), true), None);
+    }
+
+    #[test]
+    fn java_packages_under_their_vendor() {
+        let java = |name: &str| java_vendor(name);
+        assert_eq!(
+            java("com.fasterxml.jackson.databind.ObjectMapper.readValue").as_deref(),
+            Some("com.fasterxml.jackson")
+        );
+        assert_eq!(
+            java("io.netty.channel.nio.NioEventLoop.run").as_deref(),
+            Some("io.netty")
+        );
+        assert_eq!(
+            java("org.vertx.java.core.impl.DefaultVertx$1.run").as_deref(),
+            Some("org.vertx")
+        );
+        assert_eq!(
+            java("kotlin.reflect.jvm.internal.KClassImpl.getMembers").as_deref(),
+            Some("kotlin.reflect")
+        );
+        assert_eq!(
+            java("org.apache.kafka.clients.producer.KafkaProducer.send").as_deref(),
+            Some("org.apache.kafka")
+        );
+        // a multi-product vendor's class right under its domain: the vendor
+        assert_eq!(java("com.google.Foo.bar").as_deref(), Some("com.google"));
+        // one package segment, or a root that is neither a domain nor a known library's: as
+        // likely the program's own as a third party's
+        assert_eq!(java("bench.MainKt$main$1.invoke"), None);
+        assert_eq!(java("demo.jfrmix.Work.run"), None);
+        assert_eq!(
+            java("de.example.shop.Cart.add").as_deref(),
+            Some("de.example")
+        );
+        // the JDK is the runtime's
+        assert_eq!(java("java.util.HashMap.get"), None);
+        assert_eq!(java("com.sun.net.httpserver.HttpServer.start"), None);
+        assert_eq!(
+            java("kotlinx.coroutines.DispatchedTask.run").as_deref(),
+            Some("kotlinx.coroutines")
+        );
+        // no class, or no method after it; C names with GCC clone suffixes; Python names
+        assert_eq!(java("foo.bar.baz"), None);
+        assert_eq!(java("com.example.Main"), None);
+        assert_eq!(java("memcpy.part.0"), None);
+        assert_eq!(java("JSONEncoder.encode"), None);
+        assert_eq!(java("std::vec::Vec<T>::push"), None);
+    }
+
+    #[test]
+    fn python_packages_after_site_packages() {
+        let p = python_package;
+        assert_eq!(
+            p("/venv/lib/python3.12/site-packages/simplejson/encoder.py").as_deref(),
+            Some("simplejson")
+        );
+        assert_eq!(
+            p("/usr/lib/python3/dist-packages/requests/api.py").as_deref(),
+            Some("requests")
+        );
+        assert_eq!(p("/v/site-packages/six.py").as_deref(), Some("six"));
+        assert_eq!(
+            p("/v/site-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so").as_deref(),
+            Some("_cffi_backend")
+        );
+        assert_eq!(p("/usr/lib/python3.12/json/encoder.py"), None);
+        assert_eq!(p("/v/site-packages/foo-1.0.dist-info/RECORD"), None);
+        let mut f = frame("encode");
+        f.kind = FrameKind::Interpreted;
+        f.file = Some("/venv/lib/python3.12/site-packages/simplejson/encoder.py".into());
+        assert_eq!(
+            unit_of(&f, false),
+            of(UnitKind::PythonPackage, "simplejson")
+        );
+    }
+
+    #[test]
+    fn npm_packages_after_the_last_node_modules() {
+        let n = npm_package;
+        assert_eq!(
+            n("/app/node_modules/express/lib/router/index.js").as_deref(),
+            Some("express")
+        );
+        assert_eq!(
+            n("file:///app/node_modules/@fastify/busboy/lib/main.js").as_deref(),
+            Some("@fastify/busboy")
+        );
+        assert_eq!(
+            n("/app/node_modules/.pnpm/debug@4.3.4/node_modules/debug/src/node.js").as_deref(),
+            Some("debug")
+        );
+        assert_eq!(n("/app/src/server.js"), None);
+        assert_eq!(n("/app/node_modules/.bin/x"), None);
+        // a JavaScript frame that carries its file in the name
+        let f = frame("LazyCompile:*handle /app/node_modules/express/lib/router/layer.js:95");
+        assert_eq!(unit_of(&f, false), of(UnitKind::NpmPackage, "express"));
+    }
+
+    #[test]
+    fn go_modules_by_host() {
+        let g = go_module;
+        assert_eq!(
+            g("github.com/foo/bar/pkg.(*T).Method").as_deref(),
+            Some("github.com/foo/bar")
+        );
+        assert_eq!(
+            g("github.com/foo/bar.Func").as_deref(),
+            Some("github.com/foo/bar")
+        );
+        assert_eq!(
+            g("github.com/jackc/pgx/v5/pgconn.(*PgConn).Exec").as_deref(),
+            Some("github.com/jackc/pgx/v5")
+        );
+        assert_eq!(
+            g("golang.org/x/net/http2.(*Framer).ReadFrame").as_deref(),
+            Some("golang.org/x/net")
+        );
+        assert_eq!(
+            g("go.uber.org/zap.(*Logger).Info").as_deref(),
+            Some("go.uber.org/zap")
+        );
+        assert_eq!(
+            g("google.golang.org/grpc/internal/transport.(*http2Client).reader").as_deref(),
+            Some("google.golang.org/grpc")
+        );
+        assert_eq!(
+            g("gopkg.in/yaml.v3.(*decoder).unmarshal").as_deref(),
+            Some("gopkg.in/yaml.v3")
+        );
+        // the standard library has no domain; a short path is no module
+        assert_eq!(g("net/http.(*conn).serve"), None);
+        assert_eq!(g("runtime.mallocgc"), None);
+        assert_eq!(g("github.com/foo.Bar"), None);
+    }
+
+    #[test]
+    fn shared_libraries_by_module() {
+        let mut f = frame("SHA256_Update");
+        f.module = Some("/usr/lib/x86_64-linux-gnu/libcrypto.so.3".into());
+        assert_eq!(
+            unit_of(&f, false),
+            of(UnitKind::SharedLibrary, "libcrypto.so")
+        );
+        assert_eq!(shared_library("libfoo.so").as_deref(), Some("libfoo.so"));
+        assert_eq!(
+            shared_library("libpython3.12.so.1.0").as_deref(),
+            Some("libpython3.12.so")
+        );
+        for none in [
+            "[kernel.kallsyms]",
+            "[vdso]",
+            "[unknown]",
+            "perf-22048.map",
+            "jitted-1234-5.so",
+            "packsum",
+            ".so",
+        ] {
+            assert_eq!(shared_library(none), None, "{none}");
+        }
+        // a JIT frame or a kernel frame is never its module's
+        f.kind = FrameKind::Jit;
+        assert_eq!(unit_of(&f, false), None);
+        f.kind = FrameKind::Kernel;
+        assert_eq!(unit_of(&f, false), None);
+        f.kind = FrameKind::Unknown;
+        assert_eq!(unit_of(&f, false), None);
+    }
+
+    #[test]
+    fn a_crate_wins_over_the_library_it_is_in() {
+        // a Rust frame in a cdylib: the crate says more than the file
+        let mut f = frame("serde_json::de::from_str");
+        f.module = Some("libplugin.so".into());
+        assert_eq!(unit_of(&f, true), of(UnitKind::RustCrate, "serde_json"));
+        assert_eq!(
+            unit_of(&f, false),
+            of(UnitKind::SharedLibrary, "libplugin.so")
+        );
+    }
+}

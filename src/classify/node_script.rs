@@ -1,0 +1,152 @@
+//! The Node.js program's own scripts, guessed from the profile, so that its code is user code
+//! without a `--user` flag, as a Go program's module is ([`super::go_module`]; issue 29).
+//!
+//! A JavaScript frame names its script (a `.cpuprofile` node's URL, a `--perf-basic-prof` map
+//! entry's file). The program's own scripts are those with a path that are neither node's own
+//! code (`node:` modules and `internal/...`, which the node preset claims) nor a package under
+//! `node_modules/` (npm's install tree, whatever the package manager: npm, yarn, pnpm's
+//! `node_modules/.pnpm/...`). The guess claims their common directory, entry by entry below
+//! it ([`own_code::file_globs`]), never a `node_modules/` tree inside it.
+
+use super::own_code::{self, OwnCode};
+use crate::model::{Frame, FrameKind, Profile};
+use std::collections::BTreeSet;
+
+/// The program's scripts in `profiles`, or `None` when no frame is one.
+pub fn own_code(
+    profiles: &[Profile],
+    claimed_by_presets: &dyn Fn(&Frame) -> bool,
+) -> Option<OwnCode> {
+    let mut own: BTreeSet<&str> = BTreeSet::new();
+    let mut others: BTreeSet<&str> = BTreeSet::new();
+    for profile in profiles {
+        for frame in profile.frames() {
+            let Some(file) = frame.file.as_deref().filter(|f| is_script_path(f)) else {
+                continue;
+            };
+            // a .cpuprofile's or perf map's JavaScript frame (jit), or a script by its file
+            // name in inputs that do not say the language (pprof from @datadog/pprof)
+            if !matches!(frame.kind, FrameKind::Jit | FrameKind::Interpreted)
+                && !is_script_file(file)
+            {
+                continue;
+            }
+            if is_dependency(file) || claimed_by_presets(frame) {
+                others.insert(file);
+            } else {
+                own.insert(file);
+            }
+        }
+    }
+    if own.is_empty() {
+        return None;
+    }
+    let others: Vec<&str> = others.into_iter().collect();
+    let (dir, files) = own_code::file_globs(&own, &others);
+    let names: Vec<&str> = own.iter().copied().collect();
+    Some(OwnCode {
+        unit: "node scripts",
+        name: dir.clone(),
+        prefixes: Vec::new(),
+        files,
+        evidence: format!(
+            "{} script file(s) outside node_modules/ and node's own code, under {dir}: {}",
+            own.len(),
+            own_code::some_of(&names)
+        ),
+    })
+}
+
+/// A script with a file system path (not `node:fs`, `evalmachine.<anonymous>`, `[eval]`,
+/// `https://...`).
+fn is_script_path(file: &str) -> bool {
+    file.starts_with('/')
+        || file
+            .as_bytes()
+            .get(1..3)
+            .is_some_and(|s| s == b":\\" || s == b":/")
+}
+
+/// A JavaScript or TypeScript source file by its extension.
+fn is_script_file(file: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"];
+    EXTENSIONS.iter().any(|e| file.ends_with(e))
+}
+
+/// A file of an installed package.
+fn is_dependency(file: &str) -> bool {
+    file.contains("/node_modules/") || file.contains("\\node_modules\\")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SampleType;
+
+    fn profile(files: &[&str]) -> Profile {
+        let mut p = Profile::new(vec![SampleType::samples()]);
+        for (i, file) in files.iter().enumerate() {
+            p.intern_frame(Frame {
+                file: Some((*file).into()),
+                ..Frame::named(format!("f{i}"), FrameKind::Jit)
+            });
+        }
+        p
+    }
+
+    #[test]
+    fn the_scripts_outside_node_modules_and_node_are_the_programs() {
+        let p = profile(&[
+            "/srv/app/app.js",
+            "/srv/app/src/records.js",
+            "/srv/app/node_modules/somepkg/index.js",
+            "node:internal/crypto/hash",
+            "evalmachine.<anonymous>",
+        ]);
+        let code = own_code(&[p], &|f| {
+            f.file.as_deref().is_some_and(|f| f.starts_with("node:"))
+        })
+        .unwrap();
+        assert_eq!(code.name, "/srv/app");
+        assert_eq!(code.files, ["/srv/app/app.js", "/srv/app/src/*"]);
+        assert!(
+            code.evidence.starts_with("2 script file(s)"),
+            "{}",
+            code.evidence
+        );
+        let block = code.user_block();
+        let frame = |file: &str| Frame {
+            file: Some(file.into()),
+            ..Frame::named("x", FrameKind::Jit)
+        };
+        let probe = |file: &str| {
+            let f = frame(file);
+            let key = super::super::match_key::match_key(&f.name);
+            super::super::Probe::new(&f, &key)
+                .block_match(&block)
+                .is_some()
+        };
+        assert!(probe("/srv/app/src/new.js"));
+        assert!(!probe("/srv/app/node_modules/somepkg/index.js"));
+    }
+
+    #[test]
+    fn scripts_of_native_frames_count_by_their_extension() {
+        // pprof from @datadog/pprof: no frame kind says JavaScript, the file name does
+        let mut p = Profile::new(vec![SampleType::samples()]);
+        for file in ["/srv/app/main.js", "/usr/lib/libc.c"] {
+            p.intern_frame(Frame {
+                file: Some(file.into()),
+                ..Frame::named("f", FrameKind::Native)
+            });
+        }
+        let code = own_code(&[p], &|_| false).unwrap();
+        assert_eq!(code.files, ["/srv/app/main.js"]);
+    }
+
+    #[test]
+    fn only_dependencies_no_guess() {
+        let p = profile(&["/srv/app/node_modules/a/index.js", "node:fs"]);
+        assert!(own_code(&[p], &|_| false).is_none());
+    }
+}

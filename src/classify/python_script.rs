@@ -1,0 +1,193 @@
+//! The Python program's own files, guessed from the profile, so that its code is user code
+//! without a `--user` flag, through the same mechanism as Go's module ([`super::own_code`];
+//! issue 29).
+//!
+//! A Python frame (py-spy raw, folded and speedscope; a CPython 3.12+ `-X perf` map entry)
+//! names its source file. The program's own files are those the python preset does not claim:
+//! not the standard library (`/usr/lib/python3.11/...`, `<frozen ...>`, py-spy's short
+//! `json/decoder.py`), not an installed package (`site-packages/`, `dist-packages/`).
+//!
+//! py-spy's raw output shortens paths relative to `sys.path`, so an installed package's file
+//! reads `simplejson/encoder.py`, as a package of the program would. Before calling such a
+//! relative file the program's, the rest of the profile is asked: a package of that top-level
+//! name seen under `site-packages/` or `dist-packages/` in any frame's file or module (a
+//! speedscope path, a `--native` extension module `/venv/.../site-packages/simplejson/_speedups...so`)
+//! makes it an installed package's, left to the rules for third-party code.
+
+use super::own_code::{self, OwnCode};
+use crate::model::{Frame, FrameKind, Profile};
+use std::collections::BTreeSet;
+
+/// The program's Python files in `profiles`, or `None` when no frame is one.
+pub fn own_code(
+    profiles: &[Profile],
+    claimed_by_presets: &dyn Fn(&Frame) -> bool,
+) -> Option<OwnCode> {
+    // top-level package names the profile shows installed
+    let mut installed: BTreeSet<&str> = BTreeSet::new();
+    for profile in profiles {
+        for frame in profile.frames() {
+            for path in [frame.file.as_deref(), frame.module.as_deref()]
+                .into_iter()
+                .flatten()
+            {
+                if let Some(top) = installed_package(path) {
+                    installed.insert(top);
+                }
+            }
+        }
+    }
+    let mut own: BTreeSet<&str> = BTreeSet::new();
+    let mut others: BTreeSet<&str> = BTreeSet::new();
+    let mut shortened: BTreeSet<&str> = BTreeSet::new();
+    for profile in profiles {
+        for frame in profile.frames() {
+            let Some(file) = frame.file.as_deref().filter(|f| is_python_file(f)) else {
+                continue;
+            };
+            if frame.kind != FrameKind::Interpreted {
+                continue;
+            }
+            if claimed_by_presets(frame) || installed_package(file).is_some() {
+                others.insert(file);
+            } else if !file.starts_with('/')
+                && let Some((top, _)) = file.split_once('/')
+                && installed.contains(top)
+            {
+                shortened.insert(top);
+                others.insert(file);
+            } else {
+                own.insert(file);
+            }
+        }
+    }
+    if own.is_empty() {
+        return None;
+    }
+    let others: Vec<&str> = others.into_iter().collect();
+    let (dir, files) = own_code::file_globs(&own, &others);
+    let names: Vec<&str> = own.iter().copied().collect();
+    let place = if dir.is_empty() {
+        "named relative to sys.path".to_string()
+    } else {
+        format!("under {dir}")
+    };
+    let mut evidence = format!(
+        "{} Python file(s) outside the standard library and site-packages, {place}: {}",
+        own.len(),
+        own_code::some_of(&names)
+    );
+    if !shortened.is_empty() {
+        let tops: Vec<&str> = shortened.into_iter().collect();
+        evidence.push_str(&format!(
+            "; not {} (seen installed under site-packages elsewhere in the profile)",
+            own_code::some_of(&tops)
+        ));
+    }
+    Some(OwnCode {
+        unit: "python files",
+        // (files named relative to sys.path have no directory to name them by)
+        name: if dir.is_empty() {
+            own_code::some_of(&names)
+        } else {
+            dir
+        },
+        prefixes: Vec::new(),
+        files,
+        evidence,
+    })
+}
+
+/// Python source, not CPython's pseudo-files (`<frozen ...>`, `<string>`).
+fn is_python_file(file: &str) -> bool {
+    !file.starts_with('<') && (file.ends_with(".py") || file.ends_with(".pyw"))
+}
+
+/// `.../site-packages/simplejson/encoder.py` → `simplejson`; `.../site-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so` → `_cffi_backend`.
+fn installed_package(path: &str) -> Option<&str> {
+    let (_, rest) = path
+        .rsplit_once("site-packages/")
+        .or_else(|| path.rsplit_once("dist-packages/"))?;
+    let top = rest.split('/').next()?;
+    let top = top.split('.').next()?;
+    (!top.is_empty()).then_some(top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SampleType;
+
+    fn profile(frames: &[(&str, Option<&str>, FrameKind)]) -> Profile {
+        let mut p = Profile::new(vec![SampleType::samples()]);
+        for (i, (file, module, kind)) in frames.iter().enumerate() {
+            p.intern_frame(Frame {
+                file: Some((*file).into()),
+                module: module.map(Into::into),
+                ..Frame::named(format!("f{i}"), *kind)
+            });
+        }
+        p
+    }
+
+    const PY: FrameKind = FrameKind::Interpreted;
+
+    fn std_claims(f: &Frame) -> bool {
+        f.file
+            .as_deref()
+            .is_some_and(|f| f.starts_with("json/") || f.contains("/lib/python3"))
+    }
+
+    #[test]
+    fn files_outside_the_stdlib_and_site_packages_are_the_programs() {
+        let p = profile(&[
+            ("/srv/app/main.py", None, PY),
+            ("/srv/app/app/db.py", None, PY),
+            ("/usr/lib/python3.11/json/decoder.py", None, PY),
+            (
+                "/venv/lib/python3.11/site-packages/requests/api.py",
+                None,
+                PY,
+            ),
+        ]);
+        let code = own_code(&[p], &std_claims).unwrap();
+        assert_eq!(code.name, "/srv/app");
+        assert_eq!(code.files, ["/srv/app/app/*", "/srv/app/main.py"]);
+    }
+
+    #[test]
+    fn a_shortened_path_of_a_package_seen_installed_is_not_the_programs() {
+        let p = profile(&[
+            ("app.py", None, PY),
+            ("simplejson/encoder.py", None, PY),
+            ("json/encoder.py", None, PY),
+            (
+                "_speedups.c",
+                Some(
+                    "/venv/lib/python3.11/site-packages/simplejson/_speedups.cpython-311-x86_64-linux-gnu.so",
+                ),
+                FrameKind::Native,
+            ),
+        ]);
+        let code = own_code(&[p], &std_claims).unwrap();
+        assert_eq!(code.files, ["app.py"]);
+        assert!(
+            code.evidence.contains("not simplejson"),
+            "{}",
+            code.evidence
+        );
+        // without that evidence the short path is taken for the program's own package
+        let p = profile(&[("app.py", None, PY), ("simplejson/encoder.py", None, PY)]);
+        let code = own_code(&[p], &std_claims).unwrap();
+        assert_eq!(code.files, ["app.py", "simplejson/*"]);
+    }
+
+    #[test]
+    fn the_stdlib_alone_no_guess() {
+        let p = profile(&[
+            ("json/encoder.py", None, PY),
+            ("<frozen importlib._bootstrap>", None, PY),
+        ]);
+        assert!(own_code(&[p], &std_claims).is_none());
+    }
+}

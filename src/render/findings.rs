@@ -1,0 +1,312 @@
+//! The findings of [`crate::aggregate::quality`] in words (issue 28): what a recording unfit
+//! for a view means for the answer, with its cause and fix, and the `--user` hint. Every
+//! command that shows a profile renders them from here (the report's header, `explain`, JSON,
+//! `flame` on stderr and in the SVG's subtitle, the split index, `diff`, `--each` rows), so
+//! no output hides what another says.
+
+use super::pct;
+use crate::aggregate::quality::Finding;
+
+/// One finding as a sentence, without its `warning:`/`hint:` tag (JSON's `findings` hold
+/// these).
+pub fn text(finding: &Finding) -> String {
+    match finding {
+        Finding::NoCallChains => "no call chains (every stack is one frame): the owner and \
+             anywhere views are the self view again; record with `perf record -g` (or \
+             `--call-graph dwarf`)"
+            .to_string(),
+        Finding::CutShort { percent, advice } => format!(
+            "{percent:.1}% of the weight is in stacks of only transparent frames that reach no \
+             thread root (_start, start_thread, ...): stacks cut short, whose weight the owner \
+             view gives to the leaf's owner; {advice}"
+        ),
+        Finding::InterpreterOnly { percent } => format!(
+            "{percent:.1}% of the weight is in CPython's interpreter with no Python function in \
+             its stack: perf sees the interpreter's C functions (_PyEval_EvalFrameDefault ...), \
+             not the program's, so no Python code can own a share; run the program with Python \
+             3.12+ and `-X perf` (perf then names each Python function), or record it with \
+             py-spy (`py-spy record --format raw` or `--format speedscope`)"
+        ),
+        Finding::Unresolved {
+            leaf,
+            owner,
+            modules,
+        } => format!(
+            "{leaf:.1}% of the leaves and {owner:.1}% of the owner frames are addresses without \
+             a symbol ({}); per module, the cause and the fix follow",
+            modules
+                .iter()
+                .map(|(m, p)| format!("{m} {p:.1}%"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Finding::UnresolvedModule {
+            module,
+            percent,
+            reason,
+        } => format!(
+            "{module}: {percent:.1}% of the leaves unresolved: {}; fix: {}",
+            reason.cause(),
+            reason.fix()
+        ),
+        Finding::TruncatedDwarf {
+            percent,
+            truncated,
+            stacks,
+            causes,
+        } => format!(
+            "{percent:.1}% of the DWARF user stacks ({truncated} of {stacks} samples) stopped \
+             before their outermost frame: the anywhere view misses the callers above the cut, \
+             and a cut that leaves only transparent frames counts as ownerless; causes: {}",
+            causes.join("; ")
+        ),
+        Finding::Lost {
+            percent,
+            events,
+            samples,
+        } => format!(
+            "{percent:.1}% of the samples were lost ({events} in LOST records, {samples} counted \
+             in LOST_SAMPLES): the shares are of the samples kept, and the loss comes in bursts \
+             when perf falls behind, so it is not spread evenly over the code; {}",
+            crate::model::LOST_FIX
+        ),
+        Finding::Throttled { times } => format!(
+            "the kernel throttled sampling {times} times (THROTTLE records): while throttled \
+             nothing is sampled, so the busiest moments are under-represented; {}",
+            crate::model::THROTTLE_FIX
+        ),
+        Finding::DepthCut {
+            percent,
+            cut,
+            stacks,
+            depth,
+        } => format!(
+            "{percent:.1}% of the stacks ({cut} of {stacks}) were cut at the recorder's depth \
+             limit of {depth} frames: their callers above the cut are missing, so the owner view \
+             may hand them to the framework or runtime frames below the cut and the anywhere \
+             view misses the cut owners; record with a deeper limit \
+             (`-XX:FlightRecorderOptions:stackdepth={}`, or async-profiler's `jstackdepth=`)",
+            (depth * 4).clamp(256, 2048)
+        ),
+        Finding::UserPrefix {
+            prefix,
+            owner,
+            anywhere,
+        } => format!(
+            "the heaviest unclassified frames are under `{prefix}`: `--user {prefix}` would \
+             claim them as user code, {}",
+            user_moves(*owner, *anywhere)
+        ),
+    }
+}
+
+/// What `--user PREFIX` moves, as the hint and `explain`'s next step say it.
+pub fn user_moves(owner: f64, anywhere: f64) -> String {
+    format!(
+        "{} of the weight in the owner view ({} passes through them)",
+        pct(owner),
+        pct(anywhere)
+    )
+}
+
+/// A warning in a few words, for a place with room for one line (a flame graph's subtitle);
+/// `None` for what another headline covers (a module's unresolved leaves) and for hints.
+pub fn headline(finding: &Finding) -> Option<String> {
+    Some(match finding {
+        Finding::NoCallChains => "no call chains, so the owner view is the self view".into(),
+        Finding::CutShort { percent, .. } => format!("{percent:.1}% in stacks cut short"),
+        Finding::InterpreterOnly { percent } => {
+            format!("{percent:.1}% in CPython's interpreter with no Python function")
+        }
+        Finding::Unresolved { leaf, owner, .. } => {
+            format!("{leaf:.1}% of leaves and {owner:.1}% of owner frames without a symbol")
+        }
+        Finding::TruncatedDwarf { percent, .. } => {
+            format!("{percent:.1}% of DWARF stacks truncated")
+        }
+        Finding::Lost { percent, .. } => format!("{percent:.1}% of samples lost"),
+        Finding::Throttled { times } => format!("sampling throttled {times} times"),
+        Finding::DepthCut { percent, depth, .. } => {
+            format!("{percent:.1}% of stacks cut at depth {depth}")
+        }
+        Finding::UnresolvedModule { .. } | Finding::UserPrefix { .. } => return None,
+    })
+}
+
+/// One finding tagged as the report's header shows it: `warning: ...` or `hint: ...`.
+pub fn line(finding: &Finding) -> String {
+    let tag = if finding.is_warning() {
+        "warning"
+    } else {
+        "hint"
+    };
+    format!("{tag}: {}", text(finding))
+}
+
+/// Every finding tagged ([`line`]), in order.
+pub fn lines(findings: &[Finding]) -> Vec<String> {
+    findings.iter().map(line).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::quality::Quality;
+    use crate::model::{CallGraph, Recording};
+
+    /// The words of `q`'s findings out of a total of 100, one a line.
+    fn said(q: &Quality) -> String {
+        q.findings(100)
+            .iter()
+            .map(text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// A quality with 60 of 100 weight ownerless, stopping in `module`, recorded in `mode`.
+    fn cut_in(
+        module: &str,
+        mode: CallGraph,
+        dwarf: Option<crate::model::TruncatedStacks>,
+    ) -> Quality {
+        Quality {
+            max_depth: 8,
+            ownerless: 60,
+            ownerless_by_module: vec![(module.to_string(), 60)],
+            recording: Recording {
+                call_graph: Some(mode),
+                samples: 100,
+                dwarf,
+                ..Recording::default()
+            },
+            ..Quality::default()
+        }
+    }
+
+    fn cut(mode: CallGraph, dwarf: Option<crate::model::TruncatedStacks>) -> Quality {
+        cut_in("/lib/libc.so.6", mode, dwarf)
+    }
+
+    #[test]
+    fn ownerless_advice_follows_the_recording_mode() {
+        let fp = said(&cut(CallGraph::FramePointers, None));
+        assert!(fp.contains("60.0% of the weight"), "{fp}");
+        assert!(fp.contains("here in /lib/libc.so.6 60.0%"), "{fp}");
+        assert!(fp.contains("record with `--call-graph dwarf`"), "{fp}");
+
+        let stopped = crate::model::TruncatedStacks {
+            stacks: 100,
+            truncated: 60,
+            copy_exhausted: 0,
+            no_unwind_info: vec![(
+                "/lib/libc.so.6".to_string(),
+                60,
+                Some("no .eh_frame".to_string()),
+            )],
+            other: Vec::new(),
+        };
+        let text = said(&cut(CallGraph::Dwarf { copy_size: 4096 }, Some(stopped)));
+        // already DWARF: the cause is the module, never "record with DWARF" again
+        assert!(!text.contains("record with `--call-graph dwarf`"), "{text}");
+        assert!(
+            text.contains("unwinding stopped in /lib/libc.so.6 (no .eh_frame)"),
+            "{text}"
+        );
+        assert!(text.contains("install its debug info"), "{text}");
+        // and the truncated stacks are a finding of their own
+        assert!(
+            text.contains("60.0% of the DWARF user stacks (60 of 100 samples)"),
+            "{text}"
+        );
+
+        let exhausted = crate::model::TruncatedStacks {
+            stacks: 100,
+            truncated: 60,
+            copy_exhausted: 60,
+            no_unwind_info: Vec::new(),
+            other: Vec::new(),
+        };
+        let text = said(&cut(CallGraph::Dwarf { copy_size: 4096 }, Some(exhausted)));
+        assert!(text.contains("`--call-graph dwarf,16384`"), "{text}");
+    }
+
+    /// Issue 28 item 3: stacks that stop in JIT code want the JIT's frame pointers, in any
+    /// recording mode, never DWARF (perf cannot DWARF-unwind JIT code without a jitdump).
+    #[test]
+    fn stacks_cut_in_jit_code_want_preserve_frame_pointer_not_dwarf() {
+        for mode in [
+            CallGraph::FramePointers,
+            CallGraph::Dwarf { copy_size: 8192 },
+        ] {
+            let text = said(&cut_in("/tmp/perf-20602.map", mode, None));
+            assert!(text.contains("-XX:+PreserveFramePointer"), "{text}");
+            assert!(
+                text.contains("JIT-compiled code (/tmp/perf-20602.map)"),
+                "{text}"
+            );
+            assert!(!text.contains("record with `--call-graph dwarf`"), "{text}");
+        }
+    }
+
+    #[test]
+    fn loss_and_throttling_are_findings_with_their_fix() {
+        let mut q = Quality {
+            max_depth: 3,
+            ..Quality::default()
+        };
+        q.recording = Recording {
+            call_graph: Some(CallGraph::FramePointers),
+            samples: 940,
+            lost_events: 60,
+            ..Recording::default()
+        };
+        let text = said(&q);
+        assert!(text.contains("6.0% of the samples were lost"), "{text}");
+        assert!(text.contains("-m 1024"), "{text}");
+        assert!(q.summary(100).contains("lost 6.0% of samples"));
+        // 1 % lost is below the unfit share: the reader's warning says it, no finding
+        q.recording.lost_events = 9;
+        q.recording.samples = 891;
+        assert!(q.findings(100).is_empty(), "{:?}", q.findings(100));
+        q.recording.throttles = 3;
+        let text = said(&q);
+        assert!(text.contains("throttled sampling 3 times"), "{text}");
+        assert!(text.contains("kernel.perf_event_max_sample_rate"), "{text}");
+    }
+
+    #[test]
+    fn without_call_chains_only_that_is_said() {
+        let q = Quality {
+            max_depth: 1,
+            ownerless: 80,
+            recording: Recording {
+                call_graph: Some(CallGraph::None),
+                ..Recording::default()
+            },
+            ..Quality::default()
+        };
+        let findings = q.findings(100);
+        assert_eq!(findings, vec![Finding::NoCallChains]);
+        assert!(text(&findings[0]).contains("no call chains"));
+        assert!(
+            q.summary(100)
+                .contains("no call chains (recorded without -g)")
+        );
+    }
+
+    #[test]
+    fn hints_and_warnings_are_tagged_apart() {
+        let hint = Finding::UserPrefix {
+            prefix: "app.".into(),
+            owner: 42.04,
+            anywhere: 50.0,
+        };
+        assert_eq!(
+            line(&hint),
+            "hint: the heaviest unclassified frames are under `app.`: `--user app.` would \
+             claim them as user code, 42.0% of the weight in the owner view (50.0% passes \
+             through them)"
+        );
+        assert!(line(&Finding::NoCallChains).starts_with("warning: no call chains"));
+    }
+}
