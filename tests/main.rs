@@ -51,4 +51,5 @@ mod it {
     mod terminal;
     mod top;
     mod unfit;
+    mod zero_config;
 }

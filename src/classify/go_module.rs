@@ -38,6 +38,7 @@ pub fn own_code(profiles: &[Profile]) -> Option<OwnCode> {
         files: Vec::new(),
         name: module.path,
         evidence: module.evidence,
+        ..OwnCode::default()
     })
 }
 

@@ -10,7 +10,9 @@
 pub mod auto_owner;
 mod glob;
 pub mod go_module;
+pub mod jvm_package;
 pub mod match_key;
+pub mod native_module;
 pub mod node_script;
 pub mod own_code;
 pub mod presets;
@@ -195,8 +197,15 @@ impl RuleSet {
             profiles,
             &claimed_by_presets,
         );
-        for (i, code) in own_code.iter().enumerate() {
-            builder.insert_block(presets_start + i, code.user_block())?;
+        let mut before = presets_start;
+        for code in &own_code {
+            match code.placement {
+                own_code::Placement::BeforePresets => {
+                    builder.insert_block(before, code.user_block())?;
+                    before += 1;
+                }
+                own_code::Placement::AfterPresets => builder.add_block(code.user_block())?,
+            }
         }
         let rust = builder.loaded_presets.iter().any(|p| p == "rust")
             && !own_code_declined.iter().any(|d| d.unit == "rust crate");

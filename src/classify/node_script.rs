@@ -54,6 +54,7 @@ pub fn own_code(
             own.len(),
             own_code::some_of(&names)
         ),
+        ..OwnCode::default()
     })
 }
 

@@ -9,11 +9,11 @@
 
 use super::glob::Glob;
 use super::rules::{Matchers, Origin, OwnerBlock};
-use super::{go_module, node_script, python_script, rust_crate};
+use super::{go_module, jvm_package, native_module, node_script, python_script, rust_crate};
 use crate::model::{Category, Frame, Profile};
 
 /// The program's own code as guessed from a profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OwnCode {
     /// What kind of unit was found: `go module`, `rust crate`.
     pub unit: &'static str,
@@ -23,8 +23,24 @@ pub struct OwnCode {
     pub prefixes: Vec<String>,
     /// The source-file globs it claims (a script language's program files: node's, Python's).
     pub files: Vec<String>,
+    /// The module globs it claims (a native program's executable: `churn`).
+    pub modules: Vec<String>,
+    /// Where its block goes among the rules.
+    pub placement: Placement,
     /// How it was found, in words (`the main package's file whose/gosvc/main.go`).
     pub evidence: String,
+}
+
+/// Where a guess's `user` block goes: a guess by name or file excludes what the presets claim
+/// when it is made, so it goes before them and wins over a preset's broader rule; a guess by
+/// module (a native executable) cannot exclude the presets' frames of that module (C++'s
+/// `std::` inlined into it, a static libc), so it goes after them and takes only what they
+/// leave.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Placement {
+    #[default]
+    BeforePresets,
+    AfterPresets,
 }
 
 impl OwnCode {
@@ -44,6 +60,7 @@ impl OwnCode {
             .iter()
             .map(|p| format!("`{p}`"))
             .chain(self.files.iter().map(|f| format!("file `{f}`")))
+            .chain(self.modules.iter().map(|m| format!("module `{m}`")))
             .collect();
         format!(
             "user code guessed: {} {} ({}), detected from {}; --user PREFIX adds more, a \
@@ -64,6 +81,7 @@ impl OwnCode {
             any: Matchers {
                 prefix: self.prefixes.clone(),
                 file: self.files.iter().map(|f| Glob::new(f)).collect(),
+                module: self.modules.iter().map(|m| Glob::new(m)).collect(),
                 ..Matchers::default()
             },
             all: Vec::new(),
@@ -106,7 +124,8 @@ pub struct Guesses {
 
 /// The program's own code in `profiles`, for the loaded presets that know how to find it:
 /// Go's module with the go preset, the main binary's crate with the rust preset, the
-/// program's scripts with the node and python presets.
+/// program's scripts with the node and python presets, its packages with the jvm or kotlin
+/// preset, and, with the native preset and none of a language, the recorded executable.
 /// `claimed_by_presets` says whether a preset block claims a frame (std, a known dependency).
 pub fn detect(
     loaded_presets: &[String],
@@ -136,6 +155,20 @@ pub fn detect(
             rust_crate::Guess::Declined(declined) => guesses.declined.push(declined),
             rust_crate::Guess::Nothing => {}
         }
+    }
+    if (loaded("jvm") || loaded("kotlin"))
+        && let Some(packages) = jvm_package::own_code(profiles, claimed_by_presets)
+    {
+        guesses.found.push(packages);
+    }
+    // an executable's own code, where no language's guess names the program
+    let language = native_module::LANGUAGE_PRESETS.iter().any(|p| loaded(p));
+    if loaded("native")
+        && !language
+        && guesses.found.is_empty()
+        && let Some(executable) = native_module::own_code(profiles, claimed_by_presets)
+    {
+        guesses.found.push(executable);
     }
     guesses
 }

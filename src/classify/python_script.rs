@@ -95,6 +95,7 @@ pub fn own_code(
         prefixes: Vec::new(),
         files,
         evidence,
+        ..OwnCode::default()
     })
 }
 

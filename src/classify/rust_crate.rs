@@ -28,7 +28,7 @@
 
 use super::match_key;
 use super::own_code::{DeclineReason, Declined, OwnCode};
-use crate::model::{Frame, FrameKind, Profile, perf};
+use crate::model::{Frame, FrameKind, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Crates of Rust's own library, never the program's (named here and not only through the
@@ -65,7 +65,7 @@ pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> boo
 }
 
 fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Guess {
-    let main_module = main_module(profile);
+    let main_module = super::native_module::main_module(profile);
     let in_main = |f: &Frame| f.module.as_deref() == main_module;
     // the crate of each frame that may be the program's, by FrameId
     let crate_of: Vec<Option<Box<str>>> = profile
@@ -197,43 +197,8 @@ fn own(krate: &str, evidence: String) -> OwnCode {
         prefixes: vec![format!("{krate}::")],
         files: Vec::new(),
         evidence,
+        ..OwnCode::default()
     }
-}
-
-/// The main binary's module: that of the C `main` symbol when sampled, else the module of the
-/// most weight's outermost frame that is in a program file (not a shared library, the kernel,
-/// `[vdso]`, JIT code or an unmapped address). `None`: frames without a module (folded text).
-/// `convert --to pprof` names it first among the mappings, pprof's main binary.
-pub fn main_module(profile: &Profile) -> Option<&str> {
-    if let Some(module) = profile
-        .frames()
-        .find(|f| &*f.name == "main" && f.kind == FrameKind::Native)
-        .and_then(|f| f.module.as_deref())
-    {
-        return Some(module);
-    }
-    fn program(f: &Frame) -> Option<&str> {
-        let basename = f.module_basename()?;
-        let library = basename.contains(".so") || basename.starts_with('[');
-        let native = matches!(f.kind, FrameKind::Native | FrameKind::Inlined);
-        (native && !library && !perf::is_jit_module(basename) && !perf::is_kernel_module(basename))
-            .then_some(f.module.as_deref()?)
-    }
-    let mut weight: FxHashMap<&str, u128> = FxHashMap::default();
-    for row in profile.rows() {
-        if let Some(module) = profile
-            .stack(row.stack)
-            .iter()
-            .rev()
-            .find_map(|&f| program(profile.frame(f)))
-        {
-            *weight.entry(module).or_default() += row.values[profile.default_sample_type];
-        }
-    }
-    weight
-        .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-        .map(|(m, _)| m)
 }
 
 #[cfg(test)]

@@ -158,7 +158,7 @@ pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
     // pprof tools take the first mapping for the profile's main binary (`go tool pprof`'s
     // "File:" line): the recorded program's executable, not whichever module (often
     // `[kernel.kallsyms]`) the first frame read was in (issue 28)
-    if let Some(main) = crate::classify::rust_crate::main_module(profile) {
+    if let Some(main) = crate::classify::native_module::main_module(profile) {
         mappings.insert(main, 1);
         out.mapping.push(pb::Mapping {
             id: 1,

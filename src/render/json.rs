@@ -55,6 +55,9 @@ struct OwnCode<'a> {
     /// The source-file globs claimed (node's and Python's scripts).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     files: &'a [String],
+    /// The module globs claimed (a native program's executable).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    modules: &'a [String],
     evidence: &'a str,
 }
 
@@ -322,6 +325,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 name: &c.name,
                 prefixes: &c.prefixes,
                 files: &c.files,
+                modules: &c.modules,
                 evidence: &c.evidence,
             })
             .collect(),

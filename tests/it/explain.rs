@@ -121,8 +121,10 @@ fn rules_are_cited_as_presets_and_fit_a_terminal() {
 
 #[test]
 fn unclassified_functions_and_a_rule_that_claims_them() {
+    // without the guess of the recorded executable's own code (`--no-guess`), churn's C
+    // functions are unclassified: the mechanics of naming the rule that claims them
     let script = fixture_arg("perf/c-malloc.perf.perf-script.txt.gz");
-    let out = whose_ok(&["explain", &script]);
+    let out = whose_ok(&["explain", &script, "--no-guess"]);
     let section = out
         .split("unclassified functions by inclusive weight (8 of 8):\n")
         .nth(1)
@@ -151,7 +153,13 @@ fn unclassified_functions_and_a_rule_that_claims_them() {
     );
     let dir = tempfile::tempdir().unwrap();
     let file = write_temp(dir.path(), "app.toml", &rule);
-    let taken = whose_ok(&["explain", &script, "--rules", file.to_str().unwrap()]);
+    let taken = whose_ok(&[
+        "explain",
+        &script,
+        "--no-guess",
+        "--rules",
+        file.to_str().unwrap(),
+    ]);
     let left = taken
         .split("unclassified functions by inclusive weight (")
         .nth(1)
@@ -162,8 +170,9 @@ fn unclassified_functions_and_a_rule_that_claims_them() {
 
 #[test]
 fn a_package_prefix_is_the_next_step_when_one_covers_them() {
+    // `--no-guess`: the guess of the program's own code would take `bench.` already
     let seed = fixture_arg("folded/seed-ktor-alloc.txt");
-    let out = whose_ok(&["explain", &seed, "--unit", "bytes"]);
+    let out = whose_ok(&["explain", &seed, "--unit", "bytes", "--no-guess"]);
     assert!(
         out.contains(
             "next step: `--user bench.` would claim the heaviest unclassified functions as user \
@@ -171,8 +180,19 @@ fn a_package_prefix_is_the_next_step_when_one_covers_them() {
         ),
         "{out}"
     );
-    let taken = whose_ok(&["explain", &seed, "--unit", "bytes", "--user", "bench."]);
+    let taken = whose_ok(&[
+        "explain",
+        &seed,
+        "--unit",
+        "bytes",
+        "--no-guess",
+        "--user",
+        "bench.",
+    ]);
     assert!(!taken.contains("next step: `--user"), "{taken}");
+    // with no flags the guess takes it: no hint is left to give
+    let guessed = whose_ok(&["explain", &seed, "--unit", "bytes"]);
+    assert!(!guessed.contains("next step: `--user"), "{guessed}");
 }
 
 #[test]

@@ -682,16 +682,17 @@ fn unfit_input_gets_a_refusal_not_a_verdict() {
         ) && refusal.contains("record with `--call-graph dwarf` (or `lbr`)"),
         "{refusal}"
     );
-    // the self view does not depend on callers: a verdict
+    // the self view does not depend on callers: a verdict (churn, the recorded executable,
+    // is guessed as the program's own code: 25.6% of the leaves, as the hand rules say)
     let o = gate(
         std::slice::from_ref(&fp),
         &["category:user.self >= 1%"],
         &[],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    // accepted explicitly, the owner view gets its verdict too
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // accepted explicitly, the owner view gets its verdict too: 36.8%, the hand rules' 36.83%
     let o = gate(&[fp], &[require], &["--max-ownerless", "100%"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = gate(&[dwarf], &[require], &[]);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
 

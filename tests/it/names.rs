@@ -74,11 +74,14 @@ java/lang/Thread:::run_[j];Lorg/x/gen/File__123:_[j] 4
     assert!(presets.contains(&"jvm".to_string()), "{presets:?}");
     // netty owns its 30; the JDK's Thread.run is transparent (anywhere only); the VM's C++
     // thread entry is the VM's (`^thread_entry$` matches once the parameters are gone);
-    // the application's pkg.Foo and the generated class are unclassified (your code)
+    // the application's pkg.Foo, the outermost package under a thread root that no preset
+    // claims, is guessed as its own code; the generated class's package is under org.x,
+    // nobody's unit: unclassified
     assert_eq!(owners["netty"], [30, 30, 30]);
     assert_eq!(owners["jdk"], [0, 0, 54]);
     assert_eq!(owners["jvm"], [10, 10, 10]);
-    assert_eq!(owners["unclassified"], [24, 24, 24]);
+    assert_eq!(owners["user"], [20, 20, 20]);
+    assert_eq!(owners["unclassified"], [4, 4, 4]);
 }
 
 #[test]

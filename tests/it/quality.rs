@@ -210,8 +210,16 @@ fn a_jvm_recording_without_its_perf_map_has_its_java_frames_unresolved() {
 
 #[test]
 fn the_seeds_own_code_is_suggested_as_user_bench_and_taking_it_leaves_no_hint() {
+    // with no flags the guess of the program's own code takes `bench.` (its Kotlin `MainKt`):
+    // nothing is left to suggest
     let seed = fixture_arg("folded/seed-ktor-alloc.txt");
-    let json = report_json(&[&seed, "--unit", "bytes"]);
+    let guessed = report_json(&[&seed, "--unit", "bytes"]);
+    assert!(
+        guessed["inputs"][0].get("suggested_user").is_none(),
+        "{guessed}"
+    );
+    // `--no-guess`: the hint finds the same prefix
+    let json = report_json(&[&seed, "--unit", "bytes", "--no-guess"]);
     let suggested = &json["inputs"][0]["suggested_user"];
     assert_eq!(suggested["prefix"], "bench.");
     // every sampled byte passes through the service's own `bench.MainKt` lambdas, and none
@@ -219,7 +227,7 @@ fn the_seeds_own_code_is_suggested_as_user_bench_and_taking_it_leaves_no_hint() 
     // hint says what `--user` moves, which the owners below check)
     assert_eq!(suggested["anywhere"], json["inputs"][0]["total"]);
     assert_eq!(suggested["weight"], 0);
-    let explain = whose_ok(&["explain", &seed, "--unit", "bytes"]);
+    let explain = whose_ok(&["explain", &seed, "--unit", "bytes", "--no-guess"]);
     assert!(
         explain.contains(
             "next step: `--user bench.` would claim the heaviest unclassified functions as \
@@ -227,7 +235,7 @@ fn the_seeds_own_code_is_suggested_as_user_bench_and_taking_it_leaves_no_hint() 
         ),
         "{explain}"
     );
-    let json = report_json(&[&seed, "--unit", "bytes", "--user", "bench."]);
+    let json = report_json(&[&seed, "--unit", "bytes", "--no-guess", "--user", "bench."]);
     assert!(json["inputs"][0].get("suggested_user").is_none());
     let user = json["inputs"][0]["owners"]
         .as_array()
@@ -272,15 +280,13 @@ fn self_weight(json: &Value, owner: &str) -> u64 {
         .map_or(0, |o| o["self"].as_u64().unwrap())
 }
 
-/// With churn's symbols, the self weight of `unclassified` (churn's own functions as leaves)
-/// and of `ld.so` (churn's PLT stubs: named from `.rela.plt` even when stripped).
+/// With churn's symbols, the self weight of `user` (churn's own functions as leaves: the
+/// recorded executable is guessed as the program's own code) and of `ld.so` (churn's PLT
+/// stubs: named from `.rela.plt` even when stripped).
 fn churn_leaf_weights(run: &Hermetic) -> (u64, u64) {
     let json = churn_report(run, &["--binary-path", &fixture_arg("perf/bin")]);
     assert_eq!(quality(&json)["unresolved_leaf"], 0);
-    (
-        self_weight(&json, "unclassified"),
-        self_weight(&json, "ld.so"),
-    )
+    (self_weight(&json, "user"), self_weight(&json, "ld.so"))
 }
 
 #[test]

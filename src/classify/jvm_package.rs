@@ -1,0 +1,493 @@
+//! The JVM program's own packages, guessed from the profile, so that a Java or Kotlin
+//! program's code is user code without a `--user` flag, through the same mechanism as Go's
+//! module ([`super::own_code`]; issue 29).
+//!
+//! A JVM frame names its method by class and package (`shop.ShopServer.handleQuote`,
+//! `bench.MainKt$main$1.invoke`), but nothing in a name says which package is the program's.
+//! The signs, strongest first; each only among the candidate frames, those of a package that
+//! is neither the JDK's (`java.`, `jdk.`, `sun.`...) nor claimed by a preset (Kotlin's stdlib,
+//! Netty, Spring...) nor a well-known third-party root ([`auto_owner::NON_DOMAIN_ROOTS`]:
+//! `scala.`, `akka.`...):
+//! 1. the program's entry point, a sampled `main` method (`demo.app.Main.main`);
+//! 2. a Kotlin `main` file's class (`MainKt`, `ServerMainKt`), in any of its lambdas
+//!    (`bench.MainKt$main$1$2$9.invoke`): the file that holds `fun main`;
+//! 3. the `run` (`call`) of the classes the JDK's threads and pools start
+//!    (`java.lang.Thread.run` → `shop.Worker.run`): the program's tasks;
+//! 4. else the package of the outermost candidate frames, under the thread roots, for the most
+//!    weight: the program calls its dependencies, not the other way round. A package seen
+//!    called from another candidate package that it never calls back is a dependency and never
+//!    the guess (a library the presets do not know, called by the program).
+//!
+//! The guess claims the package's vendor prefix (`com.acme.` for `com.acme.shop.Main`: the
+//! program's other packages, `com.acme.common`, are its code too; three segments for the
+//! vendors of many products, as [`auto_owner::java_vendor`] names them), or the first segment
+//! of a package under no domain (`shop.`, `bench.`), or a class of the default package
+//! (`Main.`, `Main$`). Where a preset claims frames under that prefix, only the package itself
+//! is claimed, so that a preset's owner is never taken for the program's code.
+
+use super::auto_owner;
+use super::own_code::OwnCode;
+use crate::model::{Frame, FrameId, Profile};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Package prefixes of the JDK itself, never the program's.
+const JDK_PREFIXES: &[&str] = &["java.", "javax.", "jdk.", "sun.", "com.sun.", "jakarta."];
+
+/// Methods the JDK's threads and executors call on the program's tasks.
+const TASK_METHODS: &[&str] = &["run", "call"];
+
+/// A JVM method name taken apart: `shop.ShopServer$1.run` → package `shop`, class
+/// `ShopServer$1`, method `run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JavaMethod<'a> {
+    /// The package, dotted, empty for the default package.
+    pub package: &'a str,
+    pub class: &'a str,
+    pub method: &'a str,
+}
+
+impl<'a> JavaMethod<'a> {
+    /// The method a frame names, if its name is a JVM method's: lowercase package segments, a
+    /// class that starts with a capital, one method segment after it, and none of what C++,
+    /// Rust or kernel names have (`::`, spaces, slashes, parentheses before the signature).
+    pub fn parse(name: &'a str) -> Option<JavaMethod<'a>> {
+        let head = name.split('(').next().unwrap_or(name);
+        if head.contains("::") || head.contains(['/', ' ']) {
+            return None;
+        }
+        let (class_path, method) = head.rsplit_once('.')?;
+        let (package, class) = match class_path.rsplit_once('.') {
+            Some((package, class)) => (package, class),
+            None => ("", class_path),
+        };
+        let identifier = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        };
+        let lower = |s: &str| {
+            s.starts_with(|c: char| c.is_ascii_lowercase())
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        };
+        let method_ok = identifier(method) || method == "<init>" || method == "<clinit>";
+        let class_ok = class.starts_with(|c: char| c.is_ascii_uppercase()) && identifier(class);
+        let package_ok = package.is_empty() || package.split('.').all(lower);
+        (method_ok && class_ok && package_ok).then_some(JavaMethod {
+            package,
+            class,
+            method,
+        })
+    }
+
+    /// The class a nested class or lambda belongs to: `MainKt$main$1` → `MainKt`.
+    pub fn outer_class(&self) -> &'a str {
+        self.class.split('$').next().unwrap_or(self.class)
+    }
+}
+
+/// A method of the JDK's own packages.
+fn is_jdk(name: &str) -> bool {
+    JDK_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// The program's own package in `profiles`, or `None` when no candidate frame shows one.
+pub fn own_code(
+    profiles: &[Profile],
+    claimed_by_presets: &dyn Fn(&Frame) -> bool,
+) -> Option<OwnCode> {
+    let candidates: Vec<Candidates> = profiles
+        .iter()
+        .map(|p| Candidates::of(p, claimed_by_presets))
+        .collect();
+    let (package, name, evidence) = candidates
+        .iter()
+        .find_map(|c| c.entry_point())
+        .or_else(|| candidates.iter().find_map(|c| c.kotlin_main_file()))
+        .or_else(|| candidates.iter().find_map(|c| c.thread_task()))
+        .or_else(|| candidates.iter().find_map(|c| c.outermost()))?;
+    let prefixes = claim(&package, &name, profiles, claimed_by_presets);
+    Some(OwnCode {
+        unit: "jvm package",
+        name: if package.is_empty() {
+            name.clone()
+        } else {
+            package.clone()
+        },
+        prefixes,
+        files: Vec::new(),
+        evidence,
+        ..OwnCode::default()
+    })
+}
+
+/// The prefixes the guess claims for a program whose package is `package` (`class` when it
+/// is the default package): see the module doc.
+fn claim(
+    package: &str,
+    class: &str,
+    profiles: &[Profile],
+    claimed_by_presets: &dyn Fn(&Frame) -> bool,
+) -> Vec<String> {
+    if package.is_empty() {
+        return vec![format!("{class}."), format!("{class}$")];
+    }
+    let segments: Vec<&str> = package.split('.').collect();
+    let wide = match auto_owner::java_vendor(&format!("{package}.C.m")) {
+        Some(vendor) => vendor,
+        None => segments[0].to_string(),
+    };
+    let wide = format!("{wide}.");
+    let exact = format!("{package}.");
+    let overlaps_a_preset = wide != exact
+        && profiles.iter().any(|p| {
+            p.frames()
+                .any(|f| f.name.starts_with(wide.as_str()) && claimed_by_presets(f))
+        });
+    vec![if overlaps_a_preset { exact } else { wide }]
+}
+
+/// One profile's candidate frames (see the module doc) and the weights the signs need.
+struct Candidates<'a> {
+    profile: &'a Profile,
+    /// The parsed method of each candidate frame, by `FrameId`.
+    method: Vec<Option<JavaMethod<'a>>>,
+}
+
+/// A found package: (package, class, evidence in words).
+type Found = (String, String, String);
+
+impl<'a> Candidates<'a> {
+    fn of(profile: &'a Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Candidates<'a> {
+        let method = profile
+            .frames()
+            .map(|f| {
+                let m = JavaMethod::parse(&f.name)?;
+                let root = m.package.split('.').next().unwrap_or("");
+                let third_party = auto_owner::NON_DOMAIN_ROOTS.contains(&root);
+                (!is_jdk(&f.name) && !third_party && !claimed_by_presets(f)).then_some(m)
+            })
+            .collect();
+        Candidates { profile, method }
+    }
+
+    /// Each weighted stack, outermost frame first, as (its frames' ids, weight).
+    fn stacks(&self) -> impl Iterator<Item = (impl Iterator<Item = usize> + '_, u128)> + '_ {
+        let p = self.profile;
+        p.rows().map(move |row| {
+            let ids = p.stack(row.stack).iter().rev().map(|f| f.0 as usize);
+            (ids, row.values[p.default_sample_type])
+        })
+    }
+
+    /// Sign 1: the heaviest sampled `main` method of a candidate class.
+    fn entry_point(&self) -> Option<Found> {
+        self.heaviest_frame(|m| m.method == "main")
+            .map(|(m, name)| {
+                (
+                    m.package.to_string(),
+                    m.outer_class().to_string(),
+                    format!("`{name}`, the program's entry point"),
+                )
+            })
+    }
+
+    /// Sign 2: the heaviest frame of a Kotlin `main` file's class.
+    fn kotlin_main_file(&self) -> Option<Found> {
+        self.heaviest_frame(|m| m.outer_class().ends_with("MainKt"))
+            .map(|(m, name)| {
+                (
+                    m.package.to_string(),
+                    m.outer_class().to_string(),
+                    format!("`{name}`, of the Kotlin file that holds `main`"),
+                )
+            })
+    }
+
+    /// The candidate frame, among those `pick` accepts, on the most weight (inclusive), with
+    /// its name; ties go to the first name.
+    fn heaviest_frame(
+        &self,
+        pick: impl Fn(&JavaMethod) -> bool,
+    ) -> Option<(JavaMethod<'a>, &'a str)> {
+        let picked: FxHashSet<usize> = (self.method.iter().enumerate())
+            .filter(|(_, m)| m.as_ref().is_some_and(&pick))
+            .map(|(i, _)| i)
+            .collect();
+        if picked.is_empty() {
+            return None;
+        }
+        let mut weight: FxHashMap<usize, u128> = FxHashMap::default();
+        for (ids, w) in self.stacks() {
+            let mut seen = FxHashSet::default();
+            for id in ids.filter(|id| picked.contains(id)) {
+                if seen.insert(id) {
+                    *weight.entry(id).or_default() += w;
+                }
+            }
+        }
+        let name = |id: usize| &*self.profile.frame(FrameId(id as u32)).name;
+        let mut ranked: Vec<(usize, u128)> = picked
+            .iter()
+            .map(|&id| (id, weight.get(&id).copied().unwrap_or(0)))
+            .collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| name(a.0).cmp(name(b.0))));
+        let id = ranked.first()?.0;
+        Some((self.method[id]?, name(id)))
+    }
+
+    /// Sign 3: the package whose task method (`run`, `call`) is the outermost candidate frame,
+    /// called by a JDK frame, on the most weight.
+    fn thread_task(&self) -> Option<Found> {
+        let mut weight: FxHashMap<&str, (u128, usize)> = FxHashMap::default();
+        let mut total = 0u128;
+        for (ids, w) in self.stacks() {
+            total += w;
+            let mut caller_is_jdk = false;
+            for id in ids {
+                let frame = &self.profile.frame(FrameId(id as u32)).name;
+                match self.method[id] {
+                    Some(m) => {
+                        if caller_is_jdk && TASK_METHODS.contains(&m.method) {
+                            weight.entry(m.package).or_insert((0, id)).0 += w;
+                        }
+                        break;
+                    }
+                    None => caller_is_jdk = is_jdk(frame) && JavaMethod::parse(frame).is_some(),
+                }
+            }
+        }
+        let (package, (w, id)) = heaviest(weight)?;
+        let m = self.method[id]?;
+        let name = &self.profile.frame(FrameId(id as u32)).name;
+        Some((
+            package.to_string(),
+            m.outer_class().to_string(),
+            format!(
+                "`{name}`, a task the JDK's threads run, outermost in {:.1}% of the weight",
+                w as f64 * 100.0 / total.max(1) as f64
+            ),
+        ))
+    }
+
+    /// Sign 4: the package of the outermost candidate frames on the most weight, never a
+    /// package only ever called by other candidates.
+    fn outermost(&self) -> Option<Found> {
+        // per stack: the candidate packages from the outermost in, repeats folded
+        let mut rows: Vec<(Vec<(&str, usize)>, u128)> = Vec::new();
+        let mut total = 0u128;
+        for (ids, w) in self.stacks() {
+            total += w;
+            let mut packages: Vec<(&str, usize)> = Vec::new();
+            for id in ids {
+                if let Some(m) = self.method[id]
+                    && packages.last().map(|(p, _)| *p) != Some(m.package)
+                {
+                    packages.push((m.package, id));
+                }
+            }
+            if !packages.is_empty() {
+                rows.push((packages, w));
+            }
+        }
+        let mut calls: FxHashSet<(&str, &str)> = FxHashSet::default();
+        for (packages, _) in &rows {
+            for (i, (caller, _)) in packages.iter().enumerate() {
+                for (callee, _) in &packages[i + 1..] {
+                    if callee != caller {
+                        calls.insert((caller, callee));
+                    }
+                }
+            }
+        }
+        let dependencies: FxHashSet<&str> = calls
+            .iter()
+            .filter(|(caller, callee)| !calls.contains(&(*callee, *caller)))
+            .map(|(_, callee)| *callee)
+            .collect();
+        let mut weight: FxHashMap<&str, (u128, usize)> = FxHashMap::default();
+        for (packages, w) in &rows {
+            if let Some((package, id)) = packages.iter().find(|(p, _)| !dependencies.contains(p)) {
+                weight.entry(package).or_insert((0, *id)).0 += w;
+            }
+        }
+        let (package, (w, id)) = heaviest(weight)?;
+        let m = self.method[id]?;
+        Some((
+            package.to_string(),
+            m.outer_class().to_string(),
+            format!(
+                "outermost JVM frames not of the JDK or a known library in {:.1}% of the \
+                 weight (`{}`)",
+                w as f64 * 100.0 / total.max(1) as f64,
+                self.profile.frame(FrameId(id as u32)).name
+            ),
+        ))
+    }
+}
+
+/// The entry of most weight; ties go to the first name.
+fn heaviest(weight: FxHashMap<&str, (u128, usize)>) -> Option<(&str, (u128, usize))> {
+    weight
+        .into_iter()
+        .max_by(|a, b| a.1.0.cmp(&b.1.0).then_with(|| b.0.cmp(a.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FrameKind, SampleType};
+
+    /// Rows of leaf-first frame names and their weights.
+    fn profile(rows: &[(&[&str], u128)]) -> Profile {
+        let mut p = Profile::new(vec![SampleType::samples()]);
+        for (frames, weight) in rows {
+            let ids: Vec<_> = frames
+                .iter()
+                .map(|name| p.intern_frame(Frame::named(*name, FrameKind::Jit)))
+                .collect();
+            let stack = p.intern_stack(&ids);
+            p.add_sample(stack, None, &[*weight]);
+        }
+        p
+    }
+
+    /// What the jvm and kotlin presets would claim here.
+    fn presets(f: &Frame) -> bool {
+        ["kotlin.", "kotlinx.", "io.netty.", "sun.net.httpserver."]
+            .iter()
+            .any(|p| f.name.starts_with(p))
+    }
+
+    fn guess(rows: &[(&[&str], u128)]) -> OwnCode {
+        own_code(&[profile(rows)], &presets).expect("a guess")
+    }
+
+    #[test]
+    fn method_names_are_taken_apart_and_other_names_are_not() {
+        let m = JavaMethod::parse("bench.MainKt$main$1$2$9.invoke").unwrap();
+        assert_eq!(
+            (m.package, m.class, m.method),
+            ("bench", "MainKt$main$1$2$9", "invoke")
+        );
+        assert_eq!(m.outer_class(), "MainKt");
+        let m = JavaMethod::parse("Main.main([Ljava/lang/String;)V").unwrap();
+        assert_eq!((m.package, m.class, m.method), ("", "Main", "main"));
+        assert!(JavaMethod::parse("com.acme.Foo.<init>").is_some());
+        for other in [
+            "finish_task_switch.isra.0",
+            "JavaThread::run",
+            "std::vector<int>::push_back",
+            "StubRoutines (2)",
+            "Interpreter",
+            "main",
+            "py::crunch:/app/main.py",
+        ] {
+            assert_eq!(JavaMethod::parse(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn the_entry_point_names_the_vendor_prefix() {
+        let code = guess(&[
+            (&["com.acme.util.Strings.pad", "com.acme.shop.Main.main"], 3),
+            (
+                &["org.example.lib.Parser.parse", "com.acme.shop.Worker.run"],
+                9,
+            ),
+        ]);
+        assert_eq!(code.name, "com.acme.shop");
+        assert_eq!(code.prefixes, ["com.acme."]);
+        assert!(
+            code.evidence.contains("`com.acme.shop.Main.main`"),
+            "{}",
+            code.evidence
+        );
+    }
+
+    #[test]
+    fn a_kotlin_main_file_in_a_lambda_names_its_package() {
+        let code = guess(&[(
+            &[
+                "kotlin.reflect.jvm.internal.KClassImpl.toString",
+                "bench.MainKt$main$1$2$9.invoke",
+                "io.netty.channel.nio.NioEventLoop.run",
+            ],
+            5,
+        )]);
+        assert_eq!(code.prefixes, ["bench."]);
+    }
+
+    #[test]
+    fn a_pool_threads_task_names_its_package() {
+        let code = guess(&[
+            (
+                &[
+                    "org.json.JSONObject.toString",
+                    "shop.Pricing.quote",
+                    "shop.Worker.run",
+                    "java.util.concurrent.ThreadPoolExecutor$Worker.run",
+                    "java.lang.Thread.run",
+                ],
+                4,
+            ),
+            // the library, outermost where the stack was cut
+            (&["org.json.JSONObject.toString"], 6),
+        ]);
+        assert_eq!(code.prefixes, ["shop."]);
+        assert!(
+            code.evidence.contains("`shop.Worker.run`"),
+            "{}",
+            code.evidence
+        );
+    }
+
+    #[test]
+    fn without_an_entry_point_the_outermost_package_that_is_no_dependency() {
+        // handlers called by a framework a preset claims; `org.json` is called by the
+        // program and never calls it back, so cut stacks that start in it do not make it
+        // the program
+        let code = guess(&[
+            (
+                &[
+                    "org.json.JSONObject.toString",
+                    "shop.ShopServer.handleQuote",
+                    "sun.net.httpserver.ServerImpl$Exchange.run",
+                ],
+                3,
+            ),
+            (&["org.json.JSONObject.quote"], 5),
+        ]);
+        assert_eq!(code.name, "shop");
+        assert_eq!(code.prefixes, ["shop."]);
+        assert!(
+            code.evidence.contains("in 37.5% of the weight"),
+            "{}",
+            code.evidence
+        );
+    }
+
+    #[test]
+    fn a_prefix_a_preset_claims_is_narrowed_to_the_package() {
+        // the program is under the same vendor as a framework the presets know
+        let claims = |f: &Frame| f.name.starts_with("com.acme.tools.");
+        let p = profile(&[(&["com.acme.tools.Log.write", "com.acme.shop.Main.main"], 1)]);
+        let code = own_code(&[p], &claims).unwrap();
+        assert_eq!(code.prefixes, ["com.acme.shop."]);
+    }
+
+    #[test]
+    fn the_default_package_claims_the_class() {
+        let code = guess(&[(&["Main$Worker.run", "Main.main"], 1)]);
+        assert_eq!(code.prefixes, ["Main.", "Main$"]);
+    }
+
+    #[test]
+    fn only_the_jdk_and_known_libraries_no_guess() {
+        let p = profile(&[(
+            &["java.lang.String.hashCode", "scala.collection.Seq.map"],
+            1,
+        )]);
+        assert_eq!(own_code(&[p], &presets), None);
+    }
+}
