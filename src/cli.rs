@@ -501,6 +501,12 @@ pub struct GateArgs {
     /// leave only transparent frames; throttling is reported, not guarded.
     #[arg(long, value_name = "PERCENT", default_value = defaults::GATE_GUARD)]
     pub max_lost: String,
+    /// Refuse a verdict (exit 2) when frames no rule and no guess names (`unclassified`)
+    /// decide more than this share of a requirement's view (the leaf for self, the owner frame
+    /// for owner, any frame for anywhere); a requirement on `unclassified` or `unknown`
+    /// itself is exempt; `100%` turns the guard off.
+    #[arg(long, value_name = "PERCENT", default_value = defaults::GATE_GUARD)]
+    pub max_unclassified: String,
     /// Several profiles are always repeats in a gate; accepted so `report --repeats` and
     /// `gate` take the same flags.
     #[arg(long)]

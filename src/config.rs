@@ -546,6 +546,7 @@ impl GatePlan {
                 max_unresolved: gate::parse_guard("--max-unresolved", &args.max_unresolved)?,
                 max_ownerless: gate::parse_guard("--max-ownerless", &args.max_ownerless)?,
                 max_lost: gate::parse_guard("--max-lost", &args.max_lost)?,
+                max_unclassified: gate::parse_guard("--max-unclassified", &args.max_unclassified)?,
             },
         })
     }

@@ -50,6 +50,7 @@ mod it {
     mod speedscope;
     mod terminal;
     mod top;
+    mod unclassified_guard;
     mod unfit;
     mod zero_config;
 }

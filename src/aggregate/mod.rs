@@ -289,6 +289,18 @@ impl Aggregate {
         }
         findings
     }
+
+    /// The percent of the weight that frames no rule, preset or guess names decide in `view`
+    /// (the leaf for self, the owner frame for owner, any frame for anywhere): what the
+    /// report's quality line shows and `--max-unclassified` guards (issue 29).
+    pub fn unclassified_percent(&self, view: report::View) -> f64 {
+        let weight = self
+            .all
+            .owners
+            .get(OwnerId::UNCLASSIFIED.0 as usize)
+            .map_or(0, |w| view.of(w));
+        quality::percent(weight, self.all.total)
+    }
 }
 
 /// Facts about one distinct stack that do not depend on the row's weight.
@@ -671,6 +683,10 @@ pub fn aggregate(
     ownerless_by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     quality.ownerless_by_module = ownerless_by_module;
     quality.recording = profile.meta.recording.clone();
+    quality.unclassified_owner = all
+        .owners
+        .get(OwnerId::UNCLASSIFIED.0 as usize)
+        .map_or(0, |w| w.owner);
     // every frame with who owns it and the owner-view weight it decides: what `--user` moves
     let claim = |f: FrameId| match classes.owner_of(f) {
         OwnerId::UNCLASSIFIED => quality::Claim::Unclassified,

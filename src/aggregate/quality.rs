@@ -132,6 +132,9 @@ pub struct Quality {
     /// Python function appears: what perf records of a Python program unless Python 3.12+
     /// runs with `-X perf` (issue 28).
     pub interpreter_only: u128,
+    /// Weight whose owner frame no rule, preset or guess names (`unclassified` in the owner
+    /// view): what `--max-unclassified` guards there (issue 29).
+    pub unclassified_owner: u128,
 }
 
 /// One module's unresolved leaf weight and why its addresses have no symbol.
@@ -208,6 +211,7 @@ impl Quality {
         self.unresolved_anywhere += other.unresolved_anywhere;
         self.module_only_leaf += other.module_only_leaf;
         self.interpreter_only += other.interpreter_only;
+        self.unclassified_owner += other.unclassified_owner;
         merge_unresolved(&mut self.unresolved_by_module, &other.unresolved_by_module);
         merge_modules(&mut self.ownerless_by_module, &other.ownerless_by_module);
         self.recording.merge(&other.recording);
@@ -234,11 +238,13 @@ impl Quality {
         };
         let mut line = format!(
             "quality: {chains}; ownerless {:.1}%; unresolved {:.1}% of leaves, {:.1}% of owner \
-             frames; classified by module only {:.1}% of leaves",
+             frames; classified by module only {:.1}% of leaves; unclassified {:.1}% of owner \
+             frames",
             self.ownerless_percent(total),
             self.unresolved_leaf_percent(total),
             self.unresolved_owner_percent(total),
-            percent(self.module_only_leaf, total)
+            percent(self.module_only_leaf, total),
+            percent(self.unclassified_owner, total)
         );
         if let Some(d) = &recording.dwarf {
             line.push_str(&format!(

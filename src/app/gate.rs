@@ -88,7 +88,11 @@ fn metric_report(
             i,
             index,
             "gate",
-            Detail::default(),
+            // the heaviest unclassified frame, for the --max-unclassified refusal's advice
+            Detail {
+                top: 1,
+                ..Detail::default()
+            },
         ));
     }
     if inputs.is_empty() {

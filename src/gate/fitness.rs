@@ -5,10 +5,11 @@
 use crate::aggregate::quality::percent;
 use crate::aggregate::report::{Report, View};
 use crate::error::{Error, Result};
-use crate::gate::Requirement;
+use crate::gate::{Requirement, Subject};
+use crate::model::{Category, UNCLASSIFIED};
 
-/// `--max-unresolved`, `--max-ownerless` and `--max-lost`, in percent (100 turns a guard
-/// off).
+/// `--max-unresolved`, `--max-ownerless`, `--max-lost` and `--max-unclassified`, in percent
+/// (100 turns a guard off).
 ///
 /// Truncated DWARF stacks have no guard of their own: a cut that leaves only transparent
 /// frames is ownerless (guarded), and a cut above the owner frame leaves the owner view right.
@@ -19,6 +20,9 @@ pub struct Guards {
     pub max_unresolved: f64,
     pub max_ownerless: f64,
     pub max_lost: f64,
+    /// The share of a view that frames no rule and no guess names may decide (issue 29): a
+    /// verdict on 80 % unclassified weight judges the rules, not the code.
+    pub max_unclassified: f64,
 }
 
 /// Checks every input of `report` (the repeats `requirement` is measured over) against the
@@ -79,6 +83,48 @@ pub fn check_fit(report: &Report, requirement: &Requirement, guards: &Guards) ->
                 crate::model::LOST_FIX
             ));
         }
+        let unclassified = input.aggregate.unclassified_percent(view);
+        if unclassified > guards.max_unclassified && !about_unclassified(&requirement.subject) {
+            return refuse(format!(
+                "{unclassified:.1}% of its weight is decided by frames no rule and no guess \
+                 names (`unclassified`; --max-unclassified {}%), which could be anybody's: {}; \
+                 or raise --max-unclassified to accept them",
+                guards.max_unclassified,
+                claim_advice(&input.aggregate)
+            ));
+        }
     }
     Ok(())
+}
+
+/// Whether a requirement is about the unclassified weight itself (`unclassified.owner <=
+/// 10%`, `category:unknown.self <= 5%`): the guard would refuse the very figure it checks.
+fn about_unclassified(subject: &Subject) -> bool {
+    match subject {
+        Subject::Name(n) => n == UNCLASSIFIED || n == Category::Unknown.as_str(),
+        Subject::Owner(n) => n == UNCLASSIFIED,
+        Subject::Category(c) => *c == Category::Unknown,
+    }
+}
+
+/// How to claim the heaviest unclassified frames: the `--user` prefix that covers them, or
+/// the heaviest one and the rule file `explain` writes.
+fn claim_advice(aggregate: &crate::aggregate::Aggregate) -> String {
+    if let Some(hint) = &aggregate.suggested_user {
+        return format!(
+            "the heaviest are under `{0}`; `--user {0}` claims them as user code, a --rules \
+             file names their owner if they are somebody else's",
+            hint.prefix
+        );
+    }
+    match aggregate.unclassified_frames.first() {
+        Some(f) => format!(
+            "the heaviest is `{}`; name its owner in a --rules file (`whose explain` lists \
+             them and writes the rule)",
+            f.frame
+        ),
+        None => "name their owner in a --rules file (`whose explain` lists them and writes \
+                 the rule)"
+            .to_string(),
+    }
 }

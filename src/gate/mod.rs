@@ -100,6 +100,9 @@ pub struct InputShare {
     pub estimate: Estimate,
     /// Its interval at the decision's confidence, percent.
     pub interval: Interval,
+    /// The percent of this input's weight that unclassified frames decide in the
+    /// requirement's view (what `--max-unclassified` guards).
+    pub unclassified: f64,
 }
 
 /// What would decide an inconclusive requirement, at the share measured now.
@@ -137,6 +140,14 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
+    /// The largest unclassified percent of the view over the inputs.
+    pub fn unclassified(&self) -> f64 {
+        self.inputs
+            .iter()
+            .map(|i| i.unclassified)
+            .fold(0.0, f64::max)
+    }
+
     /// The share a point-estimate decision rests on: the min for a lower bound, the max for
     /// an upper one.
     pub fn deciding_share(&self) -> f64 {
@@ -235,6 +246,7 @@ pub fn check(
                 counted: d.counted,
                 interval: estimate.interval(decision.confidence),
                 estimate,
+                unclassified: input.aggregate.unclassified_percent(requirement.view),
             }
         })
         .collect();

@@ -365,6 +365,8 @@ struct Requirement<'a> {
     /// N counts distinct stacks) or `{"repeats": N}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     to_decide: Option<JsonToDecide>,
+    /// The largest percent of the view that unclassified frames decide over the inputs.
+    unclassified_percent: f64,
     inputs: Vec<Input<'a>>,
 }
 
@@ -408,6 +410,8 @@ struct Input<'a> {
     effective_samples: f64,
     /// This input's own interval from its counts.
     interval: JsonInterval,
+    /// The percent of its weight that unclassified frames decide in the view.
+    unclassified_percent: f64,
 }
 
 fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
@@ -440,6 +444,7 @@ fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
                 ToDecide::Samples { needed, counted } => JsonToDecide::Samples { needed, counted },
                 ToDecide::Repeats(n) => JsonToDecide::Repeats(n),
             }),
+            unclassified_percent: e.unclassified(),
             inputs: e
                 .inputs
                 .iter()
@@ -452,6 +457,7 @@ fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
                     counted: i.counted,
                     effective_samples: i.estimate.n_eff,
                     interval: i.interval.into(),
+                    unclassified_percent: i.unclassified,
                 })
                 .collect(),
         })

@@ -102,6 +102,8 @@ struct Quality<'a> {
     unresolved_owner: u128,
     unresolved_anywhere: u128,
     module_only_leaf: u128,
+    /// Owner-view weight of frames no rule, preset or guess names.
+    unclassified_owner: u128,
     unresolved_by_module: Vec<UnresolvedModule<'a>>,
     /// Where the ownerless stacks stop.
     ownerless_by_module: Vec<ModuleWeight<'a>>,
@@ -477,6 +479,7 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
         unresolved_owner: q.unresolved_owner,
         unresolved_anywhere: q.unresolved_anywhere,
         module_only_leaf: q.module_only_leaf,
+        unclassified_owner: q.unclassified_owner,
         unresolved_by_module: q
             .unresolved_by_module
             .iter()

@@ -673,6 +673,9 @@ fn lost_samples_and_throttling_are_figures_findings_and_a_gate_refusal() {
             "10%",
             "--max-unresolved",
             "100%",
+            // no presets, no guess: every frame is unclassified, which is not what this checks
+            "--max-unclassified",
+            "100%",
         ],
     );
     assert_eq!(
