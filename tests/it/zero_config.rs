@@ -122,6 +122,27 @@ fn a_c_programs_executable_is_its_own_code_with_frame_pointers_and_dwarf() {
 }
 
 #[test]
+fn a_cpp_programs_executable_is_its_own_code_with_frame_pointers_and_dwarf() {
+    // cxx-index (fixtures/src/cxx-index): a C++ indexer recorded with frame pointers and with
+    // DWARF; by hand (cxx-index.rules, through the oracle) the executable `idx` asks for
+    // 84.29% (fp) and 100% (DWARF) of the samples. The self view differs by design: whose's
+    // native preset gives the libstdc++ templates g++ compiled into idx to libstdc++, the
+    // hand rules give all of idx's module to user
+    for (mode, gate) in [("fp", Some(2)), ("dwarf", Some(0))] {
+        let file = fixture_arg(&format!("perf/cxx-index.perf-{mode}.perf-script.txt.gz"));
+        let json = report_json(&[&file, "--metric", "samples"]);
+        assert_eq!(guess(&json), ("executable".into(), "idx".into()), "{mode}");
+        let (oracle, _) = expected_shares(&format!("cxx-index.perf-{mode}.json"));
+        assert_close(owner_share(&json, "user"), oracle["user"][OWNER], mode);
+        assert!(owner_share(&json, "unclassified") <= 1.0, "{mode}: {json}");
+        // `user.owner >= 50%` holds by hand; the fp recording's stacks cut short in glibc
+        // (15.7%) are refused, the DWARF one passes
+        let (code, stderr) = gate_code(&[&file], "user.owner >= 50%");
+        assert_eq!(code, gate, "{mode}: {stderr}");
+    }
+}
+
+#[test]
 fn the_guess_is_switched_off_and_a_rules_file_overrides_it() {
     let file = fixture_arg("perf/c-malloc.perf.perf-script.txt.gz");
     let off = report_json(&[&file, "--no-guess"]);
