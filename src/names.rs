@@ -289,9 +289,25 @@ fn java_agent_name(sym: &str) -> Option<String> {
         .then(|| format!("{class}.{method}"))
 }
 
-/// DumpPerfMapAtExit: `<return type> <qualified.method>(<params>)`.
+/// DumpPerfMapAtExit: `<return type> <qualified.method>(<params>)`, and the same without its
+/// parameters as stackcollapse-perf writes it (`void orders.MainKt.main`,
+/// `java.util.List orders.MainKt.makeLines`), where the return type must then read as a Java
+/// type by itself (a primitive or a qualified class), so that no C declaration passes.
 fn java_signature_name(sym: &str) -> Option<String> {
-    let (head, _params) = sym.split_once('(')?;
+    let head = match sym.split_once('(') {
+        Some((head, _params)) => head,
+        None => {
+            let (ret, _) = sym.rsplit_once(' ')?;
+            const PRIMITIVES: &[&str] = &[
+                "void", "boolean", "byte", "char", "short", "int", "long", "float", "double",
+            ];
+            let element = ret.trim_end_matches("[]");
+            if !PRIMITIVES.contains(&element) && !element.contains('.') {
+                return None;
+            }
+            sym
+        }
+    };
     let (ret, method) = head.rsplit_once(' ')?;
     let plain = |s: &str| {
         !s.is_empty()
@@ -805,6 +821,21 @@ mod tests {
         assert_eq!(e.name, "json.encoder.JSONEncoder.encode");
         // the JVM's entries are not these
         assert_eq!(perf_map_entry("void shop.A.b(int)"), None);
+        // stackcollapse-perf drops the parameters of DumpPerfMapAtExit's names
+        assert_eq!(
+            java_name("void orders.MainKt.main").as_deref(),
+            Some("orders.MainKt.main")
+        );
+        assert_eq!(
+            java_name("java.util.List orders.MainKt.makeLines").as_deref(),
+            Some("orders.MainKt.makeLines")
+        );
+        assert_eq!(
+            java_name("java.lang.String[] a.B.c").as_deref(),
+            Some("a.B.c")
+        );
+        assert_eq!(java_name("unsigned long foo.bar"), None);
+        assert_eq!(java_name("Order orders.MainKt.parse"), None);
         assert_eq!(perf_map_entry("Lio/netty/Foo;::bar"), None);
         assert_eq!(perf_map_entry("Interpreter"), None);
         assert_eq!(perf_map_entry("StubRoutines (1)"), None);
