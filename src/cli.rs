@@ -316,6 +316,12 @@ pub struct ReportArgs {
     /// Divide weights by N (e.g. a request count: bytes per request).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub per: Option<u64>,
+    /// Show each share with its 95% interval (`33.8% [32.6–35.0]`) instead of its weight:
+    /// from the input's sample counts (Wilson at the effective sample size, the threads'
+    /// variance where larger), or over `--repeats` their mean with Student's t. CSV gains
+    /// `low` and `high`; JSON always carries the intervals.
+    #[arg(long)]
+    pub ci: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: OutputFormat,

@@ -188,6 +188,9 @@ pub struct ReportShape {
     pub combine: Combine,
     /// `--per N`: weights divided by N.
     pub per: Option<u64>,
+    /// `--ci`: each share with its interval in the table, markdown and CSV (JSON always has
+    /// them).
+    pub ci: bool,
 }
 
 impl ReportShape {
@@ -198,6 +201,7 @@ impl ReportShape {
             views,
             combine: Combine::Repeats,
             per: None,
+            ci: false,
         }
     }
 }
@@ -293,6 +297,7 @@ impl ReportPlan {
                 views: distinct_views(&args.views),
                 combine: combine(args.repeats, args.merge),
                 per: args.per,
+                ci: args.ci,
             },
             top: args.top,
             threads: args.threads,

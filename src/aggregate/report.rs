@@ -93,6 +93,8 @@ pub struct Report {
     pub by: GroupBy,
     pub views: Vec<View>,
     pub per: Option<u64>,
+    /// `--ci`: shares shown with their intervals.
+    pub ci: bool,
 }
 
 /// One table row: an owner or a category, with its weights in each input.
@@ -242,6 +244,27 @@ impl Report {
         let c = Category::parse(name)?;
         let i = super::category_index(c) as usize;
         Some(share(view.of(&all.categories[i]), all.total))
+    }
+
+    /// The sampling estimate of `row`'s share in `view` of input `input`, from its sample
+    /// counts ([`super::interval`]); `None` for a row that is neither an owner nor a category
+    /// (samples without a stack).
+    pub fn share_estimate(
+        &self,
+        input: usize,
+        row: &ShareRow,
+        view: View,
+    ) -> Option<super::interval::Estimate> {
+        let agg = &self.inputs[input].aggregate;
+        let (index, category) = match self.by {
+            GroupBy::Category => (super::category_index(row.category?) as usize, true),
+            _ => (self.owners.iter().position(|o| o.name == row.name)?, false),
+        };
+        let d = &agg.dispersion;
+        Some(
+            d.sums(&agg.all, index, category, view)
+                .estimate(d.samples as f64),
+        )
     }
 
     /// Share of `unclassified` / `unsymbolized` in the owner view of one input, for headers.

@@ -201,6 +201,7 @@ pub fn build_report(loaded: &Loaded, inputs: Vec<InputReport>, shape: ReportShap
         by: shape.by,
         views: shape.views,
         per: shape.per,
+        ci: shape.ci,
     }
 }
 

@@ -7,9 +7,11 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     if report.by == GroupBy::Type {
         return write_types(report, out);
     }
+    let confidence = crate::gate::DEFAULT_CONFIDENCE;
     writeln!(
         out,
-        "input,owner,category,transparent,view,weight,total,share,guessed"
+        "input,owner,category,transparent,view,weight,total,share,guessed{}",
+        if report.ci { ",low,high" } else { "" }
     )?;
     let rows = report.rows();
     for (i, input) in report.inputs.iter().enumerate() {
@@ -17,9 +19,19 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         for row in &rows {
             for view in &report.views {
                 let w = view.of(&row.weights[i]);
+                // `--ci`: the share's interval from this input's counts (empty without an
+                // owner: samples without a stack)
+                let interval = match report.share_estimate(i, row, *view) {
+                    _ if !report.ci => String::new(),
+                    Some(e) => {
+                        let i = e.interval(confidence);
+                        format!(",{:.6},{:.6}", i.low, i.high)
+                    }
+                    None => ",,".to_string(),
+                };
                 writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{:.6},{}",
+                    "{},{},{},{},{},{},{},{:.6},{}{interval}",
                     field(&input.path),
                     field(&row.name),
                     row.category.map_or("", |c| c.as_str()),

@@ -53,6 +53,9 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         }
         writeln!(out, "| {} |", cells.join(" | "))?;
     }
+    if let Some(note) = super::interval_note(report) {
+        writeln!(out, "\n{}", note.trim())?;
+    }
     write_frames(report, out)
 }
 

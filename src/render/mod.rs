@@ -129,6 +129,9 @@ pub fn share_cells(report: &Report, row: &ShareRow, view: View) -> Vec<String> {
         .zip(&report.inputs)
         .map(|(w, i)| share(view.of(w), i.aggregate.all.total))
         .collect();
+    if report.ci {
+        return interval_cells(report, row, view, &shares);
+    }
     match report.combine {
         Combine::Repeats => {
             let s = Spread::of(&shares);
@@ -136,6 +139,53 @@ pub fn share_cells(report: &Report, row: &ShareRow, view: View) -> Vec<String> {
         }
         _ => shares.into_iter().map(pct).collect(),
     }
+}
+
+/// `--ci`: each input's share with its interval from its sample counts, or over repeats
+/// their mean with the t interval (floored at the inputs' own sampling error, as the gate
+/// decides); a row without an owner (samples without a stack) keeps its bare share.
+fn interval_cells(report: &Report, row: &ShareRow, view: View, shares: &[f64]) -> Vec<String> {
+    let confidence = crate::gate::DEFAULT_CONFIDENCE;
+    let estimates: Option<Vec<_>> = (0..report.inputs.len())
+        .map(|i| report.share_estimate(i, row, view))
+        .collect();
+    let Some(estimates) = estimates else {
+        return shares.iter().map(|&s| pct(s)).collect();
+    };
+    // percent without the sign, which the note under the table gives: three views fit 80
+    // columns
+    let cell = |share: f64, i: crate::aggregate::interval::Interval| {
+        format!("{share:.1} [{:.1}–{:.1}]", i.low, i.high)
+    };
+    match report.combine {
+        Combine::Repeats => {
+            let sampling = estimates.iter().map(|e| e.var.sqrt() * 100.0).sum::<f64>()
+                / estimates.len() as f64;
+            let (mean, i) =
+                crate::aggregate::interval::repeats_interval(shares, sampling, confidence);
+            vec![cell(mean, i)]
+        }
+        _ => shares
+            .iter()
+            .zip(&estimates)
+            .map(|(&s, e)| cell(s, e.interval(confidence)))
+            .collect(),
+    }
+}
+
+/// What `--ci` cells hold, for the note under the table; `None` without `--ci`.
+pub fn interval_note(report: &Report) -> Option<String> {
+    let level = crate::gate::DEFAULT_CONFIDENCE * 100.0;
+    report.ci.then(|| match report.combine {
+        Combine::Repeats => format!(
+            "  (percent: mean [{level}% t interval] of the shares over {} repeats)",
+            report.inputs.len()
+        ),
+        _ => format!(
+            "  (percent: share [{level}% interval] from the sample counts; \
+             `whose gate --help` says what it assumes)"
+        ),
+    })
 }
 
 /// Header lines common to the table and markdown: input, metric, total, presets, specials.
@@ -380,5 +430,6 @@ pub fn share_table_titles(report: &Report, weight_title: impl Fn(&str) -> String
 
 /// Whether absolute weights are shown beside shares (one input, or merged).
 pub fn show_weights(report: &Report) -> bool {
-    report.inputs.len() == 1
+    // with `--ci` the interval takes the weight's place, so that three views fit 80 columns
+    report.inputs.len() == 1 && !report.ci
 }

@@ -353,7 +353,9 @@ fn write_rows(
         table.write(term.width, bold, style, out)?;
     }
     let mut notes = Vec::new();
-    if report.combine == Combine::Repeats {
+    if let Some(note) = super::interval_note(report) {
+        notes.push(note);
+    } else if report.combine == Combine::Repeats {
         notes.push(format!(
             "  (median [min–max] of the shares over {} repeats)",
             report.inputs.len()
@@ -544,6 +546,8 @@ fn write_threads(
                     ..input.clone()
                 }],
                 combine: Default::default(),
+                // a thread group's counts keep no dispersion: its shares have no interval
+                ci: false,
                 ..report.clone()
             };
             let rows = report.thread_rows(i, g);

@@ -444,3 +444,100 @@ fn report_json_carries_each_shares_interval() {
         "{i}"
     );
 }
+
+#[test]
+fn report_ci_shows_each_share_with_its_interval_in_80_columns() {
+    // the 400-sample profile above: user self and owner 26% [21.94, 30.51] by hand (Wilson,
+    // z = 1.959964); anywhere 100% (`app.main` is on every stack), whose Wilson lower bound is
+    // n / (n + z²) = 400 / 403.84 = 99.05%
+    let dir = tempfile::tempdir().unwrap();
+    let small = hand_made(dir.path(), "small.folded", 104, 296);
+    let args = ["report", &small, "--no-presets", "--user", "app.", "--ci"];
+    let table = whose_ok(&args);
+    let user = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("user "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert_eq!(
+        user.split_whitespace().collect::<Vec<_>>(),
+        [
+            "user",
+            "user",
+            "26.0",
+            "[21.9–30.5]",
+            "26.0",
+            "[21.9–30.5]",
+            "100.0",
+            "[99.0–100.0]"
+        ],
+        "{table}"
+    );
+    // the share table (owner, category, three views) fits 80 columns
+    let out = command().env("COLUMNS", "80").args(args).output().unwrap();
+    let narrow = ok_stdout(&args, out);
+    let rows = narrow
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("owner "))
+        .take_while(|l| !l.trim().is_empty());
+    assert!(rows.clone().count() >= 3, "{narrow}");
+    for row in rows {
+        assert!(row.chars().count() <= 80, "{row}");
+    }
+    assert!(table.contains("(percent: share [95% interval] from the sample counts"));
+    // CSV gains low and high; without --ci it keeps its columns
+    let mut csv_args = args.to_vec();
+    csv_args.extend(["--format", "csv"]);
+    let csv = whose_ok(&csv_args);
+    assert!(csv.starts_with(
+        "input,owner,category,transparent,view,weight,total,share,guessed,low,high\n"
+    ));
+    let row = csv
+        .lines()
+        .find(|l| l.contains(",user,user,false,owner,"))
+        .unwrap();
+    let fields: Vec<f64> = row
+        .rsplit(',')
+        .take(2)
+        .map(|f| f.parse().unwrap())
+        .collect();
+    assert!(
+        (fields[1] - 21.944).abs() < 1e-3 && (fields[0] - 30.512).abs() < 1e-3,
+        "{row}"
+    );
+    let plain = whose_ok(&[
+        "report",
+        &small,
+        "--no-presets",
+        "--user",
+        "app.",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        plain.starts_with("input,owner,category,transparent,view,weight,total,share,guessed\n")
+    );
+    // repeats at 26, 28 and 30% of 2,000 samples: mean 28, sd 2, t(0.975, 2) = 4.3027, half
+    // width 4.3027 · 2 / √3 = 4.968 (above one repeat's own sampling error of about 1 point):
+    // [23.0, 33.0]
+    let repeats: Vec<String> = [520, 560, 600]
+        .iter()
+        .enumerate()
+        .map(|(i, &u)| hand_made(dir.path(), &format!("r{i}.folded"), u, 2000 - u))
+        .collect();
+    let mut rargs = vec![
+        "report",
+        "--repeats",
+        "--no-presets",
+        "--user",
+        "app.",
+        "--ci",
+    ];
+    rargs.extend(repeats.iter().map(String::as_str));
+    let table = whose_ok(&rargs);
+    let user = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("user "))
+        .unwrap();
+    assert!(user.contains("28.0 [23.0–33.0]"), "{table}");
+    assert!(table.contains("(percent: mean [95% t interval] of the shares over 3 repeats)"));
+}
