@@ -72,6 +72,30 @@ fn kotlin_reflection_owns_the_allocations_as_the_oracle_says() {
 }
 
 #[test]
+fn park_and_monitor_times_equal_the_oracle() {
+    // JfrMix `lock`: four workers contend for the program's own monitor and ReentrantLock, a
+    // consumer waits on a monitor for a producer, an idle thread pool parks (thresholds 0 ms)
+    for metric in ["park-time", "monitor-enter-time", "monitor-wait-time"] {
+        assert_oracle("jdk17-lock", metric);
+    }
+    // the pool's idle workers park in the JDK's own code (59.4%); the workers' ReentrantLock
+    // parks are the program's (40.6%); every monitor enter and wait is under its frames
+    let lock = fixture_arg("jfr/jdk17-lock.jfr.gz");
+    let (park, _) = jfr_shares(&lock, "park-time");
+    assert!(
+        park["app"][OWNER] > 30.0 && park["jdk"][OWNER] > 50.0,
+        "{}",
+        table(&park)
+    );
+    let (enter, _) = jfr_shares(&lock, "monitor-enter-time");
+    assert!(
+        (enter["app"][OWNER] - 100.0).abs() < 1e-9,
+        "{}",
+        table(&enter)
+    );
+}
+
+#[test]
 fn jdk17_deep_stacks_equal_the_oracle() {
     assert_oracle("jdk17-deep", "cpu-samples");
 }
