@@ -116,25 +116,17 @@ fn is_program_file(f: &Frame) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::SampleType;
+    use crate::classify::rust_crate::tests::TestRow;
 
     /// Rows of leaf-first (name, module) frames and their weights.
     fn profile(rows: &[(&[(&str, &str)], u128)]) -> Profile {
-        let mut p = Profile::new(vec![SampleType::samples()]);
-        for (frames, weight) in rows {
-            let ids: Vec<_> = frames
-                .iter()
-                .map(|(name, module)| {
-                    p.intern_frame(Frame {
-                        module: Some((*module).into()),
-                        ..Frame::named(*name, FrameKind::Native)
-                    })
-                })
-                .collect();
-            let stack = p.intern_stack(&ids);
-            p.add_sample(stack, None, &[*weight]);
-        }
-        p
+        type Frames<'a> = Vec<(&'a str, Option<&'a str>)>;
+        let rows: Vec<(Frames, u128)> = rows
+            .iter()
+            .map(|(f, w)| (f.iter().map(|(n, m)| (*n, Some(*m))).collect(), *w))
+            .collect();
+        let rows: Vec<TestRow> = rows.iter().map(|(f, w)| (f.as_slice(), *w)).collect();
+        crate::classify::rust_crate::tests::profile(&rows)
     }
 
     const BIN: &str = "/home/u/indexer/build/indexer";

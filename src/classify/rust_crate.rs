@@ -202,14 +202,15 @@ fn own(krate: &str, evidence: String) -> OwnCode {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::SampleType;
 
     /// One row: leaf-first frames as (name, module), and its weight.
-    type TestRow<'a> = (&'a [(&'a str, Option<&'a str>)], u128);
+    pub(crate) type TestRow<'a> = (&'a [(&'a str, Option<&'a str>)], u128);
 
-    fn profile(rows: &[TestRow]) -> Profile {
+    /// A profile of native frames with the given modules (also `native_module`'s tests').
+    pub(crate) fn profile(rows: &[TestRow]) -> Profile {
         let mut p = Profile::new(vec![SampleType::samples()]);
         for (frames, weight) in rows {
             let ids: Vec<_> = frames
