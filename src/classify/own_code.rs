@@ -53,25 +53,6 @@ impl OwnCode {
         )
     }
 
-    /// The report header's line: what was guessed, what it claims, and how to override it.
-    pub fn header_line(&self) -> String {
-        let prefixes: Vec<String> = self
-            .prefixes
-            .iter()
-            .map(|p| format!("`{p}`"))
-            .chain(self.files.iter().map(|f| format!("file `{f}`")))
-            .chain(self.modules.iter().map(|m| format!("module `{m}`")))
-            .collect();
-        format!(
-            "user code guessed: {} {} ({}), detected from {}; --user PREFIX adds more, a \
-             --rules file that claims them overrides",
-            self.unit,
-            self.name,
-            prefixes.join(", "),
-            self.evidence
-        )
-    }
-
     /// The top-priority-after-the-user's `user` block claiming [`OwnCode::prefixes`].
     pub fn user_block(&self) -> OwnerBlock {
         OwnerBlock {

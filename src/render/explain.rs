@@ -116,7 +116,7 @@ pub fn write(
         format!("presets: {}", presets::display_list(&rules.presets)),
     )?;
     for code in &rules.own_code {
-        prose(out, code.header_line())?;
+        prose(out, super::own_code_line(code))?;
     }
     for declined in &rules.own_code_declined {
         prose(out, super::declined_line(declined))?;

@@ -188,6 +188,26 @@ pub fn interval_note(report: &Report) -> Option<String> {
     })
 }
 
+/// The header's line for a guess of the program's own code: what was guessed, what it
+/// claims, and how to override it (the report and `explain` say it alike).
+pub fn own_code_line(code: &crate::classify::own_code::OwnCode) -> String {
+    let claims: Vec<String> = code
+        .prefixes
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .chain(code.files.iter().map(|f| format!("file `{f}`")))
+        .chain(code.modules.iter().map(|m| format!("module `{m}`")))
+        .collect();
+    format!(
+        "user code guessed: {} {} ({}), detected from {}; --user PREFIX adds more, a \
+         --rules file that claims them overrides",
+        code.unit,
+        code.name,
+        claims.join(", "),
+        code.evidence
+    )
+}
+
 /// Header lines common to the table and markdown: input, metric, total, presets, specials.
 pub fn header_lines(report: &Report) -> Vec<String> {
     let mut lines = Vec::new();
@@ -230,7 +250,7 @@ pub fn header_lines(report: &Report) -> Vec<String> {
             ""
         }
     ));
-    lines.extend(report.own_code.iter().map(|c| c.header_line()));
+    lines.extend(report.own_code.iter().map(own_code_line));
     lines.extend(report.own_code_declined.iter().map(declined_line));
     // heaviest first in the owner view (summed over the inputs), so a long list names the
     // owners that matter
