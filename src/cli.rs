@@ -30,6 +30,10 @@ pub mod defaults {
     pub const GATE_GUARD: &str = "5%";
     /// `gate --confidence` and `diff --confidence`: the level of the intervals (issue 25).
     pub const CONFIDENCE: &str = "95%";
+    /// `report --each-memory`: one input's share of memory, in bytes of distinct content.
+    pub const EACH_MEMORY: u64 = 2 << 30;
+    /// `report --each-timeout`: one input's share of time, in seconds.
+    pub const EACH_TIMEOUT: u64 = 300;
 }
 
 #[derive(Debug, Parser)]
@@ -339,6 +343,14 @@ pub struct ReportArgs {
     /// a bad file is an error row and exit 2 at the end. Needs --format ndjson or parquet.
     #[arg(long, value_name = "DIR|GLOB|@LIST", conflicts_with_all = ["merge", "repeats"])]
     pub each: Vec<String>,
+    /// --each: the most distinct content one input may hold (its frames, stacks and rows, in
+    /// bytes); an input past it stops being read and becomes an error row, the others go on.
+    #[arg(long, value_name = "BYTES", default_value_t = defaults::EACH_MEMORY, requires = "each")]
+    pub each_memory: u64,
+    /// --each: the longest one input may take to read, in seconds; past it the input stops
+    /// being read and becomes an error row, the others go on.
+    #[arg(long, value_name = "SECONDS", default_value_t = defaults::EACH_TIMEOUT, requires = "each")]
+    pub each_timeout: u64,
     /// A label column with this value on every row (ndjson, parquet); repeatable.
     #[arg(long, value_name = "KEY=VALUE")]
     pub label: Vec<String>,

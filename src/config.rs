@@ -220,8 +220,18 @@ pub struct ReportPlan {
     pub output: Option<PathBuf>,
     /// `--each DIR|GLOB|@LIST`: fleet rows, each input on its own (`app::each`).
     pub each: Vec<String>,
+    /// `--each-memory` and `--each-timeout`: one input's share.
+    pub each_share: EachShare,
     /// The label columns of the row formats.
     pub labels: RowLabels,
+}
+
+/// One `--each` input's share of memory (bytes of distinct content, `model::budget`) and
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EachShare {
+    pub memory: usize,
+    pub time: std::time::Duration,
 }
 
 impl ReportPlan {
@@ -304,6 +314,10 @@ impl ReportPlan {
             format: args.format,
             output: args.output,
             each: args.each,
+            each_share: EachShare {
+                memory: usize::try_from(args.each_memory).unwrap_or(usize::MAX),
+                time: std::time::Duration::from_secs(args.each_timeout),
+            },
             labels,
         })
     }

@@ -19,6 +19,7 @@ use crate::classify::{self, Classification, Reason, RuleOptions, RuleSet};
 use crate::config::{LoadConfig, ReportPlan};
 use crate::error::{Error, Result};
 use crate::input::{self, InputFormat, pprof};
+use crate::model::budget::{self, Budget, Exceeded};
 use crate::model::{Frame, OwnerId, Profile};
 use crate::render::rows::{RowFormat, RowWriter};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -120,20 +121,28 @@ fn progress_bar(total: u64) -> ProgressBar {
 /// one strange file cannot end a fleet run.
 fn read_one(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> InputRows {
     let shown = path.display().to_string();
-    let result =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rows_of(plan, rules, path)))
-            .unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                Err(Error::input(
-                    path,
-                    crate::error::Position::Whole,
-                    format!("internal error reading it (a bug in whose, please report it): {what}"),
-                ))
-            });
+    // its share of memory and time: past either, the reader stops and the input is an error
+    // row (issue 23), whatever the reader made of being stopped
+    let share = plan.each_share;
+    let budget = Budget::new(share.memory, Some(share.time));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        budget::within(&budget, || rows_of(plan, rules, path))
+    }));
+    let result = match budget.exceeded() {
+        Some(limit) => Err(past_its_share(path, limit)),
+        None => result.unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::input(
+                path,
+                crate::error::Position::Whole,
+                format!("internal error reading it (a bug in whose, please report it): {what}"),
+            ))
+        }),
+    };
     match result {
         Ok(rows) => rows,
         Err(e) => {
@@ -145,6 +154,22 @@ fn read_one(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> InputRows {
             )
         }
     }
+}
+
+/// The error row's message of an input past its share, naming the flag that raises it.
+fn past_its_share(path: &Path, limit: Exceeded) -> Error {
+    let why = match limit {
+        Exceeded::Memory { limit } => format!(
+            "went past its share of memory, {limit} bytes of distinct frames, stacks and rows, \
+             and was not read to the end; --each-memory BYTES raises the share"
+        ),
+        Exceeded::Time { limit } => format!(
+            "went past its share of time, {} s, and was not read to the end; --each-timeout \
+             SECONDS raises the share",
+            limit.as_secs()
+        ),
+    };
+    Error::input(path, crate::error::Position::Whole, why)
 }
 
 fn rows_of(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> Result<InputRows> {

@@ -57,6 +57,12 @@ impl Source {
             file_len = metadata.filter(|m| m.is_file()).map(|m| m.len());
             (path.to_path_buf(), Box::new(file))
         };
+        // `--each`: every read first asks whether the input is past its share of memory or
+        // time (`model::budget`), so that the reader stops at its next read
+        let raw: Box<dyn Read + Send> = match crate::model::budget::current() {
+            Some(budget) => Box::new(Budgeted { inner: raw, budget }),
+            None => raw,
+        };
         let mut buffered = BufReader::with_capacity(READ_BUFFER, raw);
         let head = buffered.fill_buf().map_err(|e| Error::io(&display, e))?;
         let gzipped = head.starts_with(&[0x1f, 0x8b]);
@@ -206,6 +212,19 @@ impl Source {
             ),
             None => Error::io(&self.path, e),
         }
+    }
+}
+
+/// A reader that refuses to read on once its input's budget is spent.
+struct Budgeted<R> {
+    inner: R,
+    budget: Arc<crate::model::budget::Budget>,
+}
+
+impl<R: Read> Read for Budgeted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.budget.check()?;
+        self.inner.read(buf)
     }
 }
 

@@ -4,6 +4,7 @@
 //! values of every sample type. Readers fold samples into rows as they read, so memory grows
 //! with the number of distinct stacks, never with the number of samples.
 
+pub mod budget;
 mod dump;
 mod frame;
 mod intern;
@@ -109,15 +110,35 @@ impl Profile {
     }
 
     pub fn intern_frame(&mut self, frame: Frame) -> FrameId {
-        FrameId(self.frames.intern_owned(frame))
+        let before = self.frames.len();
+        let size = std::mem::size_of::<Frame>()
+            + frame.name.len()
+            + frame.module.as_deref().map_or(0, str::len)
+            + frame.file.as_deref().map_or(0, str::len);
+        let id = self.frames.intern_owned(frame);
+        if self.frames.len() > before {
+            budget::charge(size);
+        }
+        FrameId(id)
     }
 
     pub fn intern_stack(&mut self, leaf_first: &[FrameId]) -> StackId {
-        StackId(self.stacks.intern(leaf_first))
+        let before = self.stacks.len();
+        let id = self.stacks.intern(leaf_first);
+        if self.stacks.len() > before {
+            // the frame ids, the slice's place and its hash-table slot
+            budget::charge(leaf_first.len() * 4 + 16);
+        }
+        StackId(id)
     }
 
     pub fn intern_thread(&mut self, name: &str) -> ThreadId {
-        ThreadId(self.threads.intern::<str>(name))
+        let before = self.threads.len();
+        let id = self.threads.intern::<str>(name);
+        if self.threads.len() > before {
+            budget::charge(name.len() + 16);
+        }
+        ThreadId(id)
     }
 
     /// Adds one sample (or a pre-summed group) to its row. `values` has one entry per sample
@@ -152,6 +173,7 @@ impl Profile {
         let row = self.row_keys.len() as u32;
         self.row_keys.push(key);
         self.values.extend_from_slice(values);
+        budget::charge(n * 16 + std::mem::size_of::<RowKey>() + 4);
         match thread {
             None => {
                 let i = stack.0 as usize;

@@ -221,7 +221,13 @@ fn read_records<R: Read + Send>(
                 })
                 .ok()
         });
+        // `--each`'s share of this input (`model::budget`): perf.data is read by the decoding
+        // thread, not through a `Source`, so the folding loop asks between batches
+        let budget = crate::model::budget::current();
         for batch in rx {
+            if let Some(b) = &budget {
+                b.check().map_err(|e| Error::io(path, e))?;
+            }
             let mut batch = batch?;
             for event in &batch.events {
                 reader.apply(event, &batch, little);
