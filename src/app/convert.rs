@@ -87,9 +87,8 @@ pub fn run(plan: ConvertPlan) -> Result<Outcome> {
                     })?;
                 }
                 None => {
-                    let proto = export::pprof::from_profile(&profile, &labels);
                     write_output(plan.output.as_deref(), |out, _| {
-                        export::pprof::write_gz(&proto, out)
+                        export::pprof::write_profile_gz(&profile, &labels, out)
                     })?;
                 }
             }

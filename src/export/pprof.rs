@@ -4,7 +4,7 @@
 //!
 //! A pprof input keeps every field of its own (addresses, mappings, numeric labels such as
 //! Go's `bytes`, comments) and only gains the labels ([`add_owner_labels`]); other inputs are
-//! written from the model ([`from_profile`]), one location per distinct frame.
+//! written from the model ([`write_profile_gz`]), one location per distinct frame.
 
 use crate::classify::RuleSet;
 use crate::input::pprof::StringTable;
@@ -39,12 +39,6 @@ struct Strings {
 }
 
 impl Strings {
-    fn new() -> Strings {
-        let mut strings = Strings::default();
-        strings.get("");
-        strings
-    }
-
     /// New strings to be appended to a table of `first` entries: the index of `table[i]` is
     /// `first + i`.
     fn after(first: usize) -> Strings {
@@ -133,162 +127,309 @@ pub fn add_owner_labels(
     }
 }
 
-/// A pprof `Profile` of the model: sample types, one mapping per module, one function per
-/// (name, file), one location per physical frame and the frames inlined into it, one sample
-/// per (stack, thread) row.
-pub fn from_profile(profile: &Profile, labels: &OwnerLabels) -> pb::Profile {
-    let mut strings = Strings::new();
-    let mut out = pb::Profile {
-        sample_type: profile
-            .sample_types()
-            .iter()
-            .map(|t| pb::ValueType {
-                r#type: strings.get(&t.name),
-                unit: strings.get(t.unit.name()),
-            })
-            .collect(),
-        ..Default::default()
-    };
-    out.default_sample_type =
-        strings.get(&profile.sample_types()[profile.default_sample_type].name);
-    let mut mappings: FxHashMap<&str, u64> = FxHashMap::default();
-    let mut functions: FxHashMap<(&str, Option<&str>), u64> = FxHashMap::default();
-    // each frame's mapping and line; locations are made per stack below
-    let mut frame_lines: Vec<(u64, pb::Line)> = Vec::with_capacity(profile.frame_count());
+/// `Profile`'s field numbers (profile.proto).
+mod field {
+    pub const SAMPLE_TYPE: u32 = 1;
+    pub const SAMPLE: u32 = 2;
+    pub const MAPPING: u32 = 3;
+    pub const LOCATION: u32 = 4;
+    pub const FUNCTION: u32 = 5;
+    pub const STRING_TABLE: u32 = 6;
+    pub const DURATION_NANOS: u32 = 10;
+    pub const PERIOD_TYPE: u32 = 11;
+    pub const PERIOD: u32 = 12;
+    pub const COMMENT: u32 = 13;
+    pub const DEFAULT_SAMPLE_TYPE: u32 = 14;
+}
+
+/// Writes the model as a gzipped pprof `Profile`: sample types, one mapping per module, one
+/// function per (name, file), one location per physical frame and the frames inlined into
+/// it, one sample per (stack, thread) row.
+///
+/// Streamed (issue 23): a message's encoding is the concatenation of its fields and
+/// repeated fields keep their order, so each string, mapping, function, location and sample
+/// is encoded the moment it is first needed and written out; what stays in memory is the
+/// index of each (a string's, a function's, a location's id), not a `pb::Profile` of the
+/// whole profile, which for 5 M distinct stacks needed five times `report`'s memory.
+pub fn write_profile_gz(
+    profile: &Profile,
+    labels: &OwnerLabels,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let gz = GzEncoder::new(std::io::BufWriter::new(out), Compression::default());
+    let mut w = Streamed::new(gz);
+    for t in profile.sample_types() {
+        let vt = pb::ValueType {
+            r#type: w.string(&t.name)?,
+            unit: w.string(t.unit.name())?,
+        };
+        w.message(field::SAMPLE_TYPE, &vt)?;
+    }
+    let default = &profile.sample_types()[profile.default_sample_type].name;
+    let default = w.string(default)?;
     // pprof tools take the first mapping for the profile's main binary (`go tool pprof`'s
     // "File:" line): the recorded program's executable, not whichever module (often
     // `[kernel.kallsyms]`) the first frame read was in (issue 28)
     if let Some(main) = crate::classify::native_module::main_module(profile) {
-        mappings.insert(main, 1);
-        out.mapping.push(pb::Mapping {
-            id: 1,
-            filename: strings.get(main),
-            has_functions: true,
-            has_inline_frames: true,
-            ..Default::default()
-        });
+        w.mapping(main)?;
     }
+    // each frame's mapping and line; locations are made per stack below
+    let mut frame_lines: Vec<(u64, pb::Line)> = Vec::with_capacity(profile.frame_count());
     for frame in profile.frames() {
         let mapping_id = match frame.module.as_deref() {
             None => 0,
-            Some(m) => {
-                let next = mappings.len() as u64 + 1;
-                *mappings.entry(m).or_insert_with(|| {
-                    out.mapping.push(pb::Mapping {
-                        id: next,
-                        filename: strings.get(m),
-                        has_functions: true,
-                        has_inline_frames: true,
-                        ..Default::default()
-                    });
-                    next
-                })
-            }
+            Some(m) => w.mapping(m)?,
         };
-        let next = functions.len() as u64 + 1;
-        let function_id = *functions
-            .entry((&frame.name, frame.file.as_deref()))
-            .or_insert_with(|| {
-                let name = strings.get(&frame.name);
-                out.function.push(pb::Function {
-                    id: next,
-                    name,
-                    system_name: name,
-                    filename: frame.file.as_deref().map_or(0, |f| strings.get(f)),
-                    start_line: 0,
-                });
-                next
-            });
+        let function_id = w.function(&frame.name, frame.file.as_deref())?;
         let line = pb::Line {
             function_id,
             line: frame.line.map_or(0, i64::from),
         };
         frame_lines.push((mapping_id, line));
     }
-    let ids = LabelIds::new(labels, &mut strings);
-    let thread_key = strings.get("thread");
+    let keys = [
+        w.string(OWNER_LABEL)?,
+        w.string(SELF_OWNER_LABEL)?,
+        w.string(CATEGORY_LABEL)?,
+    ];
+    let thread_key = w.string("thread")?;
     let mut locations = Locations::default();
-    let mut stack_locations: Vec<Option<Vec<u64>>> = vec![None; profile.stack_count()];
+    let mut sample = pb::Sample::default();
     for row in profile.rows() {
-        let mut label: Vec<pb::Label> = ids.labels(row.stack).collect();
-        if let Some(t) = row.thread {
-            label.push(pb::Label {
-                key: thread_key,
-                str: strings.get(profile.thread_name(t)),
+        sample.location_id.clear();
+        locations.of_stack(
+            profile,
+            row.stack,
+            &frame_lines,
+            &mut w,
+            &mut sample.location_id,
+        )?;
+        sample.value.clear();
+        let values = row
+            .values
+            .iter()
+            .map(|&v| i64::try_from(v).unwrap_or(i64::MAX));
+        sample.value.extend(values);
+        sample.label.clear();
+        let s = labels.per_stack[row.stack.0 as usize];
+        let owner = labels.rules.owner(s.owner);
+        let strs = [
+            w.string(&owner.name)?,
+            w.string(&labels.rules.owner(s.self_owner).name)?,
+            w.string(owner.category.as_str())?,
+        ];
+        for (key, str) in keys.into_iter().zip(strs) {
+            sample.label.push(pb::Label {
+                key,
+                str,
                 ..Default::default()
             });
         }
-        let location_id = stack_locations[row.stack.0 as usize]
-            .get_or_insert_with(|| locations.of_stack(profile, row.stack, &frame_lines))
-            .clone();
-        out.sample.push(pb::Sample {
-            location_id,
-            value: row
-                .values
-                .iter()
-                .map(|&v| i64::try_from(v).unwrap_or(i64::MAX))
-                .collect(),
-            label,
-        });
+        if let Some(t) = row.thread {
+            let str = w.string(profile.thread_name(t))?;
+            sample.label.push(pb::Label {
+                key: thread_key,
+                str,
+                ..Default::default()
+            });
+        }
+        w.message(field::SAMPLE, &sample)?;
     }
-    out.location = locations.list;
     if let Some((period, t)) = &profile.meta.period {
-        out.period = *period;
-        out.period_type = Some(pb::ValueType {
-            r#type: strings.get(&t.name),
-            unit: strings.get(t.unit.name()),
-        });
+        let vt = pb::ValueType {
+            r#type: w.string(&t.name)?,
+            unit: w.string(t.unit.name())?,
+        };
+        w.message(field::PERIOD_TYPE, &vt)?;
+        w.int64(field::PERIOD, *period)?;
     }
-    out.duration_nanos = profile.meta.duration_nanos.unwrap_or(0);
-    out.comment.push(strings.get(&comment(labels.rules)));
-    out.string_table = strings.table;
-    out
+    w.int64(
+        field::DURATION_NANOS,
+        profile.meta.duration_nanos.unwrap_or(0),
+    )?;
+    let comment = w.string(comment(labels.rules))?;
+    w.int64(field::COMMENT, comment)?;
+    w.int64(field::DEFAULT_SAMPLE_TYPE, default)?;
+    w.out.finish()?.flush()
+}
+
+/// The stream of a [`write_profile_gz`]: the ids handed out so far, and the output.
+struct Streamed<'a, W: Write> {
+    out: W,
+    /// Each string's index in the written table (`""` is 0, written first).
+    strings: FxHashMap<std::borrow::Cow<'a, str>, i64>,
+    mappings: FxHashMap<&'a str, u64>,
+    functions: FxHashMap<(&'a str, Option<&'a str>), u64>,
+    /// One field's encoding, reused.
+    buf: Vec<u8>,
+}
+
+impl<'a, W: Write> Streamed<'a, W> {
+    fn new(out: W) -> Streamed<'a, W> {
+        let mut w = Streamed {
+            out,
+            strings: FxHashMap::default(),
+            mappings: FxHashMap::default(),
+            functions: FxHashMap::default(),
+            buf: Vec::new(),
+        };
+        w.strings.insert("".into(), 0);
+        w
+    }
+
+    /// The index of `s`, written to the string table when it is new.
+    fn string(&mut self, s: impl Into<std::borrow::Cow<'a, str>>) -> std::io::Result<i64> {
+        let s = s.into();
+        if let Some(&i) = self.strings.get(&s) {
+            return Ok(i);
+        }
+        let i = self.strings.len() as i64;
+        if i == 1 {
+            // the table's first entry, "", precedes every other
+            self.bytes(field::STRING_TABLE, b"")?;
+        }
+        self.bytes(field::STRING_TABLE, s.as_bytes())?;
+        self.strings.insert(s, i);
+        Ok(i)
+    }
+
+    fn mapping(&mut self, module: &'a str) -> std::io::Result<u64> {
+        if let Some(&id) = self.mappings.get(module) {
+            return Ok(id);
+        }
+        let id = self.mappings.len() as u64 + 1;
+        let m = pb::Mapping {
+            id,
+            filename: self.string(module)?,
+            has_functions: true,
+            has_inline_frames: true,
+            ..Default::default()
+        };
+        self.message(field::MAPPING, &m)?;
+        self.mappings.insert(module, id);
+        Ok(id)
+    }
+
+    fn function(&mut self, name: &'a str, file: Option<&'a str>) -> std::io::Result<u64> {
+        if let Some(&id) = self.functions.get(&(name, file)) {
+            return Ok(id);
+        }
+        let id = self.functions.len() as u64 + 1;
+        let name_index = self.string(name)?;
+        let f = pb::Function {
+            id,
+            name: name_index,
+            system_name: name_index,
+            filename: match file {
+                Some(f) => self.string(f)?,
+                None => 0,
+            },
+            start_line: 0,
+        };
+        self.message(field::FUNCTION, &f)?;
+        self.functions.insert((name, file), id);
+        Ok(id)
+    }
+
+    fn message(&mut self, tag: u32, m: &impl Message) -> std::io::Result<()> {
+        self.buf.clear();
+        prost::encoding::message::encode(tag, m, &mut self.buf);
+        self.out.write_all(&self.buf)
+    }
+
+    fn bytes(&mut self, tag: u32, b: &[u8]) -> std::io::Result<()> {
+        self.buf.clear();
+        prost::encoding::encode_key(
+            tag,
+            prost::encoding::WireType::LengthDelimited,
+            &mut self.buf,
+        );
+        prost::encoding::encode_varint(b.len() as u64, &mut self.buf);
+        self.out.write_all(&self.buf)?;
+        self.out.write_all(b)
+    }
+
+    fn int64(&mut self, tag: u32, v: i64) -> std::io::Result<()> {
+        self.buf.clear();
+        prost::encoding::int64::encode(tag, &v, &mut self.buf);
+        self.out.write_all(&self.buf)
+    }
 }
 
 /// The writer's locations: a run of inlined frames and the physical frame they were inlined
 /// into is one location with several lines (innermost first), as pprof writes inlining, so
-/// reading the file back gives the same frames and kinds.
+/// reading the file back gives the same frames and kinds. A physical frame alone, the usual
+/// case, is found by its frame id (four bytes a frame); only inline runs are hashed.
 #[derive(Default)]
 struct Locations {
-    ids: FxHashMap<Box<[FrameId]>, u64>,
-    list: Vec<pb::Location>,
+    by_frame: Vec<u64>,
+    runs: FxHashMap<Box<[FrameId]>, u64>,
+    count: u64,
 }
 
 impl Locations {
-    fn of_stack(
+    /// Appends the location ids of `stack` to `out`, writing the new locations.
+    fn of_stack<W: Write>(
         &mut self,
         profile: &Profile,
         stack: StackId,
         frame_lines: &[(u64, pb::Line)],
-    ) -> Vec<u64> {
+        w: &mut Streamed<'_, W>,
+        out: &mut Vec<u64>,
+    ) -> std::io::Result<()> {
         let frames = profile.stack(stack);
-        let mut out = Vec::new();
         let mut start = 0;
         for (i, &f) in frames.iter().enumerate() {
             let last = i + 1 == frames.len();
             if profile.frame(f).kind == FrameKind::Inlined && !last {
                 continue;
             }
-            out.push(self.id(&frames[start..=i], frame_lines));
+            out.push(self.id(&frames[start..=i], frame_lines, w)?);
             start = i + 1;
         }
-        out
+        Ok(())
     }
 
-    fn id(&mut self, group: &[FrameId], frame_lines: &[(u64, pb::Line)]) -> u64 {
-        if let Some(&id) = self.ids.get(group) {
-            return id;
+    fn id<W: Write>(
+        &mut self,
+        group: &[FrameId],
+        frame_lines: &[(u64, pb::Line)],
+        w: &mut Streamed<'_, W>,
+    ) -> std::io::Result<u64> {
+        let known = match group {
+            [one] => self
+                .by_frame
+                .get(one.0 as usize)
+                .copied()
+                .filter(|&id| id != 0),
+            _ => self.runs.get(group).copied(),
+        };
+        if let Some(id) = known {
+            return Ok(id);
         }
-        let id = self.list.len() as u64 + 1;
+        self.count += 1;
+        let id = self.count;
         let physical = group[group.len() - 1];
-        self.list.push(pb::Location {
+        let location = pb::Location {
             id,
             mapping_id: frame_lines[physical.0 as usize].0,
             line: group.iter().map(|f| frame_lines[f.0 as usize].1).collect(),
             ..Default::default()
-        });
-        self.ids.insert(group.into(), id);
-        id
+        };
+        w.message(field::LOCATION, &location)?;
+        match group {
+            [one] => {
+                let i = one.0 as usize;
+                if self.by_frame.len() <= i {
+                    self.by_frame.resize(i + 1, 0);
+                }
+                self.by_frame[i] = id;
+            }
+            _ => {
+                self.runs.insert(group.into(), id);
+            }
+        }
+        Ok(id)
     }
 }
 
@@ -302,14 +443,6 @@ fn comment(rules: &RuleSet) -> String {
         "whose convert: sample labels {OWNER_LABEL}, {SELF_OWNER_LABEL}, {CATEGORY_LABEL} \
          (presets: {presets})"
     )
-}
-
-/// Writes the profile gzip-compressed, as pprof files are on disk.
-pub fn write_gz(proto: &pb::Profile, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut gz = GzEncoder::new(out, Compression::default());
-    gz.write_all(&proto.encode_to_vec())?;
-    gz.finish()?;
-    Ok(())
 }
 
 /// Writes a decoded input back gzip-compressed: `proto` (whose own string table is empty)
@@ -342,4 +475,4 @@ pub fn write_decoded_gz(
 }
 
 /// `Profile.string_table`'s field number.
-const STRING_TABLE_FIELD: u32 = 6;
+const STRING_TABLE_FIELD: u32 = field::STRING_TABLE;
