@@ -2,6 +2,9 @@
 //! character, everything else is literal — brackets included, because module names such as
 //! `[kernel.kallsyms]` and `[vdso]` are common and must not become character classes.
 
+/// The `module` glob of frames that have none.
+pub const NO_MODULE: &str = "(none)";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Glob {
     pattern: Vec<char>,
@@ -16,6 +19,20 @@ impl Glob {
 
     pub fn as_string(&self) -> String {
         self.pattern.iter().collect()
+    }
+
+    /// `module = ["(none)"]`: the pattern that matches a frame without a module (folded text
+    /// that lost them, as stackcollapse-perf writes a JVM), which no other glob matches.
+    pub fn is_no_module(&self) -> bool {
+        self.pattern.iter().copied().eq(NO_MODULE.chars())
+    }
+
+    /// Whether the glob matches a frame's module, absent (`None`) included.
+    pub fn matches_module(&self, module: Option<&str>) -> bool {
+        match module {
+            Some(m) => self.matches(m),
+            None => self.is_no_module(),
+        }
     }
 
     /// Iterative matching with single-star backtracking: linear in practice, no recursion.

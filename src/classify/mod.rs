@@ -486,9 +486,7 @@ impl<'a> Probe<'a> {
         if let Some(r) = m.regex.iter().find(|r| r.is_match(&self.frame.name)) {
             return Some(format!("regex {:?}", r.as_str()));
         }
-        if let Some(module) = self.module
-            && let Some(g) = m.module.iter().find(|g| g.matches(module))
-        {
+        if let Some(g) = m.module.iter().find(|g| g.matches_module(self.module)) {
             return Some(format!("module {:?}", g.as_string()));
         }
         if let Some(file) = self.frame.file.as_deref()
@@ -517,8 +515,7 @@ impl<'a> Probe<'a> {
             m.regex.iter().any(|r| r.is_match(&self.frame.name)),
         ) && one(
             !m.module.is_empty(),
-            self.module
-                .is_some_and(|md| m.module.iter().any(|g| g.matches(md))),
+            m.module.iter().any(|g| g.matches_module(self.module)),
         ) && one(
             !m.file.is_empty(),
             self.frame
