@@ -65,6 +65,14 @@ mod tests {
     use super::Glob;
 
     #[test]
+    fn only_the_no_module_glob_matches_a_frame_without_one() {
+        assert!(Glob::new("(none)").matches_module(None));
+        assert!(!Glob::new("*").matches_module(None));
+        assert!(!Glob::new("(none)").matches_module(Some("libjvm.so")));
+        assert!(Glob::new("lib*.so").matches_module(Some("libjvm.so")));
+    }
+
+    #[test]
     fn stars_questions_and_literal_brackets() {
         assert!(Glob::new("perf-*.map").matches("perf-22048.map"));
         assert!(Glob::new("libc.so*").matches("libc.so.6"));
