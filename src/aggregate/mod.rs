@@ -660,8 +660,16 @@ pub fn aggregate(
     // build their indexes, which is when memory peaks on millions of distinct frames
     drop(cache);
     let owner_of = |f: FrameId| classes.owner_of(f);
+    let owner_name = |f: FrameId| rules.owner(owner_of(f)).name.as_str();
     let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
-    let name_frames = |totals: FrameTotals| heaviest(totals, rules, &owner_of, &name, options.top);
+    // self and owner lists show a row per owner and name: one grouping serves both
+    let by_name = label_groups(
+        profile.frame_count(),
+        (0..profile.frame_count() as u32).map(FrameId),
+        |f| (owner_name(f), &*profile.frame(f).name),
+    );
+    let name_frames =
+        |totals: FrameTotals| heaviest(totals, &by_name, &owner_name, &name, options.top);
     let mut by_module: Vec<quality::UnresolvedWeight> = unresolved_modules
         .into_iter()
         .map(|(module, weight)| quality::UnresolvedWeight {
@@ -712,13 +720,21 @@ pub fn aggregate(
         all,
         top_self: name_frames(self_frames),
         top_owner_frames: name_frames(owner_frames),
-        unclassified_frames: heaviest(
-            unclassified,
-            rules,
-            &|_| OwnerId::UNCLASSIFIED,
-            &|f| frame_label(profile.frame(f)),
-            options.top,
-        ),
+        unclassified_frames: {
+            let groups = label_groups(
+                profile.frame_count(),
+                unclassified.weighed().map(|(f, _)| f),
+                |f| frame_label(profile.frame(f)),
+            );
+            let unclassified_name = rules.owner(OwnerId::UNCLASSIFIED).name.as_str();
+            heaviest(
+                unclassified,
+                &groups,
+                &|_| unclassified_name,
+                &|f| frame_label(profile.frame(f)),
+                options.top,
+            )
+        },
         types: type_weights(profile, types),
         threads,
         quality,
@@ -842,38 +858,29 @@ fn frame_label(frame: &Frame) -> Cow<'_, str> {
 }
 
 /// The heaviest `top` entries of `totals`, named for display.
-/// Frames of one owner whose labels are equal (frames that differ only by line or module read
-/// as one function) are merged into one entry first. Ordered by weight, then owner name, then
+/// Frames of one group of `groups` (one owner and label: frames that differ only by line or
+/// module read as one function; see [`label_groups`]) are merged into one entry first. Ordered by weight, then owner name, then
 /// label. Works on frame ids and allocates names only for what it keeps, so a profile of
 /// millions of distinct frames costs an index of the merged entries, not a string each.
 fn heaviest<'p>(
     totals: FrameTotals,
-    rules: &RuleSet,
-    owner_of: &dyn Fn(FrameId) -> OwnerId,
+    groups: &[u32],
+    owner_name: &dyn Fn(FrameId) -> &'p str,
     label: &dyn Fn(FrameId) -> Cow<'p, str>,
     top: usize,
 ) -> Vec<FrameWeight> {
     if top == 0 {
         return Vec::new();
     }
-    let owner_name = |f: FrameId| rules.owner(owner_of(f)).name.as_str();
-    let hash = |f: FrameId| FxBuildHasher.hash_one((owner_name(f), &*label(f)));
-    let same = |a: FrameId, b: FrameId| owner_name(a) == owner_name(b) && label(a) == label(b);
-    // the first frame of each (owner, label) stands for the others; the sums of those that
-    // stand for more than one are kept apart, in u128 (one stack may hold two frames of one
-    // label, so such a sum may pass the total that sized `totals`)
-    let mut first_of_label: HashTable<FrameId> = HashTable::new();
+    // the first frame of each group stands for the others; the sums of those that stand for
+    // more than one are kept apart, in u128 (one stack may hold two frames of one label, so
+    // such a sum may pass the total that sized `totals`)
     let mut merged: FxHashMap<FrameId, u128> = FxHashMap::default();
     for (f, w) in totals.weighed() {
-        match first_of_label.entry(hash(f), |&g| same(f, g), |&g| hash(g)) {
-            Entry::Occupied(first) => {
-                let first = *first.get();
-                let sum = merged.entry(first).or_insert_with(|| totals.get(first));
-                *sum = sum.saturating_add(w);
-            }
-            Entry::Vacant(slot) => {
-                slot.insert(f);
-            }
+        let first = FrameId(groups[f.0 as usize]);
+        if first != f {
+            let sum = merged.entry(first).or_insert_with(|| totals.get(first));
+            *sum = sum.saturating_add(w);
         }
     }
     let weight = |f: FrameId| merged.get(&f).copied().unwrap_or_else(|| totals.get(f));
@@ -883,11 +890,14 @@ fn heaviest<'p>(
             .then_with(|| owner_name(*a).cmp(owner_name(*b)))
             .then_with(|| label(*a).cmp(&label(*b)))
     };
-    // the best `top`, straight from the index: no list of every entry; `worst` is the
+    // the best `top`, straight from the totals: no list of every entry; `worst` is the
     // position of the last kept entry once the list is full
     let mut kept: Vec<FrameId> = Vec::with_capacity(top);
     let mut worst = 0;
-    for f in first_of_label.iter().copied() {
+    let firsts = (0..totals.len() as u32)
+        .map(FrameId)
+        .filter(|f| groups[f.0 as usize] == f.0 && weight(*f) > 0);
+    for f in firsts {
         if kept.len() < top {
             kept.push(f);
         } else if order(&f, &kept[worst]).is_lt() {
@@ -901,7 +911,6 @@ fn heaviest<'p>(
                 .expect("top > 0");
         }
     }
-    drop(first_of_label);
     kept.sort_by(order);
     kept.into_iter()
         .map(|f| FrameWeight {
@@ -910,6 +919,31 @@ fn heaviest<'p>(
             weight: weight(f),
         })
         .collect()
+}
+
+/// For every frame `frames` yields, the first of them (in id order) with the same `key`:
+/// the frames a list shows as one row (`u32::MAX` for the frames not yielded). Each key is
+/// hashed once and its hash kept, so the index never hashes a name again as it grows.
+fn label_groups<K: std::hash::Hash + Eq>(
+    frame_count: usize,
+    frames: impl Iterator<Item = FrameId>,
+    key: impl Fn(FrameId) -> K,
+) -> Vec<u32> {
+    let mut groups = vec![u32::MAX; frame_count];
+    let mut firsts: HashTable<(u64, FrameId)> = HashTable::with_capacity(frame_count.min(1 << 20));
+    for f in frames {
+        let k = key(f);
+        let hash = FxBuildHasher.hash_one(&k);
+        let first = match firsts.entry(hash, |&(h, g)| h == hash && key(g) == k, |&(h, _)| h) {
+            Entry::Occupied(e) => e.get().1,
+            Entry::Vacant(slot) => {
+                slot.insert((hash, f));
+                f
+            }
+        };
+        groups[f.0 as usize] = first.0;
+    }
+    groups
 }
 
 fn type_weights(
