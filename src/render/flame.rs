@@ -116,6 +116,13 @@ pub fn write_svg<'a>(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let mut svg = Vec::new();
+    // reversed stacks are merged leaf first by inferno: drop nothing from the lines then
+    let lines: Vec<std::borrow::Cow<'a, str>> = if style.reverse {
+        lines.into_iter().map(std::borrow::Cow::Borrowed).collect()
+    } else {
+        super::flame_elide::elide_narrow(lines, style.min_width)
+    };
+    let lines = lines.iter().map(|l| l.as_ref());
     flamegraph::from_lines(&mut options(style, Some(palette)), lines, &mut svg)?;
     append_legend(&svg, legend, style.width, out)
 }

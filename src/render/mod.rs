@@ -9,6 +9,7 @@ pub mod diff;
 pub mod explain;
 pub mod findings;
 pub mod flame;
+mod flame_elide;
 pub mod flame_labels;
 pub mod gate;
 mod json;
