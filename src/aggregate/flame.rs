@@ -16,10 +16,12 @@
 //!
 //! Lines are built once per distinct stack (threads merged) and each distinct frame text once.
 
-use super::FactCache;
+use super::{FactCache, line_order};
 use crate::classify::{Classification, RuleSet};
 use crate::model::{FrameId, FrameKind, OwnerId, Profile, StackId};
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::hash::BuildHasher;
 use std::io::Write;
 
 /// Which owner a frame's colour (and annotation) follows; also the values of `--color-by`,
@@ -55,64 +57,195 @@ pub struct FlameOptions {
     pub owner_root: bool,
 }
 
-/// One distinct stack: where its folded line is in [`FlameLines::text`], its weight and owner.
+/// One distinct stack: its frame texts, weight and owner.
 #[derive(Debug, Clone, Copy)]
 pub struct FlameStack {
-    /// Byte range of `root;…;leaf weight` in [`FlameLines::text`].
-    pub start: usize,
-    pub end: usize,
-    pub weight: u128,
+    /// Where its frame texts (ids into [`FlameLines::texts`], root first) start in
+    /// [`FlameLines`]'s frame list, and how many there are (at least one).
+    start: u64,
+    len: u32,
     /// The sample's owner (owner view).
     pub owner: OwnerId,
-    /// Range in [`FlameLines::stack_colors`] of the owners this line's frames are coloured by.
-    colors: (u32, u32),
+    pub weight: u128,
 }
 
-/// Every distinct stack of one profile as folded lines, and the owner each frame text's
-/// colour follows.
+/// Each distinct frame text once, back to back, with the owner whose colour it takes.
 ///
-/// The lines live in one buffer: a large profile has hundreds of thousands of distinct
-/// stacks, and one allocation per line cost more (allocating, faulting pages in, freeing)
-/// than building the lines did.
+/// Equal texts get one id, so two lines share a frame exactly when they share its id: a
+/// flame graph tool merges frames by text, and so can whose without writing the lines out.
+#[derive(Debug, Clone, Default)]
+pub struct FrameTexts {
+    arena: String,
+    /// `ends[i]` is where text `i` ends in `arena`; it starts where text `i - 1` ends.
+    ends: Vec<usize>,
+    owners: Vec<OwnerId>,
+    index: HashTable<u32>,
+}
+
+impl FrameTexts {
+    /// How many distinct texts there are.
+    pub fn count(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn text(&self, id: u32) -> &str {
+        let i = id as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.arena[start..self.ends[i]]
+    }
+
+    /// Room for `more` texts, so that the index is not rebuilt as it grows (rebuilding
+    /// hashes every text again).
+    fn reserve(&mut self, more: usize) {
+        self.ends.reserve(more);
+        self.owners.reserve(more);
+        let (arena, ends) = (&self.arena, &self.ends);
+        self.index.reserve(more, |&id| {
+            let i = id as usize;
+            let start = if i == 0 { 0 } else { ends[i - 1] };
+            FxBuildHasher.hash_one(&arena[start..ends[i]])
+        });
+    }
+
+    /// The owner whose colour text `id` takes.
+    pub fn owner(&self, id: u32) -> OwnerId {
+        self.owners[id as usize]
+    }
+
+    /// The id of `text`; a new text takes `owner`'s colour, a known one keeps its first.
+    pub fn intern(&mut self, text: &str, owner: OwnerId) -> u32 {
+        let hash = FxBuildHasher.hash_one(text);
+        if let Some(&id) = self.index.find(hash, |&id| self.text(id) == text) {
+            return id;
+        }
+        let id = u32::try_from(self.ends.len()).expect("more than 2^32 frame texts");
+        self.arena.push_str(text);
+        self.ends.push(self.arena.len());
+        self.owners.push(owner);
+        let (arena, ends) = (&self.arena, &self.ends);
+        self.index.insert_unique(hash, id, |&id| {
+            let i = id as usize;
+            let start = if i == 0 { 0 } else { ends[i - 1] };
+            FxBuildHasher.hash_one(&arena[start..ends[i]])
+        });
+        id
+    }
+}
+
+/// Every distinct stack of one profile as folded lines (`root;…;leaf weight`), kept as frame
+/// text ids rather than text.
+///
+/// A line is written out only when something reads it: a profile of 5 M distinct stacks
+/// whose leaves are all too narrow to draw needs its lines' order and shape, not their text
+/// (issue 23: the lines as text, and a palette entry per frame text, took 2.6 GB).
 #[derive(Debug, Clone, Default)]
 pub struct FlameLines {
-    /// Every line, one after the other (no separators; see [`FlameStack`]'s range).
-    pub text: String,
+    pub texts: FrameTexts,
+    /// Every stack's frame texts, root first, back to back (ranges in [`FlameStack`]).
+    frames: Vec<u32>,
     /// In stack order of the profile (flame graph tools sort them themselves).
     pub stacks: Vec<FlameStack>,
-    /// Each distinct frame text and the owner whose colour it takes.
-    pub frame_owners: Vec<(String, OwnerId)>,
-    /// The distinct colour owners of each line, back to back (ranges in [`FlameStack`]).
-    stack_colors: Vec<OwnerId>,
     pub total: u128,
 }
 
 impl FlameLines {
-    /// The folded line of one stack, `root;…;leaf weight`.
-    pub fn line(&self, stack: &FlameStack) -> &str {
-        &self.text[stack.start..stack.end]
+    /// Folded lines read from text (`stack WEIGHT`, frames separated by `;`), each frame
+    /// taking `owner`'s colour: lines from other tools, and tests of what reads lines.
+    /// None for a line that is not `stack WEIGHT` or has no frame.
+    #[cfg(test)]
+    pub fn from_text<'a>(lines: impl IntoIterator<Item = &'a str>, owner: OwnerId) -> Option<Self> {
+        let mut out = FlameLines::default();
+        for line in lines {
+            let (stack, weight) = line.rsplit_once(' ')?;
+            let weight: u128 = weight.parse().ok()?;
+            if stack.is_empty() {
+                return None;
+            }
+            let start = out.frames.len();
+            for frame in stack.split(';') {
+                let id = out.texts.intern(frame, owner);
+                out.frames.push(id);
+            }
+            out.push_stack(start, owner, weight);
+        }
+        Some(out)
     }
 
-    /// The lines, all or only those of samples `owner` owns (owner view).
-    pub fn lines(&self, owner: Option<OwnerId>) -> impl Iterator<Item = &str> {
-        self.stacks
-            .iter()
-            .filter(move |s| owner.is_none_or(|o| s.owner == o))
-            .map(|s| self.line(s))
+    /// Adds the stack whose frame texts were pushed from `start` on.
+    fn push_stack(&mut self, start: usize, owner: OwnerId, weight: u128) {
+        let len = u32::try_from(self.frames.len() - start).expect("a stack of 2^32 frames");
+        self.stacks.push(FlameStack {
+            start: start as u64,
+            len,
+            owner,
+            weight,
+        });
+        self.total = self.total.saturating_add(weight);
+    }
+
+    /// A stack's frame texts, root first.
+    pub fn frames(&self, stack: &FlameStack) -> &[u32] {
+        let start = stack.start as usize;
+        &self.frames[start..start + stack.len as usize]
+    }
+
+    /// Writes the first `depth` frames of `stack`, separated by `;`.
+    pub fn write_frames(&self, stack: &FlameStack, depth: usize, out: &mut String) {
+        for (i, &t) in self.frames(stack)[..depth].iter().enumerate() {
+            if i > 0 {
+                out.push(';');
+            }
+            out.push_str(self.texts.text(t));
+        }
+    }
+
+    /// The folded line of one stack, `root;…;leaf weight`.
+    pub fn line(&self, stack: &FlameStack) -> String {
+        let mut line = String::new();
+        self.write_frames(stack, stack.len as usize, &mut line);
+        use std::fmt::Write as _;
+        let _ = write!(line, " {}", stack.weight);
+        line
+    }
+
+    /// The indexes (into [`Self::stacks`]) of all lines, or of those of the samples `owner`
+    /// owns (owner view).
+    pub fn select(&self, owner: Option<OwnerId>) -> Vec<u32> {
+        (0..self.stacks.len() as u32)
+            .filter(|&i| owner.is_none_or(|o| self.stacks[i as usize].owner == o))
+            .collect()
+    }
+
+    /// Sorts `order` (indexes into [`Self::stacks`]) as the lines sort as text, the order
+    /// inferno merges them in.
+    pub fn sort_as_text(&self, order: &mut [u32]) {
+        line_order::sort(self, order, line_order::Weights::AsText);
+    }
+
+    /// The lines, all or only those of samples `owner` owns (owner view), as text.
+    #[cfg(test)]
+    pub fn lines(&self, owner: Option<OwnerId>) -> impl Iterator<Item = String> + '_ {
+        self.select(owner)
+            .into_iter()
+            .map(|i| self.line(&self.stacks[i as usize]))
     }
 
     /// The owners whose colours the lines of `owner` (or all lines) show: what a legend of
     /// that graph needs to list.
     pub fn color_owners(&self, owner: Option<OwnerId>) -> Vec<OwnerId> {
+        let mut seen = vec![false; self.texts.count()];
         let mut out: Vec<OwnerId> = Vec::new();
         for s in self
             .stacks
             .iter()
             .filter(|s| owner.is_none_or(|o| s.owner == o))
         {
-            for o in &self.stack_colors[s.colors.0 as usize..s.colors.1 as usize] {
-                if !out.contains(o) {
-                    out.push(*o);
+            for &t in self.frames(s) {
+                if !std::mem::replace(&mut seen[t as usize], true) {
+                    let o = self.texts.owner(t);
+                    if !out.contains(&o) {
+                        out.push(o);
+                    }
                 }
             }
         }
@@ -132,28 +265,17 @@ impl FlameLines {
 
     /// Appends the lines of another profile drawn with the same rules: `flame A B C` draws
     /// their sum (inferno adds up equal stacks). Frame texts carry their owner, so a text
-    /// seen in both takes the same colour; it is listed once.
+    /// seen in both takes the same colour; it is kept once.
     pub fn append(&mut self, other: FlameLines) {
-        let offset = self.text.len();
-        let colors_offset = self.stack_colors.len() as u32;
-        self.text.push_str(&other.text);
-        self.stacks
-            .extend(other.stacks.into_iter().map(|s| FlameStack {
-                start: s.start + offset,
-                end: s.end + offset,
-                colors: (s.colors.0 + colors_offset, s.colors.1 + colors_offset),
-                ..s
-            }));
-        self.stack_colors.extend(other.stack_colors);
-        let known: rustc_hash::FxHashSet<String> =
-            self.frame_owners.iter().map(|(t, _)| t.clone()).collect();
-        self.frame_owners.extend(
-            other
-                .frame_owners
-                .into_iter()
-                .filter(|(t, _)| !known.contains(t)),
-        );
-        self.total = self.total.saturating_add(other.total);
+        let ids: Vec<u32> = (0..other.texts.count() as u32)
+            .map(|t| self.texts.intern(other.texts.text(t), other.texts.owner(t)))
+            .collect();
+        for s in &other.stacks {
+            let start = self.frames.len();
+            self.frames
+                .extend(other.frames(s).iter().map(|&t| ids[t as usize]));
+            self.push_stack(start, s.owner, s.weight);
+        }
     }
 
     /// Writes the lines as folded text, sorted, equal stack texts summed (stacks that differ
@@ -164,22 +286,29 @@ impl FlameLines {
         owner: Option<OwnerId>,
         out: &mut dyn Write,
     ) -> std::io::Result<usize> {
-        let mut summed: FxHashMap<&str, u128> = FxHashMap::default();
-        for s in self
-            .stacks
-            .iter()
-            .filter(|s| owner.is_none_or(|o| s.owner == o))
-        {
-            let line = self.line(s);
-            let text = line.rsplit_once(' ').map_or(line, |(text, _)| text);
-            *summed.entry(text).or_default() += s.weight;
-        }
-        let mut lines: Vec<(&str, u128)> = summed.into_iter().collect();
-        lines.sort_unstable();
-        for (text, weight) in &lines {
+        let mut order = self.select(owner);
+        line_order::sort(self, &mut order, line_order::Weights::Ignored);
+        let mut written = 0;
+        let mut text = String::new();
+        let mut i = 0;
+        while i < order.len() {
+            let first = &self.stacks[order[i] as usize];
+            let mut weight = first.weight;
+            let mut j = i + 1;
+            while let Some(next) = order.get(j).map(|&k| &self.stacks[k as usize]) {
+                if self.frames(next) != self.frames(first) {
+                    break;
+                }
+                weight = weight.saturating_add(next.weight);
+                j += 1;
+            }
+            text.clear();
+            self.write_frames(first, first.len as usize, &mut text);
             writeln!(out, "{text} {weight}")?;
+            written += 1;
+            i = j;
         }
-        Ok(lines.len())
+        Ok(written)
     }
 }
 
@@ -220,24 +349,26 @@ pub fn flame_lines(
     let mut builder = Builder {
         profile,
         rules,
-        classes,
         options,
         // each stack once: nothing to keep
         facts: FactCache::new(profile, rules, classes, options.types_as_frames, Vec::new()),
-        texts: FxHashMap::default(),
-        frame_owners: Vec::new(),
+        classes,
+        by_frame: Vec::new(),
+        by_frame_and_owner: FxHashMap::default(),
         roots: FxHashMap::default(),
+        no_frames: FxHashMap::default(),
     };
-    let mut out = FlameLines::default();
-    for (i, &w) in weights.iter().enumerate() {
-        if w == 0 {
-            continue;
-        }
-        let stack = builder.stack(StackId(i as u32), w, &mut out);
-        out.stacks.push(stack);
-        out.total = out.total.saturating_add(w);
+    if options.annotate != Some(ColorBy::Sample) {
+        builder.by_frame = vec![u32::MAX; profile.frame_count()];
     }
-    out.frame_owners = builder.frame_owners;
+    let mut out = FlameLines::default();
+    // about a text per frame; colouring by the sample's owner can make more
+    out.texts.reserve(profile.frame_count() + 2);
+    for (i, &w) in weights.iter().enumerate() {
+        if w > 0 {
+            builder.stack(StackId(i as u32), w, &mut out);
+        }
+    }
     out
 }
 
@@ -247,24 +378,20 @@ struct Builder<'a> {
     classes: &'a Classification,
     options: &'a FlameOptions,
     facts: FactCache<'a>,
-    /// (frame, owner the colour follows) → index into `frame_owners`.
-    texts: FxHashMap<(FrameId, OwnerId), u32>,
-    frame_owners: Vec<(String, OwnerId)>,
-    /// Sample owner → index of its `[owner: NAME]` text in `frame_owners`.
+    /// Frame → its text's id, when a frame's text does not depend on the sample's owner
+    /// (`u32::MAX`: not seen yet); one slot per frame costs less than a map's entry.
+    by_frame: Vec<u32>,
+    /// (frame, sample owner) → its text's id, when colouring by the sample's owner.
+    by_frame_and_owner: FxHashMap<(FrameId, OwnerId), u32>,
+    /// Sample owner → its `[owner: NAME]` text.
     roots: FxHashMap<OwnerId, u32>,
+    /// Sample owner → the text standing in for a stack without frames.
+    no_frames: FxHashMap<OwnerId, u32>,
 }
 
 impl Builder<'_> {
-    /// Appends the folded line of `stack` to `text`.
-    fn stack(&mut self, stack: StackId, weight: u128, out: &mut FlameLines) -> FlameStack {
-        let color_start = out.stack_colors.len();
-        let text = &mut out.text;
-        let colors = &mut out.stack_colors;
-        let mut color = |o: OwnerId| {
-            if !colors[color_start..].contains(&o) {
-                colors.push(o);
-            }
-        };
+    /// Appends the line of `stack` to `out`.
+    fn stack(&mut self, stack: StackId, weight: u128, out: &mut FlameLines) {
         let owner = self.facts.get(stack).owner;
         let mut frames = self.profile.stack(stack);
         if !self.options.types_as_frames {
@@ -274,39 +401,28 @@ impl Builder<'_> {
                 .count();
             frames = &frames[types..];
         }
-        let start = text.len();
+        let start = out.frames.len();
         if self.options.owner_root {
-            let i = self.root(owner);
-            text.push_str(&self.frame_owners[i as usize].0);
-            color(self.frame_owners[i as usize].1);
+            let id = self.root(owner, &mut out.texts);
+            out.frames.push(id);
         }
         for &f in frames.iter().rev() {
-            if text.len() > start {
-                text.push(';');
-            }
-            let i = self.frame(f, owner);
-            text.push_str(&self.frame_owners[i as usize].0);
-            color(self.frame_owners[i as usize].1);
+            let id = self.frame(f, owner, &mut out.texts);
+            out.frames.push(id);
         }
-        if text.len() == start {
+        if out.frames.len() == start {
             // A sample without frames still has weight; keep it visible under a name.
-            let i = self.no_frames(owner);
-            text.push_str(&self.frame_owners[i as usize].0);
-            color(self.frame_owners[i as usize].1);
+            let id = self.no_frames(owner, &mut out.texts);
+            out.frames.push(id);
         }
-        use std::fmt::Write as _;
-        let _ = write!(text, " {weight}");
-        FlameStack {
-            start,
-            end: text.len(),
-            weight,
-            owner,
-            colors: (color_start as u32, colors.len() as u32),
-        }
+        out.push_stack(start, owner, weight);
     }
 
     /// The text standing in for an empty stack, coloured by its owner.
-    fn no_frames(&mut self, owner: OwnerId) -> u32 {
+    fn no_frames(&mut self, owner: OwnerId, texts: &mut FrameTexts) -> u32 {
+        if let Some(&id) = self.no_frames.get(&owner) {
+            return id;
+        }
         let text = match self.options.annotate {
             None => crate::input::folded::NO_FRAMES.to_string(),
             Some(_) => format!(
@@ -315,51 +431,55 @@ impl Builder<'_> {
                 folded_name(&self.rules.owner(owner).name)
             ),
         };
-        if let Some(i) = self.frame_owners.iter().position(|(t, _)| *t == text) {
-            return i as u32;
-        }
-        self.frame_owners.push((text, owner));
-        self.frame_owners.len() as u32 - 1
+        let id = texts.intern(&text, owner);
+        self.no_frames.insert(owner, id);
+        id
     }
 
-    fn root(&mut self, owner: OwnerId) -> u32 {
-        if let Some(&i) = self.roots.get(&owner) {
-            return i;
+    fn root(&mut self, owner: OwnerId, texts: &mut FrameTexts) -> u32 {
+        if let Some(&id) = self.roots.get(&owner) {
+            return id;
         }
-        let text = owner_root_frame(&self.rules.owner(owner).name);
-        let i = self.frame_owners.len() as u32;
-        self.frame_owners.push((text, owner));
-        self.roots.insert(owner, i);
-        i
+        let id = texts.intern(&owner_root_frame(&self.rules.owner(owner).name), owner);
+        self.roots.insert(owner, id);
+        id
     }
 
     /// The text of frame `f` in a sample `sample_owner` owns, interned.
-    fn frame(&mut self, f: FrameId, sample_owner: OwnerId) -> u32 {
+    fn frame(&mut self, f: FrameId, sample_owner: OwnerId, texts: &mut FrameTexts) -> u32 {
         let own = self.classes.owner_of(f);
         let color_owner = match self.options.annotate {
             Some(ColorBy::Sample) => sample_owner,
             _ => own,
         };
-        if let Some(&i) = self.texts.get(&(f, color_owner)) {
-            return i;
+        let known = match self.by_frame.get(f.0 as usize) {
+            Some(&id) => (id != u32::MAX).then_some(id),
+            None => self.by_frame_and_owner.get(&(f, color_owner)).copied(),
+        };
+        if let Some(id) = known {
+            return id;
         }
         let name = folded_name(&self.profile.frame(f).name);
         let owner_name = |o: OwnerId| folded_name(&self.rules.owner(o).name).into_owned();
-        let text = match self.options.annotate {
-            None => name.into_owned(),
-            Some(ColorBy::Sample) if own != sample_owner => {
-                format!(
+        let id = match self.options.annotate {
+            None => texts.intern(&name, color_owner),
+            Some(ColorBy::Sample) if own != sample_owner => texts.intern(
+                &format!(
                     "{name} [{} → {}]",
                     owner_name(own),
                     owner_name(sample_owner)
-                )
-            }
-            Some(_) => format!("{name} [{}]", owner_name(own)),
+                ),
+                color_owner,
+            ),
+            Some(_) => texts.intern(&format!("{name} [{}]", owner_name(own)), color_owner),
         };
-        let i = self.frame_owners.len() as u32;
-        self.frame_owners.push((text, color_owner));
-        self.texts.insert((f, color_owner), i);
-        i
+        match self.by_frame.get_mut(f.0 as usize) {
+            Some(slot) => *slot = id,
+            None => {
+                self.by_frame_and_owner.insert((f, color_owner), id);
+            }
+        }
+        id
     }
 }
 
@@ -405,8 +525,15 @@ mod tests {
         (p, rules, classes)
     }
 
+    /// Every distinct frame text and the owner whose colour it takes.
+    fn text_owners(lines: &FlameLines) -> Vec<(String, OwnerId)> {
+        (0..lines.texts.count() as u32)
+            .map(|t| (lines.texts.text(t).to_string(), lines.texts.owner(t)))
+            .collect()
+    }
+
     fn sorted(lines: &FlameLines, owner: Option<OwnerId>) -> Vec<String> {
-        let mut v: Vec<String> = lines.lines(owner).map(str::to_string).collect();
+        let mut v: Vec<String> = lines.lines(owner).collect();
         v.sort();
         v
     }
@@ -428,7 +555,8 @@ mod tests {
             ]
         );
         let owner_of = |t: &str| {
-            let (_, o) = lines.frame_owners.iter().find(|(x, _)| x == t).unwrap();
+            let owners = text_owners(&lines);
+            let (_, o) = owners.iter().find(|(x, _)| x == t).unwrap();
             rules.owner(*o).name.clone()
         };
         assert_eq!(owner_of("malloc [libc]"), "libc");
@@ -452,8 +580,7 @@ mod tests {
             ]
         );
         assert!(
-            lines
-                .frame_owners
+            text_owners(&lines)
                 .iter()
                 .filter(|(t, _)| t.contains(" → lib]") || t == "lib.parse,x [lib]")
                 .all(|(_, o)| rules.owner(*o).name == "lib")
@@ -490,8 +617,7 @@ mod tests {
             "{all:?}"
         );
         assert!(
-            lines
-                .frame_owners
+            text_owners(&lines)
                 .iter()
                 .any(|(t, o)| t == "[no frames] [unsymbolized]"
                     && rules.owner(*o).name == "unsymbolized")

@@ -14,6 +14,7 @@
 pub mod flame;
 pub mod functions;
 pub mod interval;
+mod line_order;
 mod marks;
 pub mod quality;
 pub mod report;

@@ -184,11 +184,10 @@ struct Graph<'a> {
 impl Graph<'_> {
     fn single(&self, output: Option<&Path>) -> Result<()> {
         let colors = self.labels.colors();
-        let mut palette = draw::palette(&self.lines.frame_owners, &colors);
         let style = self.labels.style(None);
         let legend = self.labels.legend(&colors, &self.lines.color_owners(None));
         write_output(output, |out, _| {
-            draw::write_svg(self.lines.lines(None), &mut palette, &style, &legend, out)
+            draw::write_svg(&self.lines, None, &colors, &style, &legend, out)
         })
     }
 
@@ -239,7 +238,6 @@ impl Graph<'_> {
 
     fn write_split_files(&self, owners: &[OwnerId], into: &Path) -> Result<()> {
         let colors = self.labels.colors();
-        let mut palette = draw::palette(&self.lines.frame_owners, &colors);
         let legend = self.labels.legend(&colors, &self.lines.color_owners(None));
         let mut index = Vec::new();
         for (rank, &id) in owners.iter().enumerate() {
@@ -249,9 +247,8 @@ impl Graph<'_> {
             let legend = self
                 .labels
                 .split_legend(&legend, &self.lines.color_owners(Some(id)));
-            let lines = self.lines.lines(Some(id));
             write_file(&into.join(&file), |out| {
-                draw::write_svg(lines, &mut palette, &style, &legend, out)
+                draw::write_svg(&self.lines, Some(id), &colors, &style, &legend, out)
             })?;
             index.push(self.labels.index_entry(id, colors[id.0 as usize], file));
         }

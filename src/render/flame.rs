@@ -17,6 +17,7 @@
 //!
 //! Colours come from [`super::palette`], which the terminal table uses too.
 
+use crate::aggregate::flame::FlameLines;
 use crate::model::{Category, OwnerId};
 use inferno::flamegraph::color::{BackgroundColor, PaletteMap};
 use inferno::flamegraph::{self, Direction, Options, TextTruncateDirection};
@@ -36,12 +37,23 @@ const LEGEND_TOP: usize = 26;
 /// Each legend column wants about this many pixels.
 const LEGEND_COLUMN: usize = 300;
 
-/// inferno's palette map, pre-filled with every frame text's owner colour.
-pub fn palette(frame_owners: &[(String, OwnerId)], colors: &[Color]) -> PaletteMap {
+/// inferno's palette map, pre-filled with the owner colour of every frame text the lines to
+/// draw hold (and only those: a graph of 5 M distinct frames draws a few thousand).
+fn palette<'a>(
+    lines: &FlameLines,
+    drawn: impl IntoIterator<Item = &'a [u32]>,
+    colors: &[Color],
+) -> PaletteMap {
     let mut map = PaletteMap::default();
     map.insert("", ROOT_COLOR);
-    for (text, owner) in frame_owners {
-        map.insert(text, colors[owner.0 as usize]);
+    let mut seen = vec![false; lines.texts.count()];
+    for frames in drawn {
+        for &t in frames {
+            if !std::mem::replace(&mut seen[t as usize], true) {
+                let owner = lines.texts.owner(t);
+                map.insert(lines.texts.text(t), colors[owner.0 as usize]);
+            }
+        }
     }
     map
 }
@@ -107,23 +119,33 @@ fn options<'a>(style: &Style, palette: Option<&'a mut PaletteMap>) -> Options<'a
     o
 }
 
-/// Draws `lines` coloured from `palette`, with `legend` under the graph.
-pub fn write_svg<'a>(
-    lines: impl IntoIterator<Item = &'a str>,
-    palette: &mut PaletteMap,
+/// Draws the lines of `owner`'s samples (or all), each frame in its text's owner colour from
+/// `colors`, with `legend` under the graph.
+pub fn write_svg(
+    lines: &FlameLines,
+    owner: Option<OwnerId>,
+    colors: &[Color],
     style: &Style,
     legend: &Legend,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let mut svg = Vec::new();
-    // reversed stacks are merged leaf first by inferno: drop nothing from the lines then
-    let lines: Vec<std::borrow::Cow<'a, str>> = if style.reverse {
-        lines.into_iter().map(std::borrow::Cow::Borrowed).collect()
+    let selected = lines.select(owner);
+    let (texts, mut palette) = if style.reverse {
+        // reversed stacks are merged leaf first by inferno: drop nothing from the lines then
+        let stacks = selected.iter().map(|&i| &lines.stacks[i as usize]);
+        let palette = palette(lines, stacks.clone().map(|s| lines.frames(s)), colors);
+        (stacks.map(|s| lines.line(s)).collect::<Vec<_>>(), palette)
     } else {
-        super::flame_elide::elide_narrow(lines, style.min_width)
+        let drawn = super::flame_elide::elide_narrow(lines, selected, style.min_width);
+        let palette = palette(lines, drawn.iter().map(|d| d.frames(lines)), colors);
+        (drawn.iter().map(|d| d.text(lines)).collect(), palette)
     };
-    let lines = lines.iter().map(|l| l.as_ref());
-    flamegraph::from_lines(&mut options(style, Some(palette)), lines, &mut svg)?;
+    let mut svg = Vec::new();
+    flamegraph::from_lines(
+        &mut options(style, Some(&mut palette)),
+        texts.iter().map(String::as_str),
+        &mut svg,
+    )?;
     append_legend(&svg, legend, style.width, out)
 }
 
@@ -439,7 +461,13 @@ mod tests {
 
     #[test]
     fn legend_is_added_by_growing_the_image() {
-        let mut palette = PaletteMap::default();
+        let lines = FlameLines::from_text(["x;y 3", "x 1"], OwnerId(0)).unwrap();
+        let colors = [ROOT_COLOR];
+        let mut palette = palette(
+            &lines,
+            lines.stacks.iter().map(|s| lines.frames(s)),
+            &colors,
+        );
         let style = Style {
             title: "t & <u>".into(),
             subtitle: None,
@@ -469,7 +497,7 @@ mod tests {
         )
         .unwrap();
         let mut out = Vec::new();
-        write_svg(["x;y 3", "x 1"], &mut palette, &style, &legend, &mut out).unwrap();
+        write_svg(&lines, None, &colors, &style, &legend, &mut out).unwrap();
         let (plain, out) = (
             String::from_utf8(plain).unwrap(),
             String::from_utf8(out).unwrap(),

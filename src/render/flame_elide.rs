@@ -2,7 +2,8 @@
 //!
 //! inferno merges every line into frames and only then leaves out those narrower than
 //! `--min-width` (`width < min_width × total / 100`), so 5 M distinct stacks whose leaves are
-//! all too narrow to draw still cost a frame each. Here, on the same sorted lines:
+//! all too narrow to draw still cost a frame each. Here, on the lines in inferno's order
+//! (sorted as text, [`FlameLines::sort_as_text`]), with frames compared by text id:
 //! - a narrow frame's subtree is folded into it (the line stops at the narrow frame): every
 //!   frame below is narrower still;
 //! - adjacent narrow siblings are merged into one line named after the first, as long as
@@ -11,33 +12,64 @@
 //!
 //! The drawn frames and the total are those inferno draws from the whole input.
 
-use std::borrow::Cow;
+use crate::aggregate::flame::FlameLines;
 
-/// The lines to draw instead of `lines` (`stack WEIGHT`, root first), for a graph that
-/// leaves out frames narrower than `min_width` percent; the lines as given when nothing can
-/// be dropped (no width, a line that is not `stack WEIGHT`).
-pub fn elide_narrow<'a>(
-    lines: impl IntoIterator<Item = &'a str>,
-    min_width: f64,
-) -> Vec<Cow<'a, str>> {
-    let mut lines: Vec<&str> = lines.into_iter().collect();
-    let unchanged = |lines: Vec<&'a str>| lines.into_iter().map(Cow::Borrowed).collect();
-    // inferno's order: the lines sorted as text (so `f3_10` comes before `f3_1;x`, and a
-    // frame's lines need not be adjacent: inferno then draws it twice, and so is it here)
-    lines.sort_unstable();
-    let mut entries: Vec<(&str, u128)> = Vec::with_capacity(lines.len());
-    for line in &lines {
-        match line
-            .rsplit_once(' ')
-            .and_then(|(s, w)| Some((s, w.parse::<u128>().ok()?)))
-        {
-            Some(e) => entries.push(e),
-            None => return unchanged(lines),
+/// A line to hand to inferno: the first `depth` frames of a stack, with `weight`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drawn {
+    /// Index into [`FlameLines::stacks`].
+    pub stack: u32,
+    pub depth: u32,
+    /// Whether frames below were folded in: the line then ends in `;` (an empty child as
+    /// narrow as its parent, which is not drawn), so that it sorts where they did.
+    pub below: bool,
+    pub weight: u128,
+}
+
+impl Drawn {
+    /// The line's text, `root;…;frame[;] weight`.
+    pub fn text(&self, lines: &FlameLines) -> String {
+        let mut text = String::new();
+        lines.write_frames(
+            &lines.stacks[self.stack as usize],
+            self.depth as usize,
+            &mut text,
+        );
+        if self.below {
+            text.push(';');
         }
+        use std::fmt::Write as _;
+        let _ = write!(text, " {}", self.weight);
+        text
     }
+
+    /// The frame texts it draws, root first.
+    pub fn frames<'a>(&self, lines: &'a FlameLines) -> &'a [u32] {
+        &lines.frames(&lines.stacks[self.stack as usize])[..self.depth as usize]
+    }
+}
+
+/// The lines to draw instead of the lines `selected` (indexes into `lines.stacks`), for a
+/// graph that leaves out frames narrower than `min_width` percent; all of them when nothing
+/// can be dropped (no width, no weight). In inferno's order.
+pub fn elide_narrow(lines: &FlameLines, mut selected: Vec<u32>, min_width: f64) -> Vec<Drawn> {
+    lines.sort_as_text(&mut selected);
+    let entries: Vec<(&[u32], u128)> = selected
+        .iter()
+        .map(|&i| {
+            let s = &lines.stacks[i as usize];
+            (lines.frames(s), s.weight)
+        })
+        .collect();
     let total: u128 = entries.iter().map(|e| e.1).sum();
+    let whole = |(&stack, e): (&u32, &(&[u32], u128))| Drawn {
+        stack,
+        depth: e.0.len() as u32,
+        below: false,
+        weight: e.1,
+    };
     if min_width <= 0.0 || total == 0 {
-        return unchanged(lines);
+        return selected.iter().zip(&entries).map(whole).collect();
     }
     // inferno's own test, in its own arithmetic: a frame is drawn when its width is not less
     let min_time = min_width / (100.0 / total as f64);
@@ -45,18 +77,18 @@ pub fn elide_narrow<'a>(
     let cuts = cut_depths(&entries, narrow);
     let nodes = narrow_nodes(&entries, &cuts);
     drop(cuts);
-    merge_siblings(&lines, &entries, nodes, narrow)
+    merge_siblings(&selected, &entries, nodes, narrow)
 }
 
 /// For each line, the depth of its outermost narrow frame (`u32::MAX`: none): found by
 /// walking the sorted lines once with the path of frames they share open, each frame's
 /// weight summed while it is open and judged when it closes. A frame is a run of adjacent
 /// lines with the same frames down to it, as inferno merges them.
-fn cut_depths(entries: &[(&str, u128)], narrow: impl Fn(u128) -> bool) -> Vec<u32> {
+fn cut_depths(entries: &[(&[u32], u128)], narrow: impl Fn(u128) -> bool) -> Vec<u32> {
     let mut cuts = vec![u32::MAX; entries.len()];
-    // the open frames, root first: (name, first line, weight so far)
-    let mut open: Vec<(&str, usize, u128)> = Vec::new();
-    let close = |open: &mut Vec<(&str, usize, u128)>, keep: usize, end: usize, cuts: &mut [u32]| {
+    // the open frames, root first: (text, first line, weight so far)
+    let mut open: Vec<(u32, usize, u128)> = Vec::new();
+    let close = |open: &mut Vec<(u32, usize, u128)>, keep: usize, end: usize, cuts: &mut [u32]| {
         while open.len() > keep {
             let (_, first, weight) = open.pop().unwrap();
             if narrow(weight) {
@@ -67,18 +99,14 @@ fn cut_depths(entries: &[(&str, u128)], narrow: impl Fn(u128) -> bool) -> Vec<u3
             }
         }
     };
-    for (i, (stack, weight)) in entries.iter().enumerate() {
-        let mut shared = 0;
-        let mut rest = Vec::new();
-        for (depth, frame) in stack.split(';').enumerate() {
-            if rest.is_empty() && depth < open.len() && open[depth].0 == frame {
-                shared = depth + 1;
-            } else {
-                rest.push(frame);
-            }
-        }
+    for (i, &(stack, weight)) in entries.iter().enumerate() {
+        let shared = stack
+            .iter()
+            .zip(&open)
+            .take_while(|(f, o)| **f == o.0)
+            .count();
         close(&mut open, shared, i, &mut cuts);
-        open.extend(rest.into_iter().map(|f| (f, i, 0)));
+        open.extend(stack[shared..].iter().map(|&f| (f, i, 0)));
         for o in &mut open {
             o.2 += weight;
         }
@@ -88,46 +116,42 @@ fn cut_depths(entries: &[(&str, u128)], narrow: impl Fn(u128) -> bool) -> Vec<u3
 }
 
 /// A line to draw: a line as given, or a narrow frame with everything below it folded in.
-/// Indexes into the lines, not strings: a graph of 5 M distinct stacks has millions of them.
+/// Indexes into the lines, not frames: a graph of 5 M distinct stacks has millions of them.
 struct Node {
-    /// The entry its text comes from.
+    /// The entry its frames come from.
     entry: u32,
-    /// For a narrow frame, the length of its stack in that entry (`None`: the line as given).
+    /// For a narrow frame, its depth + 1 in that entry (`None`: the line as given).
     kept: Option<u32>,
-    /// Whether frames below it were folded in (then its line ends in `;`, and sorts where
-    /// they did; the empty child, as narrow as its parent, is not drawn).
+    /// Whether frames below it were folded in.
     below: bool,
     weight: u128,
 }
 
 impl Node {
-    /// The narrow frame's stack, its parent's, and its name.
-    fn frame<'a>(&self, entries: &[(&'a str, u128)]) -> Option<(&'a str, &'a str, &'a str)> {
+    /// The narrow frame's stack, its parent's, and its text.
+    fn frame<'a>(&self, entries: &[(&'a [u32], u128)]) -> Option<(&'a [u32], &'a [u32], u32)> {
         let kept = &entries[self.entry as usize].0[..self.kept? as usize];
-        let (parent, name) = kept.rsplit_once(';').unwrap_or(("", kept));
+        let (&name, parent) = kept.split_last()?;
         Some((kept, parent, name))
     }
 
     /// The frame this node draws right under `parent`, if it is under it.
-    fn child_of<'a>(&self, parent: &str, entries: &[(&'a str, u128)]) -> Option<&'a str> {
+    fn child_of(&self, parent: &[u32], entries: &[(&[u32], u128)]) -> Option<u32> {
         let stack = match self.frame(entries) {
             Some((kept, _, _)) => kept,
             None => entries[self.entry as usize].0,
         };
-        let rest = if parent.is_empty() {
-            stack
-        } else {
-            stack.strip_prefix(parent)?.strip_prefix(';')?
-        };
-        Some(rest.split(';').next().unwrap_or(rest))
+        stack
+            .strip_prefix(parent)
+            .and_then(|rest| rest.first().copied())
     }
 }
 
 /// The lines grouped into what to draw: each narrow frame (the lines of one run that is cut
 /// there) as one node, the other lines as they are.
-fn narrow_nodes(entries: &[(&str, u128)], cuts: &[u32]) -> Vec<Node> {
+fn narrow_nodes(entries: &[(&[u32], u128)], cuts: &[u32]) -> Vec<Node> {
     let mut nodes: Vec<Node> = Vec::new();
-    let mut last_cut: Option<&str> = None;
+    let mut last_cut: Option<&[u32]> = None;
     for (i, (&(stack, weight), &cut)) in entries.iter().zip(cuts).enumerate() {
         if cut == u32::MAX {
             last_cut = None;
@@ -139,10 +163,8 @@ fn narrow_nodes(entries: &[(&str, u128)], cuts: &[u32]) -> Vec<Node> {
             });
             continue;
         }
-        let (kept, below) = match stack.match_indices(';').nth(cut as usize) {
-            Some((at, _)) => (&stack[..at], true),
-            None => (stack, false),
-        };
+        let kept = &stack[..cut as usize + 1];
+        let below = stack.len() > kept.len();
         match nodes.last_mut() {
             Some(node) if last_cut == Some(kept) => {
                 node.weight += weight;
@@ -164,24 +186,29 @@ fn narrow_nodes(entries: &[(&str, u128)], cuts: &[u32]) -> Vec<Node> {
 
 /// Adjacent narrow siblings merged into one line named after the first while their sum
 /// stays narrow, and never up to a sibling of the same name (inferno would merge the two).
-fn merge_siblings<'a>(
-    lines: &[&'a str],
-    entries: &[(&'a str, u128)],
+fn merge_siblings(
+    selected: &[u32],
+    entries: &[(&[u32], u128)],
     nodes: Vec<Node>,
     narrow: impl Fn(u128) -> bool,
-) -> Vec<Cow<'a, str>> {
-    let mut out: Vec<Cow<'a, str>> = Vec::with_capacity(nodes.len());
+) -> Vec<Drawn> {
+    let mut out: Vec<Drawn> = Vec::with_capacity(nodes.len());
     let mut i = 0;
     while i < nodes.len() {
         let first = &nodes[i];
+        let stack = selected[first.entry as usize];
         let Some((kept, parent, name)) = first.frame(entries) else {
-            out.push(Cow::Borrowed(lines[first.entry as usize]));
+            out.push(Drawn {
+                stack,
+                depth: entries[first.entry as usize].0.len() as u32,
+                below: false,
+                weight: first.weight,
+            });
             i += 1;
             continue;
         };
         // the merged line sorts where the first did, so it keeps the first's form
         let mut weight = first.weight;
-        let below = first.below;
         let mut j = i + 1;
         while let Some(next) = nodes.get(j) {
             let sibling = next.frame(entries).is_some_and(|(_, p, _)| p == parent);
@@ -196,10 +223,12 @@ fn merge_siblings<'a>(
             weight += next.weight;
             j += 1;
         }
-        out.push(Cow::Owned(format!(
-            "{kept}{} {weight}",
-            if below { ";" } else { "" }
-        )));
+        out.push(Drawn {
+            stack,
+            depth: kept.len() as u32,
+            below: first.below,
+            weight,
+        });
         i = j;
     }
     out
@@ -208,11 +237,17 @@ fn merge_siblings<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::OwnerId;
+
+    fn flame(lines: &[&str]) -> FlameLines {
+        FlameLines::from_text(lines.iter().copied(), OwnerId::UNCLASSIFIED).unwrap()
+    }
 
     fn elided(lines: &[&str], min_width: f64) -> Vec<String> {
-        elide_narrow(lines.iter().copied(), min_width)
-            .into_iter()
-            .map(|c| c.into_owned())
+        let flame = flame(lines);
+        elide_narrow(&flame, flame.select(None), min_width)
+            .iter()
+            .map(|d| d.text(&flame))
             .collect()
     }
 
@@ -267,11 +302,11 @@ mod tests {
         // trees of 3,000 stacks with weights spread over four orders of magnitude, drawn at
         // several widths: the SVG is byte for byte the one of the whole input
         for start in (1..=12u64).map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15)) {
-            same_svg_for_a_random_tree(start);
+            same_svg_for_a_random_tree(start, start % 3 == 0);
         }
     }
 
-    fn same_svg_for_a_random_tree(start: u64) {
+    fn same_svg_for_a_random_tree(start: u64, spaced: bool) {
         let mut seed = start;
         let mut next = |n: u64| {
             seed ^= seed << 13;
@@ -283,7 +318,11 @@ mod tests {
             .map(|_| {
                 let depth = 1 + next(6);
                 let frames: Vec<String> = (0..depth)
-                    .map(|d| format!("f{d}_{}", next(4 + d * 3)))
+                    .map(|d| {
+                        // `f1_2 x` after `f1_2`: the order falls back to bytes
+                        let space = if spaced && next(5) == 0 { " x" } else { "" };
+                        format!("f{d}_{}{space}", next(4 + d * 3))
+                    })
                     .collect();
                 let magnitude = 10u64.pow(1 + next(4) as u32);
                 let weight = 1 + next(magnitude);
@@ -291,10 +330,15 @@ mod tests {
             })
             .collect();
         for min_width in [0.01, 0.1, 0.5, 2.0] {
-            let elided = elide_narrow(lines.iter().map(String::as_str), min_width);
+            let flame =
+                FlameLines::from_text(lines.iter().map(String::as_str), OwnerId(0)).unwrap();
+            let elided: Vec<String> = elide_narrow(&flame, flame.select(None), min_width)
+                .iter()
+                .map(|d| d.text(&flame))
+                .collect();
             assert!(elided.len() < lines.len() || min_width < 0.1, "{min_width}");
             let (got, want) = (
-                inferno_svg(elided.iter().map(|l| l.as_ref()), min_width),
+                inferno_svg(elided.iter().map(String::as_str), min_width),
                 inferno_svg(lines.iter().map(String::as_str), min_width),
             );
             if got != want {
@@ -311,11 +355,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn lines_that_are_not_stack_and_weight_are_passed_through() {
-        let lines = ["a;b x", "c 1"];
-        assert_eq!(elided(&lines, 50.0), ["a;b x", "c 1"]);
     }
 }
