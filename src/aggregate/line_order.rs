@@ -36,10 +36,10 @@ pub fn sort(lines: &FlameLines, order: &mut [u32], weights: Weights) {
 
 /// Lines of the same frames: their weights as text (`10` before `9`).
 fn by_weight(a: &FlameStack, b: &FlameStack, weights: Weights) -> Ordering {
-    if weights == Weights::Ignored || a.weight == b.weight {
+    if weights == Weights::Ignored || a.weight() == b.weight() {
         return Ordering::Equal;
     }
-    a.weight.to_string().cmp(&b.weight.to_string())
+    a.weight().to_string().cmp(&b.weight().to_string())
 }
 
 /// Each frame text's rank among the keys the lines use, inside a line and last in it.
@@ -138,7 +138,7 @@ fn is_proper_prefix(a: (&[u8], u8), b: (&[u8], u8)) -> bool {
 fn compare_bytes(lines: &FlameLines, a: &FlameStack, b: &FlameStack, weights: bool) -> Ordering {
     let bytes = |s: &FlameStack| {
         let digits = if weights {
-            format!(" {}", s.weight)
+            format!(" {}", s.weight())
         } else {
             String::new()
         };

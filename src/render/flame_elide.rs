@@ -58,7 +58,7 @@ pub fn elide_narrow(lines: &FlameLines, mut selected: Vec<u32>, min_width: f64) 
         .iter()
         .map(|&i| {
             let s = &lines.stacks[i as usize];
-            (lines.frames(s), s.weight)
+            (lines.frames(s), s.weight())
         })
         .collect();
     let total: u128 = entries.iter().map(|e| e.1).sum();

@@ -234,7 +234,7 @@ fn empty_strings_pprof(path: &Path, empty: usize) -> u64 {
 }
 
 #[test]
-#[ignore = "writes a 200 MB pprof of 100 M empty strings and reads it under a 2 GB limit; .ci/run runs it"]
+#[ignore = "writes a 200 MB pprof of 100 M empty strings and reads it under a 2 GB limit; .ci/run runs it in release"]
 fn a_pprof_of_100m_empty_strings_reads_and_converts_under_2_gb() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("strings.pb");
@@ -257,7 +257,7 @@ fn a_pprof_of_100m_empty_strings_reads_and_converts_under_2_gb() {
 }
 
 #[test]
-#[ignore = "writes 105 MB and reads 5 M distinct stacks through flame and convert: minutes in a debug build; .ci/run runs it"]
+#[ignore = "writes 105 MB and reads 5 M distinct stacks through flame and convert: minutes in a debug build; .ci/run runs it in release"]
 fn five_million_distinct_stacks_flame_and_convert_under_2_gb() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("distinct-5m.folded");
@@ -288,7 +288,7 @@ fn five_million_distinct_stacks_flame_and_convert_under_2_gb() {
 }
 
 #[test]
-#[ignore = "a fleet folder holding the 5 M-stack file, under a 2 GB limit; .ci/run runs it"]
+#[ignore = "a fleet folder holding the 5 M-stack file, under a 2 GB limit; .ci/run runs it in release"]
 fn a_fleet_folder_holding_the_5m_stack_file_reports_every_input_under_2_gb() {
     let dir = tempfile::tempdir().unwrap();
     let fleet = dir.path().join("fleet");
