@@ -3,6 +3,7 @@
 
 use crate::aggregate::flame::ColorBy;
 use crate::aggregate::report::{GroupBy, View};
+use crate::aggregate::timeline::BucketSize;
 use crate::input::InputFormat;
 use crate::input::source::DEFAULT_MAX_DECOMPRESSED;
 use crate::model::Unit;
@@ -304,9 +305,15 @@ pub struct ReportArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub rules: RuleArgs,
-    /// Rows of the table.
+    /// Rows of the table: owners, categories, allocated types (`type`), or owners per time
+    /// bucket (`time`: perf.data, perf script and JFR time each sample).
     #[arg(long, value_enum, default_value_t)]
     pub by: GroupBy,
+    /// With --by time: the width of a bucket, a duration (`1s`, `250ms`) or a percent of the
+    /// recording (`5%`, the default). A warm-up, first buckets whose owner shares differ from
+    /// the rest beyond their noise, is a finding with the `--time` slice that skips it.
+    #[arg(long, value_name = "WIDTH|N%", value_parser = BucketSize::parse)]
+    pub bucket: Option<BucketSize>,
     /// Views to show, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = defaults::VIEWS)]
     pub views: Vec<View>,

@@ -8,6 +8,7 @@
 use crate::aggregate::flame::ColorBy;
 use crate::aggregate::report::{Combine, GroupBy, View};
 use crate::aggregate::rows::RowLabels;
+use crate::aggregate::timeline::BucketSize;
 use crate::classify::RuleOptions;
 use crate::cli::{
     Command, ConvertArgs, ConvertTo, DiffArgs, ExplainArgs, FlameArgs, GateArgs, InputArgs,
@@ -128,6 +129,7 @@ impl LoadConfig {
                 max_decompressed: Some(input.max_decompressed),
                 keep_process_root: input.keep_process_root,
                 filter,
+                timeline: false,
             },
             rules: RuleOptions {
                 rule_files: rules.rule_files.clone(),
@@ -224,6 +226,8 @@ pub struct ReportPlan {
     pub each_share: EachShare,
     /// The label columns of the row formats.
     pub labels: RowLabels,
+    /// `--by time`: the buckets' width.
+    pub bucket: BucketSize,
 }
 
 /// One `--each` input's share of memory (bytes of distinct content, `model::budget`) and
@@ -264,6 +268,7 @@ impl ReportPlan {
                     .into(),
             ));
         }
+        time_grouping(&args)?;
         if rows && args.by != GroupBy::Owner {
             return Err(Error::Usage(
                 "--format ndjson and parquet write a row per owner with its category: \
@@ -299,8 +304,10 @@ impl ReportPlan {
         } else {
             Vec::new()
         };
+        let mut load = LoadConfig::new(&args.input, &args.rules)?;
+        load.read.timeline = args.by == GroupBy::Time;
         Ok(ReportPlan {
-            load: LoadConfig::new(&args.input, &args.rules)?,
+            load,
             profiles,
             shape: ReportShape {
                 by: args.by,
@@ -319,7 +326,33 @@ impl ReportPlan {
                 time: std::time::Duration::from_secs(args.each_timeout),
             },
             labels,
+            bucket: args.bucket.unwrap_or_default(),
         })
+    }
+}
+
+/// What `--by time` and `--bucket` cannot be combined with, and why.
+fn time_grouping(args: &ReportArgs) -> Result<()> {
+    if args.by != GroupBy::Time {
+        return match args.bucket {
+            Some(_) => Err(Error::Usage(
+                "--bucket sets the width of --by time's buckets: add --by time".into(),
+            )),
+            None => Ok(()),
+        };
+    }
+    let refused = [
+        (args.merge, "--merge (each input keeps its own clock)"),
+        (args.repeats, "--repeats (each input keeps its own clock)"),
+        (args.threads, "--threads"),
+        (
+            args.format.row_format().is_some(),
+            "--format ndjson or parquet (use --format json or csv)",
+        ),
+    ];
+    match refused.iter().find(|(on, _)| *on) {
+        Some((_, what)) => Err(Error::Usage(format!("--by time does not go with {what}"))),
+        None => Ok(()),
     }
 }
 
@@ -588,10 +621,15 @@ pub struct DiffPlan {
 
 impl DiffPlan {
     fn new(args: DiffArgs) -> Result<DiffPlan> {
-        if args.by == GroupBy::Type {
-            return Err(Error::Usage(
-                "diff --by type is not supported: compare owners or categories".into(),
-            ));
+        if matches!(args.by, GroupBy::Type | GroupBy::Time) {
+            return Err(Error::Usage(format!(
+                "diff --by {} is not supported: compare owners or categories",
+                if args.by == GroupBy::Type {
+                    "type"
+                } else {
+                    "time"
+                }
+            )));
         }
         Ok(DiffPlan {
             load: LoadConfig::new(&args.input, &args.rules)?,

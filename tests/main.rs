@@ -49,6 +49,7 @@ mod it {
     mod sampling_error;
     mod speedscope;
     mod terminal;
+    mod timeline;
     mod top;
     mod unclassified_guard;
     mod unfit;

@@ -19,6 +19,7 @@ mod marks;
 pub mod quality;
 pub mod report;
 pub mod rows;
+pub mod timeline;
 
 use crate::classify::{Classification, RuleSet};
 use crate::model::{Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId};
@@ -106,6 +107,8 @@ pub struct Aggregate {
     pub negative: Attribution,
     /// What the sampling error of `all`'s shares needs (issue 25, see [`interval`]).
     pub dispersion: Dispersion,
+    /// The owners per time bucket (`report --by time`), with the warm-up found in them.
+    pub timeline: Option<timeline::OwnerTimeline>,
 }
 
 /// Sums of squared weights behind the shares of [`Aggregate::all`], for their intervals
@@ -281,6 +284,9 @@ impl Aggregate {
     pub fn findings(&self) -> Vec<quality::Finding> {
         let total = self.all.total;
         let mut findings = self.quality.findings(total);
+        if let Some(w) = self.timeline.as_ref().and_then(|t| t.warmup.as_ref()) {
+            findings.push(w.finding());
+        }
         if let Some(hint) = &self.suggested_user {
             findings.push(quality::Finding::UserPrefix {
                 prefix: hint.prefix.clone(),
@@ -743,6 +749,7 @@ pub fn aggregate(
         distinct_stacks,
         negative,
         dispersion: dispersion.finish(),
+        timeline: None,
     }
 }
 

@@ -484,6 +484,18 @@ pub enum Finding {
         stacks: u64,
         depth: usize,
     },
+    /// The first `seconds` of the recording are a warm-up: the owner shares of its first time
+    /// buckets differ from the settled rest beyond their sampling noise (`report --by time`,
+    /// [`crate::aggregate::timeline`]); `owner`'s owner-view share is `during` percent in the
+    /// warm-up and `after` percent after it, which starts at `from` (nanoseconds, the
+    /// recording's clock: the `--time` slice that skips the warm-up).
+    Warmup {
+        seconds: f64,
+        owner: String,
+        during: f64,
+        after: f64,
+        from: u64,
+    },
     /// `--user prefix` would move `owner` percent of the weight from `unclassified` to user
     /// code in the owner view, and `anywhere` percent passes through its frames.
     UserPrefix {

@@ -48,6 +48,10 @@ pub enum GroupBy {
     /// Allocated types (async-profiler allocation profiles).
     #[value(help = None::<&str>)]
     Type,
+    /// Owners per time bucket (`--bucket`), for inputs that time each sample (perf.data,
+    /// perf script, JFR).
+    #[value(help = None::<&str>)]
+    Time,
 }
 
 /// How several inputs are combined.

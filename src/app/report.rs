@@ -1,13 +1,15 @@
 //! `whose report`: the owner table.
 
 use super::{
-    Detail, Outcome, build_report, choose_metrics, input_reports, load, metric_mismatch,
+    Detail, Loaded, Outcome, build_report, choose_metrics, input_reports, load, metric_mismatch,
     write_output,
 };
 use crate::aggregate::report::{Combine, GroupBy, Report};
 use crate::aggregate::rows::InputLabels;
+use crate::aggregate::timeline::{self, OwnerTimeline, TimelineError};
 use crate::config::ReportPlan;
 use crate::error::{Error, Result};
+use crate::model::Unit;
 use crate::render;
 
 pub fn run(plan: ReportPlan) -> Result<Outcome> {
@@ -23,6 +25,11 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
         threads: plan.threads,
     };
     let mut inputs = input_reports(&loaded, &plan.load, &metrics, detail);
+    if plan.shape.by == GroupBy::Time {
+        for (i, input) in inputs.iter_mut().enumerate() {
+            input.aggregate.timeline = Some(owner_timeline(&loaded, &plan, i, metrics[i])?);
+        }
+    }
     if plan.shape.combine == Combine::Merge {
         inputs = vec![Report::merge_inputs(inputs)?];
     }
@@ -52,4 +59,48 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
         render::render(&report, plan.format, term, &labels, out)
     })?;
     Ok(Outcome::Success)
+}
+
+/// Input `i`'s owners per time bucket; an error names what the input or `--bucket` lacks.
+fn owner_timeline(
+    loaded: &Loaded,
+    plan: &ReportPlan,
+    i: usize,
+    metric: usize,
+) -> Result<OwnerTimeline> {
+    let profile = &loaded.profiles[i];
+    let path = loaded.paths[i].display();
+    let no_time = || {
+        Error::Usage(format!(
+            "--by time: {path} has no time per sample (whose reads sample times from perf.data, \
+             perf script and JFR recordings)"
+        ))
+    };
+    let t = profile.meta.timeline.as_ref().ok_or_else(no_time)?;
+    timeline::owner_timeline(
+        profile,
+        t,
+        &loaded.rules,
+        &loaded.classes[i],
+        metric,
+        plan.load.types_as_frames,
+        plan.bucket,
+    )
+    .map_err(|e| {
+        Error::Usage(match e {
+            TimelineError::Narrow { width, resolution } => format!(
+                "--bucket: {path}'s samples are kept in buckets of {}, so a bucket of {} \
+                 cannot be drawn; give {} or more",
+                Unit::Nanoseconds.format(resolution.into()),
+                Unit::Nanoseconds.format(width.into()),
+                Unit::Nanoseconds.format(resolution.into())
+            ),
+            TimelineError::Many { count } => format!(
+                "--bucket: {path} would need {count} buckets, more than the {} a report \
+                 shows; give a wider bucket",
+                timeline::MAX_SHOWN
+            ),
+        })
+    })?
+    .ok_or_else(no_time)
 }

@@ -80,6 +80,9 @@ pub struct ReadOptions {
     /// `--comm`, `--pid`, `--tid`, `--time`: applied by the perf.data and perf script readers,
     /// refused for every other format.
     pub filter: filter::SampleFilter,
+    /// Keep the samples over time as well (`report --by time`, the HTML page): readers of
+    /// inputs that stamp each sample with a time fill `meta.timeline`; the rest leave it empty.
+    pub timeline: bool,
 }
 
 /// Reads one input into a validated profile.

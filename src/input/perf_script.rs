@@ -19,7 +19,9 @@ use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
 use super::progress::Progress;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Unit, perf};
+use crate::model::{
+    Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Timeline, Unit, perf,
+};
 use crate::names;
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +39,9 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
         .then(|| std::fs::metadata(&source.path).ok().map(|m| m.len()))
         .flatten();
     let mut reader = ScriptReader::new(source.path.clone(), filter);
+    if options.timeline {
+        reader.timeline = Some(Timeline::new(2));
+    }
     let mut progress = Progress::new(total, "reading perf script");
     let mut line = Vec::with_capacity(4096);
     let mut read_bytes = 0u64;
@@ -359,7 +364,13 @@ enum LineFrames {
 }
 
 /// A sample waiting for the end of the file: frames, thread, event index, period.
-type HeldSample = (Vec<PendingFrame>, Option<ThreadId>, usize, Option<u64>);
+type HeldSample = (
+    Vec<PendingFrame>,
+    Option<ThreadId>,
+    usize,
+    Option<u64>,
+    Option<u64>,
+);
 
 struct ScriptReader {
     path: PathBuf,
@@ -382,6 +393,12 @@ struct ScriptReader {
     current_thread: Option<ThreadId>,
     current_event: usize,
     current_period: Option<u64>,
+    /// The sample's time (nanoseconds), for the timeline.
+    current_time: Option<u64>,
+    /// The samples over time ([`ReadOptions::timeline`]), keyed by `time_keys`' index of
+    /// (stack, event), with two values: the sample count and the summed period.
+    timeline: Option<Timeline>,
+    time_keys: FxHashMap<(crate::model::StackId, usize), u32>,
     /// Whether the sample being read passes `--comm`/`--pid`/`--tid`/`--time`.
     current_kept: bool,
     filter: SampleFilter,
@@ -417,6 +434,9 @@ impl ScriptReader {
             current_thread: None,
             current_event: 0,
             current_period: None,
+            current_time: None,
+            timeline: None,
+            time_keys: FxHashMap::default(),
             current_kept: true,
             filter,
             tally: FilterTally::default(),
@@ -504,6 +524,7 @@ impl ScriptReader {
             }
         };
         self.current_period = h.period;
+        self.current_time = h.time;
         if !self.filter.is_empty() {
             let key = SampleKey {
                 comm: (!h.comm.is_empty()).then_some(h.comm),
@@ -664,6 +685,7 @@ impl ScriptReader {
                 self.current_thread,
                 self.current_event,
                 self.current_period,
+                self.current_time,
             );
             frames.clear();
             self.current = frames;
@@ -673,6 +695,7 @@ impl ScriptReader {
                 self.current_thread,
                 self.current_event,
                 self.current_period,
+                self.current_time,
             ));
         }
     }
@@ -730,20 +753,27 @@ impl ScriptReader {
         thread: Option<ThreadId>,
         event: usize,
         period: Option<u64>,
+        time: Option<u64>,
     ) {
         self.stack_buf.clear();
         self.stack_buf.extend(frames.iter().map(|f| f.key));
         let stack = self.profile.intern_stack(&self.stack_buf);
         let slot = self.rows.entry((stack, thread, event)).or_default();
+        let weight = u128::from(period.unwrap_or(1));
         slot.0 += 1;
-        slot.1 += u128::from(period.unwrap_or(1));
+        slot.1 += weight;
+        if let (Some(timeline), Some(time)) = (&mut self.timeline, time) {
+            let next = self.time_keys.len() as u32;
+            let key = *self.time_keys.entry((stack, event)).or_insert(next);
+            timeline.add_values(time, key, &[1, weight]);
+        }
     }
 
     fn finish(mut self) -> Result<Profile> {
         self.end_sample();
-        for (mut frames, thread, event, period) in std::mem::take(&mut self.held) {
+        for (mut frames, thread, event, period, time) in std::mem::take(&mut self.held) {
             self.place_inlined(&mut frames, true);
-            self.add(&frames, thread, event, period);
+            self.add(&frames, thread, event, period, time);
         }
         if self.samples == 0 {
             return Err(Error::input(
@@ -813,6 +843,8 @@ impl ScriptReader {
         let mut rows: Vec<_> = self.rows.drain().collect();
         rows.sort_unstable_by_key(|((s, t, e), _)| (*s, *t, *e));
         let mut frame_map: FxHashMap<FrameId, FrameId> = FxHashMap::default();
+        let mut stack_map: FxHashMap<crate::model::StackId, crate::model::StackId> =
+            FxHashMap::default();
         let mut thread_map: FxHashMap<ThreadId, ThreadId> = FxHashMap::default();
         let mut values = vec![0u128; n_types];
         let mut buf = Vec::new();
@@ -825,6 +857,7 @@ impl ScriptReader {
                 buf.push(id);
             }
             let new_stack = profile.intern_stack(&buf);
+            stack_map.insert(stack, new_stack);
             let new_thread = thread.map(|t| {
                 *thread_map
                     .entry(t)
@@ -836,6 +869,21 @@ impl ScriptReader {
                 values[event] = weight;
             }
             profile.add_sample(new_stack, new_thread, &values);
+        }
+        if let Some(timeline) = self.timeline.take() {
+            // (stack, event) keys as the profile's stacks, [count, period] as its types
+            let mut by_key = vec![(crate::model::StackId(0), 0); self.time_keys.len()];
+            for (&key, &i) in &self.time_keys {
+                by_key[i as usize] = key;
+            }
+            profile.meta.timeline = Some(timeline.rekey(n_types, |key, v, out| {
+                let (stack, event) = by_key[key as usize];
+                out[samples_index] = v[0];
+                if event != samples_index {
+                    out[event] = v[1];
+                }
+                stack_map[&stack].0
+            }));
         }
         profile
     }

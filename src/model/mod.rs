@@ -12,6 +12,7 @@ mod negative;
 mod owner;
 pub mod perf;
 mod recording;
+mod timeline;
 mod units;
 mod unresolved;
 
@@ -22,6 +23,7 @@ pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
     CallGraph, DepthCut, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
 };
+pub use timeline::Timeline;
 pub use units::{SampleType, Unit};
 pub use unresolved::{Unresolved, UnresolvedModule};
 
@@ -63,6 +65,9 @@ pub struct ProfileMeta {
     pub unresolved: Vec<UnresolvedModule>,
     /// How the samples were recorded and what was lost doing it (perf.data only).
     pub recording: Recording,
+    /// The samples over time, keyed by stack, when the reader was asked to keep them
+    /// (`ReadOptions::timeline`) and the input stamps samples with a time.
+    pub timeline: Option<Timeline>,
 }
 
 #[derive(Debug, Clone)]

@@ -7,6 +7,9 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     if report.by == GroupBy::Type {
         return write_types(report, out);
     }
+    if report.by == GroupBy::Time {
+        return write_time(report, out);
+    }
     let confidence = crate::gate::DEFAULT_CONFIDENCE;
     writeln!(
         out,
@@ -42,6 +45,45 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     share(w, total),
                     row.guessed
                 )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--by time`: one row per (input, bucket, owner with weight in it, view).
+fn write_time(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "input,start_ns,end_ns,owner,category,transparent,view,weight,total,share"
+    )?;
+    for input in &report.inputs {
+        let Some(timeline) = &input.aggregate.timeline else {
+            continue;
+        };
+        for slot in &timeline.slots {
+            for (o, weights) in slot.owners.iter().enumerate() {
+                let owner = &report.owners[o];
+                for view in &report.views {
+                    let w = view.of(weights);
+                    if w == 0 {
+                        continue;
+                    }
+                    writeln!(
+                        out,
+                        "{},{},{},{},{},{},{},{},{},{:.6}",
+                        field(&input.path),
+                        slot.start,
+                        slot.end,
+                        field(&owner.name),
+                        owner.category.as_str(),
+                        owner.transparent,
+                        view.as_str(),
+                        w,
+                        slot.total,
+                        share(w, slot.total)
+                    )?;
+                }
             }
         }
     }

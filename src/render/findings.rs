@@ -88,6 +88,19 @@ pub fn text(finding: &Finding) -> String {
              (`-XX:FlightRecorderOptions:stackdepth={}`, or async-profiler's `jstackdepth=`)",
             (depth * 4).clamp(256, 2048)
         ),
+        Finding::Warmup {
+            seconds,
+            owner,
+            during,
+            after,
+            from,
+        } => format!(
+            "the first {seconds:.1} s are a warm-up: the owner shares of the first time buckets \
+             differ from the rest beyond their sampling noise ({owner} owns {during:.1}% of the \
+             owner view during it, {after:.1}% after), so shares over the whole recording mix \
+             the two; skip it with `--time {},`",
+            time_arg(*from)
+        ),
         Finding::UserPrefix {
             prefix,
             owner,
@@ -98,6 +111,16 @@ pub fn text(finding: &Finding) -> String {
             user_moves(*owner, *anywhere)
         ),
     }
+}
+
+/// A time on the recording's clock as `--time` takes it (perf's seconds with six decimals),
+/// rounded down so that a slice starting there keeps the whole bucket.
+pub fn time_arg(nanos: u64) -> String {
+    format!(
+        "{}.{:06}",
+        nanos / 1_000_000_000,
+        nanos % 1_000_000_000 / 1000
+    )
 }
 
 /// What `--user PREFIX` moves, as the hint and `explain`'s next step say it.
@@ -129,6 +152,7 @@ pub fn headline(finding: &Finding) -> Option<String> {
         Finding::DepthCut { percent, depth, .. } => {
             format!("{percent:.1}% of stacks cut at depth {depth}")
         }
+        Finding::Warmup { seconds, .. } => format!("the first {seconds:.1} s are a warm-up"),
         Finding::UnresolvedModule { .. } | Finding::UserPrefix { .. } => return None,
     })
 }

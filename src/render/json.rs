@@ -90,6 +90,66 @@ struct Input<'a> {
     suggested_user: Option<SuggestedUser<'a>>,
     notes: &'a [String],
     warnings: &'a [String],
+    /// `--by time`: the owners per time bucket and the warm-up found in them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeline: Option<Timeline<'a>>,
+}
+
+/// `report --by time` (issue 27): times in nanoseconds on the recording's clock (perf's, or
+/// JFR's epoch nanoseconds), weights in the metric's unit; each bucket's owners are those
+/// with weight in it, in all three views.
+#[derive(Serialize)]
+struct Timeline<'a> {
+    /// `{"percent": 5.0}` of the span from the first sample to the last, or `{"width_ns": N}`.
+    bucket: BucketSize,
+    first_ns: u64,
+    last_ns: u64,
+    /// The width of the buckets the samples were kept in, on which every edge falls.
+    resolution_ns: u64,
+    buckets: Vec<TimeBucket<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warmup: Option<Warmup<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum BucketSize {
+    Percent(f64),
+    WidthNs(u64),
+}
+
+#[derive(Serialize)]
+struct TimeBucket<'a> {
+    start_ns: u64,
+    end_ns: u64,
+    total: u128,
+    samples: u128,
+    owners: Vec<TimeOwner<'a>>,
+}
+
+#[derive(Serialize)]
+struct TimeOwner<'a> {
+    name: &'a str,
+    #[serde(rename = "self")]
+    self_: u128,
+    owner: u128,
+    anywhere: u128,
+}
+
+/// The warm-up finding's figures and its words.
+#[derive(Serialize)]
+struct Warmup<'a> {
+    /// The first settled bucket, and where it starts.
+    end_bucket: usize,
+    end_ns: u64,
+    seconds: f64,
+    owner: &'a str,
+    /// The owner's owner-view share in the warm-up and after it, percent.
+    during: f64,
+    after: f64,
+    /// `--time` that skips the warm-up.
+    time: String,
+    finding: String,
 }
 
 /// The recording-quality figures (see `aggregate::quality`): weights in the metric's unit.
@@ -467,6 +527,55 @@ fn input(report: &Report, i: usize) -> Input<'_> {
         }),
         notes: &inp.notes,
         warnings: &inp.warnings,
+        timeline: agg.timeline.as_ref().map(|t| timeline(report, t)),
+    }
+}
+
+fn timeline<'a>(
+    report: &'a Report,
+    t: &'a crate::aggregate::timeline::OwnerTimeline,
+) -> Timeline<'a> {
+    use crate::aggregate::timeline::BucketSize as Size;
+    Timeline {
+        bucket: match t.size {
+            Size::Percent(p) => BucketSize::Percent(p),
+            Size::Width(w) => BucketSize::WidthNs(w),
+        },
+        first_ns: t.first,
+        last_ns: t.last,
+        resolution_ns: t.resolution,
+        buckets: t
+            .slots
+            .iter()
+            .map(|slot| TimeBucket {
+                start_ns: slot.start,
+                end_ns: slot.end,
+                total: slot.total,
+                samples: slot.samples,
+                owners: slot
+                    .owners
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, w)| w.self_ + w.owner + w.anywhere > 0)
+                    .map(|(o, w)| TimeOwner {
+                        name: &report.owners[o].name,
+                        self_: w.self_,
+                        owner: w.owner,
+                        anywhere: w.anywhere,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        warmup: t.warmup.as_ref().map(|w| Warmup {
+            end_bucket: w.end_bucket,
+            end_ns: w.end,
+            seconds: w.after_seconds,
+            owner: &w.owner_name,
+            during: w.during,
+            after: w.after,
+            time: format!("{},", super::findings::time_arg(w.end)),
+            finding: super::findings::text(&w.finding()),
+        }),
     }
 }
 

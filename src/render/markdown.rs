@@ -13,6 +13,9 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     if report.by == GroupBy::Type {
         return write_types(report, out);
     }
+    if report.by == GroupBy::Time {
+        return write_time(report, out);
+    }
     let by_category = report.by == GroupBy::Category;
     let with_weights = show_weights(report);
     let titles = share_table_titles(report, |t| format!("{t} weight"));
@@ -97,6 +100,56 @@ fn write_types(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--by time`: per input, each owner's sparkline, then the heaviest owners per bucket.
+fn write_time(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    use super::timeline as t;
+    let view = t::view(report);
+    for input in &report.inputs {
+        let Some(timeline) = &input.aggregate.timeline else {
+            continue;
+        };
+        writeln!(out, "{}\n", escape(&t::heading(input, timeline, view)))?;
+        writeln!(
+            out,
+            "| owner | share | over time | peak |\n| --- | ---: | --- | ---: |"
+        )?;
+        let owners = t::owners_by_weight(report, input, view);
+        for &o in &owners {
+            let cells = t::owner_row(report, input, timeline, o, view);
+            writeln!(
+                out,
+                "| {} | {} | `{}` | {} |",
+                escape(&cells[0]),
+                cells[1],
+                cells[2],
+                cells[3]
+            )?;
+        }
+        let shown: Vec<usize> = owners.iter().copied().take(t::OWNER_COLUMNS).collect();
+        let others = owners.len() > shown.len();
+        let mut titles = vec!["from".to_string(), "weight".to_string()];
+        titles.extend(shown.iter().map(|&o| escape(&report.owners[o].name)));
+        if others {
+            titles.push("other".into());
+        }
+        writeln!(out, "\n| {} |", titles.join(" | "))?;
+        writeln!(out, "|{}", " ---: |".repeat(titles.len()))?;
+        for slot in &timeline.slots {
+            let mut cells = vec![
+                t::offset(timeline, slot.start),
+                weight(slot.total, &input.metric.unit, report.per),
+            ];
+            cells.extend(shown.iter().map(|&o| pct(t::slot_share(slot, o, view))));
+            if others {
+                cells.push(pct(t::other_share(slot, &shown, view)));
+            }
+            writeln!(out, "| {} |", cells.join(" | "))?;
+        }
+        writeln!(out)?;
+    }
+    write_frames(report, out)
 }
 
 fn escape(s: &str) -> String {

@@ -17,6 +17,7 @@ mod markdown;
 pub mod palette;
 pub mod rows;
 mod table;
+pub mod timeline;
 pub mod top;
 
 pub use table::wrap;

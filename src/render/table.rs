@@ -37,6 +37,8 @@ pub fn write(report: &Report, term: Terminal, out: &mut dyn Write) -> std::io::R
     writeln!(out)?;
     if report.by == GroupBy::Type {
         write_types(report, term, out)?;
+    } else if report.by == GroupBy::Time {
+        write_time(report, term, bold, out)?;
     } else {
         let rows = report.rows();
         write_rows(report, &rows, term, bold, out)?;
@@ -517,6 +519,91 @@ fn write_types(report: &Report, term: Terminal, out: &mut dyn Write) -> std::io:
         Style::new()
     };
     table.write(term.width, bold, |_| Style::new(), out)
+}
+
+/// `--by time`: per input, each owner's share over time as a sparkline, then the share of
+/// the heaviest owners in every bucket.
+fn write_time(
+    report: &Report,
+    term: Terminal,
+    bold: Style,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    use super::timeline as t;
+    let view = t::view(report);
+    let span = |c: usize, text: &str| Span {
+        first: c,
+        last: c,
+        text: text.into(),
+        rule: false,
+    };
+    let column = |align, gap| Column { align, gap };
+    for (i, input) in report.inputs.iter().enumerate() {
+        let Some(timeline) = &input.aggregate.timeline else {
+            continue;
+        };
+        if i > 0 {
+            writeln!(out)?;
+        }
+        for line in wrap(&t::heading(input, timeline, view), term.width) {
+            writeln!(out, "{bold}{line}{bold:#}")?;
+        }
+        let owners = t::owners_by_weight(report, input, view);
+        let sparks = Table {
+            columns: vec![
+                column(Align::Left, 0),
+                column(Align::Right, 2),
+                column(Align::Left, 2),
+                column(Align::Right, 2),
+            ],
+            titles: vec![vec![
+                span(0, "owner"),
+                span(1, "share"),
+                span(2, "over time (each row to its peak)"),
+                span(3, "peak"),
+            ]],
+            rows: owners
+                .iter()
+                .map(|&o| t::owner_row(report, input, timeline, o, view))
+                .collect(),
+        };
+        sparks.write(term.width, bold, |_| Style::new(), out)?;
+        writeln!(out)?;
+        let shown: Vec<usize> = owners.iter().copied().take(t::OWNER_COLUMNS).collect();
+        let others = owners.len() > shown.len();
+        let mut columns = vec![column(Align::Right, 0), column(Align::Right, 2)];
+        let mut titles = vec![span(0, "from"), span(1, "weight")];
+        for (k, &o) in shown.iter().enumerate() {
+            columns.push(column(Align::Right, 2));
+            titles.push(span(k + 2, &report.owners[o].name));
+        }
+        if others {
+            columns.push(column(Align::Right, 2));
+            titles.push(span(shown.len() + 2, "other"));
+        }
+        let rows = timeline
+            .slots
+            .iter()
+            .map(|slot| {
+                let mut row = vec![
+                    t::offset(timeline, slot.start),
+                    weight(slot.total, &input.metric.unit, report.per),
+                ];
+                row.extend(shown.iter().map(|&o| pct(t::slot_share(slot, o, view))));
+                if others {
+                    row.push(pct(t::other_share(slot, &shown, view)));
+                }
+                row
+            })
+            .collect();
+        let buckets = Table {
+            columns,
+            titles: vec![titles],
+            rows,
+        };
+        buckets.write(term.width, bold, |_| Style::new(), out)?;
+    }
+    Ok(())
 }
 
 fn write_threads(

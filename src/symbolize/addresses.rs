@@ -42,6 +42,8 @@ pub struct AddressProfile {
     pub samples: u64,
     /// The sample type that says what a module costs when it has no symbols (`samples`).
     pub cost_type: usize,
+    /// The samples over time keyed by row, when the reader kept them.
+    pub timeline: Option<crate::model::Timeline>,
 }
 
 /// Distinct raw stacks (raw frame ids, leaf first), stored in one arena.

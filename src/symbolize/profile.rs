@@ -12,7 +12,7 @@ use std::path::Path;
 /// Symbolises every distinct (module, address) of `input` once and builds the profile.
 /// `source` names the input in warnings; `ready`: modules loaded while the input was read.
 pub fn to_profile(
-    input: AddressProfile,
+    mut input: AddressProfile,
     source: &Path,
     options: &SymbolOptions,
     ready: Vec<(ModuleKind, Preloaded)>,
@@ -21,7 +21,14 @@ pub fn to_profile(
     let mut results = symbolize(&requests, options, ready);
     let mut profile = Profile::new(input.sample_types.clone());
     let spans = Spans::new(&mut profile, &input, &requests, &mut results);
-    add_rows(&mut profile, &input, &spans);
+    let row_stacks = add_rows(&mut profile, &input, &spans);
+    // the timeline's rows become the profile's stacks (their threads are not kept over time)
+    profile.meta.timeline = input.timeline.take().map(|timeline| {
+        timeline.rekey(profile.sample_types().len(), |row, values, out| {
+            out.copy_from_slice(values);
+            row_stacks[row as usize].0
+        })
+    });
     let missing_cost = missing_cost(&input, &results);
     report(
         &mut profile,
@@ -106,13 +113,14 @@ impl Spans {
     }
 }
 
-/// Each row of raw stacks as a row of the profile.
-fn add_rows(profile: &mut Profile, input: &AddressProfile, spans: &Spans) {
+/// Each row of raw stacks as a row of the profile; the profile's stack of each row.
+fn add_rows(profile: &mut Profile, input: &AddressProfile, spans: &Spans) -> Vec<StackId> {
     let n = profile.sample_types().len();
     let mut thread_map: FxHashMap<ThreadId, ThreadId> = FxHashMap::default();
     let mut buf = Vec::new();
     // rows share raw stacks (one per thread): each raw stack becomes a stack once
     let mut stack_ids: Vec<Option<StackId>> = vec![None; input.stacks.len()];
+    let mut row_stacks = Vec::with_capacity(input.rows.len());
     for (row, &(stack, thread)) in input.rows.iter().enumerate() {
         let stack_id = *stack_ids[stack as usize].get_or_insert_with(|| {
             buf.clear();
@@ -127,7 +135,9 @@ fn add_rows(profile: &mut Profile, input: &AddressProfile, spans: &Spans) {
                 .or_insert_with(|| profile.intern_thread(input.threads.get(t.0)))
         });
         profile.add_sample(stack_id, thread_id, &input.values[row * n..(row + 1) * n]);
+        row_stacks.push(stack_id);
     }
+    row_stacks
 }
 
 /// Per module, the samples whose stack has a frame of it, for modules without symbols.

@@ -25,7 +25,9 @@ use super::ReadOptions;
 use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
 use super::source::{DEFAULT_MAX_DECOMPRESSED, Source};
 use crate::error::{Error, Position, Result};
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit};
+use crate::model::{
+    Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Timeline, Unit,
+};
 use chunk::{Bad, Cursor, HEADER_LEN, Header, Metadata, Pools, Str, Value};
 use rustc_hash::FxHashMap;
 use std::io::Read;
@@ -155,6 +157,9 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     }
     let cap = options.max_decompressed.unwrap_or(DEFAULT_MAX_DECOMPRESSED);
     let mut reader = Reader::new(path.clone(), filter);
+    if options.timeline {
+        reader.timeline = Some(Timeline::new(METRICS.len()));
+    }
     let mut offset = 0u64;
     let mut index = 0usize;
     let mut buf = Vec::new();
@@ -292,6 +297,8 @@ struct Reader {
     periods: Vec<String>,
     values: Vec<u128>,
     leaf_first: Vec<FrameId>,
+    /// The events over time, keyed by stack ([`ReadOptions::timeline`]).
+    timeline: Option<Timeline>,
 }
 
 /// One chunk's decoded tables and per-key caches.
@@ -329,6 +336,7 @@ impl Reader {
             periods: Vec::new(),
             values: vec![0; METRICS.len()],
             leaf_first: Vec::new(),
+            timeline: None,
         }
     }
 
@@ -464,11 +472,13 @@ impl Reader {
             thread = Some(id);
             view.threads.insert(thread_key, (thread, tid, name.clone()));
         }
+        let time = (!self.filter.is_empty() || self.timeline.is_some())
+            .then(|| get("startTime"))
+            .flatten()
+            .and_then(|(_, v)| v)
+            .and_then(Value::as_i64)
+            .map(|t| view.header.ticks_to_epoch_nanos(t) as u64);
         if !self.filter.is_empty() {
-            let time = get("startTime")
-                .and_then(|(_, v)| v)
-                .and_then(Value::as_i64)
-                .map(|t| view.header.ticks_to_epoch_nanos(t) as u64);
             let key = SampleKey {
                 comm: name.as_deref(),
                 pid: None,
@@ -507,6 +517,9 @@ impl Reader {
             }
         }
         self.profile.add_sample(stack, thread, &self.values);
+        if let (Some(timeline), Some(time)) = (&mut self.timeline, time) {
+            timeline.add_values(time, stack.0, &self.values);
+        }
         Ok(())
     }
 
@@ -649,6 +662,15 @@ impl Reader {
         }
         let filtered = self.tally.finish(&self.path, &self.filter)?;
         let mut profile = only_types(&self.profile, &keep);
+        // only_types keeps the stacks' ids: the timeline keeps its keys, and the same types
+        profile.meta.timeline = self.timeline.map(|t| {
+            t.rekey(keep.len(), |stack, values, kept| {
+                for (v, &i) in kept.iter_mut().zip(&keep) {
+                    *v = values[i];
+                }
+                stack
+            })
+        });
         profile.meta.notes.push(format!("JFR chunks: {chunks}"));
         let mut events: Vec<_> = self.events.iter().collect();
         events.sort();

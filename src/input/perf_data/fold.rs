@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::input::filter::{FilterTally, SampleFilter, SampleKey};
+use crate::model::Timeline;
 use crate::symbolize::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 
 #[derive(Debug, Clone, Copy)]
@@ -121,6 +122,8 @@ struct Folding {
     threads: crate::model::Interner<Box<str>>,
     /// The raw stack of the sample being folded.
     stack_buf: Vec<u32>,
+    /// The samples over time, keyed by row ([`crate::input::ReadOptions::timeline`]).
+    timeline: Option<Timeline>,
 }
 
 /// The sample fields the folding thread uses.
@@ -314,20 +317,31 @@ impl Folding {
             threads: self.threads,
             samples: self.samples,
             cost_type: self.samples_type,
+            timeline: self.timeline,
         }
     }
 
-    /// Adds one sample's weight (its period, in its event's sample type) and count to a row.
-    fn add(&mut self, row: u32, attr: usize, period: Option<u64>) {
+    /// Adds one sample's weight (its period, in its event's sample type) and count to a row,
+    /// and to the row in the sample's time bucket when a timeline is kept.
+    fn add(&mut self, row: u32, attr: usize, period: Option<u64>, time: Option<u64>) {
         let base = row as usize * self.n_types;
         let ty = self.attr_type.get(attr).copied().unwrap_or(0);
-        let period = period.unwrap_or(1);
-        self.values[base + ty] = self.values[base + ty].saturating_add(u128::from(period));
+        let period = u128::from(period.unwrap_or(1));
+        self.values[base + ty] = self.values[base + ty].saturating_add(period);
         self.values[base + self.samples_type] += 1;
+        if let (Some(timeline), Some(time)) = (&mut self.timeline, time) {
+            timeline.add(time, row, ty, period);
+            timeline.add(time, row, self.samples_type, 1);
+        }
     }
 }
 
 impl<'p> Reader<'p> {
+    /// Keeps the samples over time too (`n_types` values a row, as the rows).
+    pub(super) fn keep_timeline(&mut self) {
+        self.folding.timeline = Some(Timeline::new(self.folding.n_types));
+    }
+
     pub(super) fn new(
         path: &'p Path,
         build_ids: FxHashMap<DsoKey, Vec<u8>>,
@@ -373,6 +387,7 @@ impl<'p> Reader<'p> {
                 comms: FxHashMap::default(),
                 threads: crate::model::Interner::default(),
                 stack_buf: Vec::new(),
+                timeline: None,
             },
             filter: SampleFilter::default(),
             tally: FilterTally::default(),
@@ -597,7 +612,7 @@ impl Reader<'_> {
                 self.folding.row_for(stack, s.tid)
             }
         };
-        self.folding.add(row, s.attr, s.period);
+        self.folding.add(row, s.attr, s.period, s.time);
     }
 
     /// Whether `--comm`/`--pid`/`--tid`/`--time` keep the sample; counted either way. The

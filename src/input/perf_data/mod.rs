@@ -192,6 +192,9 @@ fn read_records<R: Read + Send>(
     });
     let mut reader = Reader::new(path, build_ids, attr_type, sample_types.len(), samples_type);
     reader.filter = absolute_filter(&options.filter, &perf_file, path)?;
+    if options.timeline {
+        reader.keep_timeline();
+    }
     reader.unwind = unwind;
     reader.call_graph = Some(mode);
     // Decoding the records (the library's parsing and time ordering) runs on its own thread

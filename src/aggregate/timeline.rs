@@ -1,0 +1,473 @@
+//! Owner shares over time (issue 27): the profile's timeline ([`crate::model::Timeline`])
+//! grouped into the buckets `--bucket` asks for, each bucket attributed exactly as the whole
+//! report is (the same stack facts), and the warm-up finding: the first buckets' owner shares
+//! differing from the settled rest beyond their sampling noise.
+//!
+//! # The warm-up test
+//!
+//! The settled state is the second half of the buckets, pooled. Each bucket of the first half
+//! is compared with it owner by owner in the owner view: the difference of the two shares
+//! over its standard error (each share's variance from [`interval::ShareSums`], the same
+//! delta-method variance the report's intervals use; the two are independent samples). A
+//! bucket *differs* when some owner's share is at least [`MIN_SHIFT`] percentage points away
+//! and its |z| passes the normal quantile at 1 % two-sided, Bonferroni-corrected over the
+//! buckets and owners tested. A warm-up is a first bucket that differs; it ends at the first
+//! two consecutive buckets that do not (one quiet bucket inside a warm-up does not end it).
+//! Samples are taken as independent, as everywhere in whose; the practical floor of
+//! [`MIN_SHIFT`] keeps huge recordings from calling a 0.3-point wobble a warm-up.
+
+use super::interval::{self, ShareSums};
+use super::{FactCache, ViewWeights};
+use crate::classify::{Classification, RuleSet};
+use crate::model::{OwnerId, Profile, StackId, Timeline};
+
+/// Percentage points an owner's share must move for a bucket to differ (a practical floor
+/// on top of the statistical test).
+pub const MIN_SHIFT: f64 = 5.0;
+
+/// Buckets a report shows at the most.
+pub const MAX_SHOWN: usize = 1000;
+
+/// The fewest buckets a warm-up is looked for in.
+const MIN_BUCKETS_FOR_WARMUP: usize = 4;
+
+/// `--bucket`: a fixed width, or a share of the recording's time span.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BucketSize {
+    /// Nanoseconds.
+    Width(u64),
+    /// Percent of the time from the first sample to the last.
+    Percent(f64),
+}
+
+impl Default for BucketSize {
+    fn default() -> Self {
+        BucketSize::Percent(5.0)
+    }
+}
+
+impl BucketSize {
+    /// `1s`, `250ms`, `500us`, `2m`, or `5%` (0 < N ≤ 100).
+    pub fn parse(text: &str) -> Result<BucketSize, String> {
+        let t = text.trim();
+        let bad = || {
+            format!(
+                "--bucket {text}: expected a duration (`1s`, `250ms`, `500us`, `2m`) or a \
+                 percent of the recording (`5%`)"
+            )
+        };
+        if let Some(p) = t.strip_suffix('%') {
+            let p: f64 = p.trim().parse().map_err(|_| bad())?;
+            if !(p > 0.0 && p <= 100.0) {
+                return Err(format!("--bucket {text}: a percent from above 0 to 100"));
+            }
+            return Ok(BucketSize::Percent(p));
+        }
+        let units: [(&str, f64); 5] = [
+            ("ns", 1.0),
+            ("us", 1e3),
+            ("ms", 1e6),
+            ("s", 1e9),
+            ("m", 60e9),
+        ];
+        // the longest suffix first: `ms` before `m` and `s`
+        let mut sorted = units;
+        sorted.sort_by_key(|(u, _)| std::cmp::Reverse(u.len()));
+        for (unit, scale) in sorted {
+            if let Some(n) = t.strip_suffix(unit) {
+                let n: f64 = n.trim().parse().map_err(|_| bad())?;
+                let nanos = n * scale;
+                if !(1.0..1e18).contains(&nanos) {
+                    return Err(format!("--bucket {text}: a duration of at least 1ns"));
+                }
+                return Ok(BucketSize::Width(nanos as u64));
+            }
+        }
+        Err(bad())
+    }
+}
+
+/// One bucket of the report: its time range and weights.
+#[derive(Debug, Clone, Default)]
+pub struct TimeSlot {
+    /// Nanoseconds on the recording's clock, start included, end excluded; the edges of the
+    /// timeline's own buckets it is made of, so they may differ from the asked-for width by
+    /// up to [`OwnerTimeline::resolution`].
+    pub start: u64,
+    pub end: u64,
+    pub total: u128,
+    /// Samples behind `total` (rows of the timeline when the input has no sample count).
+    pub samples: u128,
+    /// Indexed by `OwnerId`.
+    pub owners: Vec<ViewWeights>,
+    /// `Q = Σ W_r²/n_r` and per owner `S_o` in the owner view (see [`interval`]).
+    total_sq: f64,
+    owner_sq: Vec<f64>,
+}
+
+impl TimeSlot {
+    fn new(owners: usize) -> TimeSlot {
+        TimeSlot {
+            owners: vec![ViewWeights::default(); owners],
+            owner_sq: vec![0.0; owners],
+            ..TimeSlot::default()
+        }
+    }
+
+    /// The owner-view share of `owner` with its variance, as fractions.
+    fn estimate(&self, owner: usize) -> interval::Estimate {
+        ShareSums {
+            weight: self.owners[owner].owner,
+            total: self.total,
+            owner_sq: self.owner_sq[owner],
+            total_sq: self.total_sq,
+            cluster_var: None,
+        }
+        .estimate(self.samples as f64)
+    }
+
+    fn absorb(&mut self, other: &TimeSlot) {
+        self.total += other.total;
+        self.samples += other.samples;
+        self.total_sq += other.total_sq;
+        for (a, b) in self.owners.iter_mut().zip(&other.owners) {
+            a.self_ += b.self_;
+            a.owner += b.owner;
+            a.anywhere += b.anywhere;
+        }
+        for (a, b) in self.owner_sq.iter_mut().zip(&other.owner_sq) {
+            *a += b;
+        }
+    }
+}
+
+/// The first buckets whose owner shares differ from the settled rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Warmup {
+    /// The first settled bucket: the warm-up is the buckets before it.
+    pub end_bucket: usize,
+    /// Where the warm-up ends: the settled bucket's start (nanoseconds, the recording's clock).
+    pub end: u64,
+    /// Seconds from the first sample to `end`.
+    pub after_seconds: f64,
+    /// The owner whose owner-view share moved most (of equal moves, the larger once settled),
+    /// its share in the warm-up and after it
+    /// (percent).
+    pub owner: OwnerId,
+    pub owner_name: String,
+    pub during: f64,
+    pub after: f64,
+}
+
+impl Warmup {
+    /// The finding that says it ([`crate::aggregate::quality::Finding::Warmup`]).
+    pub fn finding(&self) -> crate::aggregate::quality::Finding {
+        crate::aggregate::quality::Finding::Warmup {
+            seconds: self.after_seconds,
+            owner: self.owner_name.clone(),
+            during: self.during,
+            after: self.after,
+            from: self.end,
+        }
+    }
+}
+
+/// The owner view (and self, anywhere) per time bucket of one input.
+#[derive(Debug, Clone)]
+pub struct OwnerTimeline {
+    pub size: BucketSize,
+    /// The first and last sample time, nanoseconds.
+    pub first: u64,
+    pub last: u64,
+    /// The width of the timeline's own buckets, which every slot's edges fall on.
+    pub resolution: u64,
+    pub slots: Vec<TimeSlot>,
+    pub warmup: Option<Warmup>,
+}
+
+/// The owners of one stack, computed once however many buckets it is in.
+struct Owners {
+    self_owner: OwnerId,
+    owner: OwnerId,
+    /// Range into the flat list of anywhere owners; `None` for a stack without frames.
+    anywhere: Option<(u32, u32)>,
+}
+
+/// `profile`'s timeline in `size` buckets, weighed in sample type `metric`; `Err` says why a
+/// grouping cannot be made (too many buckets, narrower than the timeline's resolution).
+pub fn owner_timeline(
+    profile: &Profile,
+    timeline: &Timeline,
+    rules: &RuleSet,
+    classes: &Classification,
+    metric: usize,
+    types_as_frames: bool,
+    size: BucketSize,
+) -> Result<Option<OwnerTimeline>, TimelineError> {
+    let Some((first, last)) = timeline.span() else {
+        return Ok(None);
+    };
+    let resolution = timeline.width();
+    let span = last - first + 1;
+    let width = match size {
+        BucketSize::Width(w) => w,
+        BucketSize::Percent(p) => ((span as f64 * p / 100.0).ceil() as u64).max(1),
+    };
+    if width < resolution && span > resolution {
+        return Err(TimelineError::Narrow { width, resolution });
+    }
+    let count = span.div_ceil(width.max(resolution)) as usize;
+    if count > MAX_SHOWN {
+        return Err(TimelineError::Many { count });
+    }
+    let owners_len = rules.owners().len();
+    let samples_type = profile
+        .sample_types()
+        .iter()
+        .position(|t| t.name == "samples" && t.unit == crate::model::Unit::Count);
+    let mut cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
+    let mut known: Vec<Option<u32>> = vec![None; profile.stack_count()];
+    let mut facts: Vec<Owners> = Vec::new();
+    let mut anywhere_flat: Vec<OwnerId> = Vec::new();
+    let mut slots: Vec<TimeSlot> = Vec::with_capacity(count);
+    for bucket in timeline.buckets() {
+        // the timeline bucket's middle decides its slot, clipped to the samples' span
+        let middle = (bucket.start / 2 + bucket.end / 2).clamp(first, last);
+        let i = (((middle - first) / width) as usize).min(count - 1);
+        while slots.len() <= i {
+            let mut slot = TimeSlot::new(owners_len);
+            slot.start = u64::MAX;
+            slots.push(slot);
+        }
+        let slot = &mut slots[i];
+        slot.start = slot.start.min(bucket.start);
+        slot.end = slot.end.max(bucket.end);
+        for (stack, values) in bucket.rows() {
+            let w = values[metric];
+            let n = samples_type.map_or(1, |t| values[t]).max(1);
+            if w == 0 {
+                continue;
+            }
+            let k = *known[stack.0 as usize].get_or_insert_with(|| {
+                let f = cache.get(StackId(stack.0));
+                let anywhere = (!f.stackless).then(|| {
+                    let start = anywhere_flat.len() as u32;
+                    let (a, b) = f.anywhere;
+                    anywhere_flat.extend_from_slice(&cache.owners_flat[a as usize..b as usize]);
+                    (start, anywhere_flat.len() as u32)
+                });
+                facts.push(Owners {
+                    self_owner: f.self_owner,
+                    owner: f.owner,
+                    anywhere,
+                });
+                facts.len() as u32 - 1
+            });
+            let f = &facts[k as usize];
+            let q = (w as f64) * (w as f64) / n as f64;
+            slot.total += w;
+            slot.samples += n;
+            slot.total_sq += q;
+            let Some((a, b)) = f.anywhere else {
+                continue;
+            };
+            slot.owners[f.self_owner.0 as usize].self_ += w;
+            slot.owners[f.owner.0 as usize].owner += w;
+            slot.owner_sq[f.owner.0 as usize] += q;
+            for o in &anywhere_flat[a as usize..b as usize] {
+                slot.owners[o.0 as usize].anywhere += w;
+            }
+        }
+    }
+    for (i, slot) in slots.iter_mut().enumerate() {
+        if slot.start == u64::MAX {
+            slot.start = first + i as u64 * width;
+            slot.end = slot.start + width;
+        }
+        slot.start = slot.start.max(first);
+        slot.end = slot.end.min(last + 1);
+    }
+    let warmup = warmup(&slots, first).map(|w| Warmup {
+        owner_name: rules.owner(w.owner).name.clone(),
+        ..w
+    });
+    Ok(Some(OwnerTimeline {
+        size,
+        first,
+        last,
+        resolution,
+        slots,
+        warmup,
+    }))
+}
+
+/// Why `--bucket` cannot group this timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TimelineError {
+    /// Buckets narrower than the timeline's own (nanoseconds).
+    Narrow { width: u64, resolution: u64 },
+    /// More buckets than a report shows.
+    Many { count: usize },
+}
+
+/// The warm-up at the start of `slots`, if their owner shares say there is one (see the
+/// module's doc).
+fn warmup(slots: &[TimeSlot], first: u64) -> Option<Warmup> {
+    let n = slots.len();
+    if n < MIN_BUCKETS_FOR_WARMUP {
+        return None;
+    }
+    let half = n / 2;
+    let owners = slots[0].owners.len();
+    let settled = pooled(&slots[half..], owners);
+    if settled.total == 0 {
+        return None;
+    }
+    let tests = (half * owners.max(1)) as f64;
+    let z_crit = interval::normal_quantile(1.0 - 0.01 / 2.0 / tests);
+    let differs = |slot: &TimeSlot| -> bool {
+        slot.total > 0
+            && (0..owners).any(|o| {
+                let (a, b) = (slot.estimate(o), settled.estimate(o));
+                let shift = (a.p - b.p).abs();
+                let se = (floored(&a) + floored(&b)).sqrt();
+                shift * 100.0 >= MIN_SHIFT && shift / se >= z_crit
+            })
+    };
+    if !differs(&slots[0]) {
+        return None;
+    }
+    // the warm-up runs until two consecutive buckets agree with the settled state
+    let mut end = half;
+    for i in 1..half {
+        if !differs(&slots[i]) && (i + 1 >= half || !differs(&slots[i + 1])) {
+            end = i;
+            break;
+        }
+    }
+    let during = pooled(&slots[..end], owners);
+    let after = pooled(&slots[end..], owners);
+    let share = |s: &TimeSlot, o: usize| {
+        if s.total == 0 {
+            0.0
+        } else {
+            s.owners[o].owner as f64 * 100.0 / s.total as f64
+        }
+    };
+    let owner = (0..owners).max_by(|&a, &b| {
+        let shift = |o| (share(&during, o) - share(&after, o)).abs();
+        // a tie (two owners trade places) names the one that holds more once settled
+        shift(a)
+            .total_cmp(&shift(b))
+            .then(share(&after, a).total_cmp(&share(&after, b)))
+    })?;
+    Some(Warmup {
+        end_bucket: end,
+        end: slots[end].start,
+        after_seconds: (slots[end].start - first) as f64 / 1e9,
+        owner: OwnerId(owner as u32),
+        owner_name: String::new(),
+        during: share(&during, owner),
+        after: share(&after, owner),
+    })
+}
+
+/// A share's variance, floored at the binomial variance of the share shrunk towards one
+/// half by one sample each way: at a share of 0 or 1 the delta-method variance is 0, and two
+/// samples that agree must not make a certain difference.
+fn floored(e: &interval::Estimate) -> f64 {
+    let n = e.n_eff.max(1.0);
+    let p = (e.p * n + 1.0) / (n + 2.0);
+    e.var.max(p * (1.0 - p) / n)
+}
+
+/// The slots summed into one.
+fn pooled(slots: &[TimeSlot], owners: usize) -> TimeSlot {
+    let mut all = TimeSlot::new(owners);
+    for s in slots {
+        all.absorb(s);
+    }
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_sizes_parse_as_durations_or_percents() {
+        assert_eq!(
+            BucketSize::parse("1s"),
+            Ok(BucketSize::Width(1_000_000_000))
+        );
+        assert_eq!(
+            BucketSize::parse("250ms"),
+            Ok(BucketSize::Width(250_000_000))
+        );
+        assert_eq!(BucketSize::parse("500us"), Ok(BucketSize::Width(500_000)));
+        assert_eq!(
+            BucketSize::parse("2m"),
+            Ok(BucketSize::Width(120_000_000_000))
+        );
+        assert_eq!(
+            BucketSize::parse("0.5s"),
+            Ok(BucketSize::Width(500_000_000))
+        );
+        assert_eq!(BucketSize::parse("5%"), Ok(BucketSize::Percent(5.0)));
+        assert!(BucketSize::parse("0%").is_err());
+        assert!(BucketSize::parse("1 fortnight").is_err());
+        assert!(BucketSize::parse("0s").is_err());
+    }
+
+    /// A slot of `n` one-sample rows, `user` of them owned by owner 1, the rest by owner 0.
+    fn slot(start: u64, n: u128, user: u128) -> TimeSlot {
+        let mut s = TimeSlot::new(2);
+        s.start = start;
+        s.end = start + 1_000_000_000;
+        s.total = n;
+        s.samples = n;
+        s.total_sq = n as f64;
+        s.owners[1].owner = user;
+        s.owners[0].owner = n - user;
+        s.owner_sq = vec![(n - user) as f64, user as f64];
+        s
+    }
+
+    #[test]
+    fn a_warm_up_ends_where_the_shares_settle() {
+        // user code owns 10%, 30%, then 80% from the third second on
+        let mut slots = vec![slot(0, 1000, 100), slot(1_000_000_000, 1000, 300)];
+        for i in 2..10 {
+            slots.push(slot(i * 1_000_000_000, 1000, 800));
+        }
+        let w = warmup(&slots, 0).expect("a warm-up");
+        assert_eq!(w.end_bucket, 2);
+        assert_eq!(w.after_seconds, 2.0);
+        assert_eq!(w.owner, OwnerId(1));
+        assert_eq!(w.during, 20.0);
+        assert_eq!(w.after, 80.0);
+    }
+
+    #[test]
+    fn noise_and_small_shifts_are_no_warm_up() {
+        // 52% then 50%: within the noise of 100 samples and under the practical floor
+        let mut slots = vec![slot(0, 100, 52)];
+        for i in 1..10 {
+            slots.push(slot(i, 100, 50));
+        }
+        assert_eq!(warmup(&slots, 0), None);
+        // 30% then 50% on 20 samples a bucket: a large shift, but not beyond the noise
+        let mut slots = vec![slot(0, 20, 6)];
+        for i in 1..10 {
+            slots.push(slot(i, 20, 10));
+        }
+        assert_eq!(warmup(&slots, 0), None);
+        // two samples at 50% against a settled 100%: shares of 0 and 1 have no delta-method
+        // variance, the floor keeps two samples from deciding
+        let mut slots = vec![slot(0, 2, 1)];
+        for i in 1..10 {
+            slots.push(slot(i, 5, 5));
+        }
+        assert_eq!(warmup(&slots, 0), None);
+    }
+}
