@@ -52,6 +52,15 @@ pub struct ViewWeights {
     pub anywhere: u128,
 }
 
+impl ViewWeights {
+    /// Adds `other`'s weights, view by view (merging inputs, pooling time buckets).
+    pub fn add(&mut self, other: &ViewWeights) {
+        self.self_ += other.self_;
+        self.owner += other.owner;
+        self.anywhere += other.anywhere;
+    }
+}
+
 /// A frame and its weight in some view, named for display.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameWeight {

@@ -312,14 +312,10 @@ fn merge_attribution(into: &mut Attribution, from: &Attribution) {
     into.total += from.total;
     into.stackless += from.stackless;
     for (a, b) in into.owners.iter_mut().zip(&from.owners) {
-        a.self_ += b.self_;
-        a.owner += b.owner;
-        a.anywhere += b.anywhere;
+        a.add(b);
     }
     for (a, b) in into.categories.iter_mut().zip(&from.categories) {
-        a.self_ += b.self_;
-        a.owner += b.owner;
-        a.anywhere += b.anywhere;
+        a.add(b);
     }
 }
 

@@ -131,9 +131,7 @@ impl TimeSlot {
         self.samples += other.samples;
         self.total_sq += other.total_sq;
         for (a, b) in self.owners.iter_mut().zip(&other.owners) {
-            a.self_ += b.self_;
-            a.owner += b.owner;
-            a.anywhere += b.anywhere;
+            a.add(b);
         }
         for (a, b) in self.owner_sq.iter_mut().zip(&other.owner_sq) {
             *a += b;
@@ -396,27 +394,24 @@ mod tests {
 
     #[test]
     fn bucket_sizes_parse_as_durations_or_percents() {
-        assert_eq!(
-            BucketSize::parse("1s"),
-            Ok(BucketSize::Width(1_000_000_000))
-        );
-        assert_eq!(
-            BucketSize::parse("250ms"),
-            Ok(BucketSize::Width(250_000_000))
-        );
-        assert_eq!(BucketSize::parse("500us"), Ok(BucketSize::Width(500_000)));
-        assert_eq!(
-            BucketSize::parse("2m"),
-            Ok(BucketSize::Width(120_000_000_000))
-        );
-        assert_eq!(
-            BucketSize::parse("0.5s"),
-            Ok(BucketSize::Width(500_000_000))
-        );
+        let widths = [
+            ("1s", 1_000_000_000),
+            ("250ms", 250_000_000),
+            ("500us", 500_000),
+            ("2m", 120_000_000_000),
+            ("0.5s", 500_000_000),
+        ];
+        for (text, nanos) in widths {
+            assert_eq!(
+                BucketSize::parse(text),
+                Ok(BucketSize::Width(nanos)),
+                "{text}"
+            );
+        }
         assert_eq!(BucketSize::parse("5%"), Ok(BucketSize::Percent(5.0)));
-        assert!(BucketSize::parse("0%").is_err());
-        assert!(BucketSize::parse("1 fortnight").is_err());
-        assert!(BucketSize::parse("0s").is_err());
+        for bad in ["0%", "1 fortnight", "0s"] {
+            assert!(BucketSize::parse(bad).is_err(), "{bad}");
+        }
     }
 
     /// A slot of `n` one-sample rows, `user` of them owned by owner 1, the rest by owner 0.

@@ -127,25 +127,12 @@ fn write_time(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 cells[3]
             )?;
         }
-        let shown: Vec<usize> = owners.iter().copied().take(t::OWNER_COLUMNS).collect();
-        let others = owners.len() > shown.len();
-        let mut titles = vec!["from".to_string(), "weight".to_string()];
-        titles.extend(shown.iter().map(|&o| escape(&report.owners[o].name)));
-        if others {
-            titles.push("other".into());
-        }
+        let cells = t::bucket_cells(report, input, timeline, view);
+        let titles: Vec<String> = cells.titles.iter().map(|c| escape(c)).collect();
         writeln!(out, "\n| {} |", titles.join(" | "))?;
         writeln!(out, "|{}", " ---: |".repeat(titles.len()))?;
-        for slot in &timeline.slots {
-            let mut cells = vec![
-                t::offset(timeline, slot.start),
-                weight(slot.total, &input.metric.unit, report.per),
-            ];
-            cells.extend(shown.iter().map(|&o| pct(t::slot_share(slot, o, view))));
-            if others {
-                cells.push(pct(t::other_share(slot, &shown, view)));
-            }
-            writeln!(out, "| {} |", cells.join(" | "))?;
+        for row in &cells.rows {
+            writeln!(out, "| {} |", row.join(" | "))?;
         }
         writeln!(out)?;
     }

@@ -569,33 +569,16 @@ fn write_time(
         };
         sparks.write(term.width, bold, |_| Style::new(), out)?;
         writeln!(out)?;
-        let shown: Vec<usize> = owners.iter().copied().take(t::OWNER_COLUMNS).collect();
-        let others = owners.len() > shown.len();
-        let mut columns = vec![column(Align::Right, 0), column(Align::Right, 2)];
-        let mut titles = vec![span(0, "from"), span(1, "weight")];
-        for (k, &o) in shown.iter().enumerate() {
-            columns.push(column(Align::Right, 2));
-            titles.push(span(k + 2, &report.owners[o].name));
-        }
-        if others {
-            columns.push(column(Align::Right, 2));
-            titles.push(span(shown.len() + 2, "other"));
-        }
-        let rows = timeline
-            .slots
+        let cells = t::bucket_cells(report, input, timeline, view);
+        let mut columns = vec![column(Align::Right, 0)];
+        columns.extend((1..cells.titles.len()).map(|_| column(Align::Right, 2)));
+        let titles = cells
+            .titles
             .iter()
-            .map(|slot| {
-                let mut row = vec![
-                    t::offset(timeline, slot.start),
-                    weight(slot.total, &input.metric.unit, report.per),
-                ];
-                row.extend(shown.iter().map(|&o| pct(t::slot_share(slot, o, view))));
-                if others {
-                    row.push(pct(t::other_share(slot, &shown, view)));
-                }
-                row
-            })
+            .enumerate()
+            .map(|(c, title)| span(c, title))
             .collect();
+        let rows = cells.rows;
         let buckets = Table {
             columns,
             titles: vec![titles],

@@ -40,6 +40,47 @@ pub fn view(report: &Report) -> View {
     }
 }
 
+/// The bucket table's cells: `from`, `weight`, the heaviest owners' shares, `other`.
+pub struct BucketCells {
+    /// Titles; the owners' names are as they are (markdown escapes them).
+    pub titles: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Per bucket: its start, its weight, and the share of each of the [`OWNER_COLUMNS`] heaviest
+/// owners (the rest summed as `other`).
+pub fn bucket_cells(
+    report: &Report,
+    input: &InputReport,
+    t: &OwnerTimeline,
+    view: View,
+) -> BucketCells {
+    let owners = owners_by_weight(report, input, view);
+    let shown = &owners[..owners.len().min(OWNER_COLUMNS)];
+    let others = owners.len() > shown.len();
+    let mut titles = vec!["from".to_string(), "weight".to_string()];
+    titles.extend(shown.iter().map(|&o| report.owners[o].name.clone()));
+    if others {
+        titles.push("other".into());
+    }
+    let rows = t
+        .slots
+        .iter()
+        .map(|slot| {
+            let mut row = vec![
+                offset(t, slot.start),
+                super::weight(slot.total, &input.metric.unit, report.per),
+            ];
+            row.extend(shown.iter().map(|&o| pct(slot_share(slot, o, view))));
+            if others {
+                row.push(pct(other_share(slot, shown, view)));
+            }
+            row
+        })
+        .collect();
+    BucketCells { titles, rows }
+}
+
 /// `owner`'s share of `slot` in `view`, in percent (0 for an empty bucket).
 pub fn slot_share(slot: &TimeSlot, owner: usize, view: View) -> f64 {
     share(view.of(&slot.owners[owner]), slot.total)
