@@ -269,7 +269,7 @@ impl ReportPlan {
             ));
         }
         time_grouping(&args)?;
-        if rows && args.by != GroupBy::Owner {
+        if rows && !matches!(args.by, GroupBy::Owner | GroupBy::Time) {
             return Err(Error::Usage(
                 "--format ndjson and parquet write a row per owner with its category: \
                  group by category in the engine that reads them, without --by"
@@ -346,8 +346,8 @@ fn time_grouping(args: &ReportArgs) -> Result<()> {
         (args.repeats, "--repeats (each input keeps its own clock)"),
         (args.threads, "--threads"),
         (
-            args.format.row_format().is_some(),
-            "--format ndjson or parquet (use --format json or csv)",
+            !args.each.is_empty(),
+            "--each (name the profiles as arguments)",
         ),
     ];
     match refused.iter().find(|(on, _)| *on) {

@@ -173,7 +173,8 @@ impl Report {
         self.rows_for(&attributions)
     }
 
-    fn rows_for(&self, attributions: &[Attribution]) -> Vec<ShareRow> {
+    /// Rows of these attributions (one per input, or one time bucket), aligned the same way.
+    pub fn rows_for(&self, attributions: &[Attribution]) -> Vec<ShareRow> {
         let mut rows: Vec<ShareRow> = match self.by {
             GroupBy::Category => Category::ALL
                 .iter()

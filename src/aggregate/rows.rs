@@ -67,6 +67,18 @@ pub struct OwnerRow {
     pub weight: i64,
     /// The owner is named after its third-party unit, not by a rule (issue 29).
     pub guessed: bool,
+    /// `--by time`: the time bucket the weight is in (`None`: the whole input).
+    pub bucket: Option<RowBucket>,
+}
+
+/// One time bucket of a `--by time` row: nanoseconds on the recording's clock, and the
+/// bucket's total, which the row's `total` column carries so that `weight / total` is the
+/// share in the bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowBucket {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub total: i64,
 }
 
 /// The label columns of a run: their names, fixed before the first input so that every row
@@ -181,6 +193,8 @@ pub const FIXED_COLUMNS: &[&str] = &[
     "owner",
     "category",
     "view",
+    "bucket_start_ns",
+    "bucket_end_ns",
     "weight",
     "guessed",
     "callchains",
@@ -213,13 +227,17 @@ fn exact(value: u128, path: &str, what: &str) -> Result<i64, String> {
 impl InputRows {
     /// The rows of every input of `report` in `views` (`labels[i]` for input `i`): every owner
     /// with weight in that input (the report's owner rows, [`NO_STACK`] included), heaviest
-    /// first as the table orders them. The report must be grouped by owner.
+    /// first as the table orders them; grouped by time, the same per time bucket. The report
+    /// must be grouped by owner or by time.
     pub fn of_report(
         report: &Report,
         views: &[View],
         labels: Vec<Vec<Option<String>>>,
     ) -> Vec<InputRows> {
-        debug_assert_eq!(report.by, GroupBy::Owner, "rows are per owner");
+        debug_assert!(
+            matches!(report.by, GroupBy::Owner | GroupBy::Time),
+            "rows are per owner"
+        );
         let rows = report.rows();
         labels
             .into_iter()
@@ -267,6 +285,46 @@ fn figures(
         lost_samples: count(q.recording.lost_samples, "lost_samples")?,
         throttles: count(q.recording.throttles, "throttles")?,
     };
+    let owners = match agg.timeline.as_ref().filter(|_| report.by == GroupBy::Time) {
+        None => owner_rows(rows, input, views, path, None)?,
+        Some(timeline) => {
+            let mut all = Vec::new();
+            for slot in &timeline.slots {
+                let bucket = RowBucket {
+                    start_ns: exact(slot.start.into(), path, "bucket start")?,
+                    end_ns: exact(slot.end.into(), path, "bucket end")?,
+                    total: exact(slot.all.total, path, "bucket total")?,
+                };
+                let slot_rows = report.rows_for(std::slice::from_ref(&slot.all));
+                all.extend(owner_rows(&slot_rows, 0, views, path, Some(bucket))?);
+            }
+            all
+        }
+    };
+    Ok(InputFigures {
+        metric: inp.metric.name.clone(),
+        unit: inp.metric.unit.name().to_string(),
+        total: exact(agg.all.total, path, "total")?,
+        negative_total: exact(agg.negative.total, path, "negative total")?,
+        quality,
+        warnings: inp.warnings.clone(),
+        findings: agg
+            .findings()
+            .into_iter()
+            .filter(|f| f.is_warning())
+            .collect(),
+        owners,
+    })
+}
+
+/// One row per owner of `rows` with weight in input `input`, per view of `views`.
+fn owner_rows(
+    rows: &[ShareRow],
+    input: usize,
+    views: &[View],
+    path: &str,
+    bucket: Option<RowBucket>,
+) -> Result<Vec<OwnerRow>, String> {
     let mut owners = Vec::new();
     for row in rows {
         let w = &row.weights[input];
@@ -288,19 +346,11 @@ fn figures(
                     &format!("{}'s {} weight", row.name, view.as_str()),
                 )?,
                 guessed: row.guessed,
+                bucket,
             });
         }
     }
-    Ok(InputFigures {
-        metric: inp.metric.name.clone(),
-        unit: inp.metric.unit.name().to_string(),
-        total: exact(agg.all.total, path, "total")?,
-        negative_total: exact(agg.negative.total, path, "negative total")?,
-        quality,
-        warnings: inp.warnings.clone(),
-        findings: agg.quality.findings(agg.all.total),
-        owners,
-    })
+    Ok(owners)
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@
 //! [`MIN_SHIFT`] keeps huge recordings from calling a 0.3-point wobble a warm-up.
 
 use super::interval::{self, ShareSums};
-use super::{FactCache, ViewWeights};
+use super::{Attribution, FactCache, ViewWeights, category_index};
 use crate::classify::{Classification, RuleSet};
-use crate::model::{OwnerId, Profile, StackId, Timeline};
+use crate::model::{Category, OwnerId, Profile, StackId, Timeline};
 
 /// Percentage points an owner's share must move for a bucket to differ (a practical floor
 /// on top of the statistical test).
@@ -95,11 +95,10 @@ pub struct TimeSlot {
     /// up to [`OwnerTimeline::resolution`].
     pub start: u64,
     pub end: u64,
-    pub total: u128,
-    /// Samples behind `total` (rows of the timeline when the input has no sample count).
+    /// The bucket's weights, as the report attributes a whole input.
+    pub all: Attribution,
+    /// Samples behind `all.total` (rows of the timeline when the input has no sample count).
     pub samples: u128,
-    /// Indexed by `OwnerId`.
-    pub owners: Vec<ViewWeights>,
     /// `Q = Σ W_r²/n_r` and per owner `S_o` in the owner view (see [`interval`]).
     total_sq: f64,
     owner_sq: Vec<f64>,
@@ -108,7 +107,11 @@ pub struct TimeSlot {
 impl TimeSlot {
     fn new(owners: usize) -> TimeSlot {
         TimeSlot {
-            owners: vec![ViewWeights::default(); owners],
+            all: Attribution {
+                owners: vec![ViewWeights::default(); owners],
+                categories: vec![ViewWeights::default(); Category::ALL.len()],
+                ..Attribution::default()
+            },
             owner_sq: vec![0.0; owners],
             ..TimeSlot::default()
         }
@@ -117,8 +120,8 @@ impl TimeSlot {
     /// The owner-view share of `owner` with its variance, as fractions.
     fn estimate(&self, owner: usize) -> interval::Estimate {
         ShareSums {
-            weight: self.owners[owner].owner,
-            total: self.total,
+            weight: self.all.owners[owner].owner,
+            total: self.all.total,
             owner_sq: self.owner_sq[owner],
             total_sq: self.total_sq,
             cluster_var: None,
@@ -127,10 +130,14 @@ impl TimeSlot {
     }
 
     fn absorb(&mut self, other: &TimeSlot) {
-        self.total += other.total;
+        self.all.total += other.all.total;
+        self.all.stackless += other.all.stackless;
         self.samples += other.samples;
         self.total_sq += other.total_sq;
-        for (a, b) in self.owners.iter_mut().zip(&other.owners) {
+        for (a, b) in self.all.owners.iter_mut().zip(&other.all.owners) {
+            a.add(b);
+        }
+        for (a, b) in self.all.categories.iter_mut().zip(&other.all.categories) {
             a.add(b);
         }
         for (a, b) in self.owner_sq.iter_mut().zip(&other.owner_sq) {
@@ -187,8 +194,9 @@ pub struct OwnerTimeline {
 struct Owners {
     self_owner: OwnerId,
     owner: OwnerId,
-    /// Range into the flat list of anywhere owners; `None` for a stack without frames.
-    anywhere: Option<(u32, u32)>,
+    /// Ranges into the flat lists of anywhere owners and categories; `None` for a stack
+    /// without frames.
+    anywhere: Option<((u32, u32), (u32, u32))>,
 }
 
 /// `profile`'s timeline in `size` buckets, weighed in sample type `metric`; `Err` says why a
@@ -227,6 +235,7 @@ pub fn owner_timeline(
     let mut known: Vec<Option<u32>> = vec![None; profile.stack_count()];
     let mut facts: Vec<Owners> = Vec::new();
     let mut anywhere_flat: Vec<OwnerId> = Vec::new();
+    let mut categories_flat: Vec<u8> = Vec::new();
     let mut slots: Vec<TimeSlot> = Vec::with_capacity(count);
     for bucket in timeline.buckets() {
         // the timeline bucket's middle decides its slot, clipped to the samples' span
@@ -249,10 +258,17 @@ pub fn owner_timeline(
             let k = *known[stack.0 as usize].get_or_insert_with(|| {
                 let f = cache.get(StackId(stack.0));
                 let anywhere = (!f.stackless).then(|| {
-                    let start = anywhere_flat.len() as u32;
+                    let (start, cat_start) =
+                        (anywhere_flat.len() as u32, categories_flat.len() as u32);
                     let (a, b) = f.anywhere;
                     anywhere_flat.extend_from_slice(&cache.owners_flat[a as usize..b as usize]);
-                    (start, anywhere_flat.len() as u32)
+                    let (a, b) = f.categories;
+                    categories_flat
+                        .extend_from_slice(&cache.categories_flat[a as usize..b as usize]);
+                    (
+                        (start, anywhere_flat.len() as u32),
+                        (cat_start, categories_flat.len() as u32),
+                    )
                 });
                 facts.push(Owners {
                     self_owner: f.self_owner,
@@ -263,17 +279,25 @@ pub fn owner_timeline(
             });
             let f = &facts[k as usize];
             let q = (w as f64) * (w as f64) / n as f64;
-            slot.total += w;
+            slot.all.total += w;
             slot.samples += n;
             slot.total_sq += q;
-            let Some((a, b)) = f.anywhere else {
+            let Some(((a, b), (c, d))) = f.anywhere else {
+                slot.all.stackless += w;
                 continue;
             };
-            slot.owners[f.self_owner.0 as usize].self_ += w;
-            slot.owners[f.owner.0 as usize].owner += w;
+            let all = &mut slot.all;
+            let category = |o: OwnerId| category_index(rules.owner(o).category) as usize;
+            all.owners[f.self_owner.0 as usize].self_ += w;
+            all.owners[f.owner.0 as usize].owner += w;
+            all.categories[category(f.self_owner)].self_ += w;
+            all.categories[category(f.owner)].owner += w;
             slot.owner_sq[f.owner.0 as usize] += q;
             for o in &anywhere_flat[a as usize..b as usize] {
-                slot.owners[o.0 as usize].anywhere += w;
+                all.owners[o.0 as usize].anywhere += w;
+            }
+            for &k in &categories_flat[c as usize..d as usize] {
+                all.categories[k as usize].anywhere += w;
             }
         }
     }
@@ -316,15 +340,15 @@ fn warmup(slots: &[TimeSlot], first: u64) -> Option<Warmup> {
         return None;
     }
     let half = n / 2;
-    let owners = slots[0].owners.len();
+    let owners = slots[0].all.owners.len();
     let settled = pooled(&slots[half..], owners);
-    if settled.total == 0 {
+    if settled.all.total == 0 {
         return None;
     }
     let tests = (half * owners.max(1)) as f64;
     let z_crit = interval::normal_quantile(1.0 - 0.01 / 2.0 / tests);
     let differs = |slot: &TimeSlot| -> bool {
-        slot.total > 0
+        slot.all.total > 0
             && (0..owners).any(|o| {
                 let (a, b) = (slot.estimate(o), settled.estimate(o));
                 let shift = (a.p - b.p).abs();
@@ -346,10 +370,10 @@ fn warmup(slots: &[TimeSlot], first: u64) -> Option<Warmup> {
     let during = pooled(&slots[..end], owners);
     let after = pooled(&slots[end..], owners);
     let share = |s: &TimeSlot, o: usize| {
-        if s.total == 0 {
+        if s.all.total == 0 {
             0.0
         } else {
-            s.owners[o].owner as f64 * 100.0 / s.total as f64
+            s.all.owners[o].owner as f64 * 100.0 / s.all.total as f64
         }
     };
     let owner = (0..owners).max_by(|&a, &b| {
@@ -419,11 +443,11 @@ mod tests {
         let mut s = TimeSlot::new(2);
         s.start = start;
         s.end = start + 1_000_000_000;
-        s.total = n;
+        s.all.total = n;
         s.samples = n;
         s.total_sq = n as f64;
-        s.owners[1].owner = user;
-        s.owners[0].owner = n - user;
+        s.all.owners[1].owner = user;
+        s.all.owners[0].owner = n - user;
         s.owner_sq = vec![(n - user) as f64, user as f64];
         s
     }

@@ -62,7 +62,7 @@ fn write_time(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             continue;
         };
         for slot in &timeline.slots {
-            for (o, weights) in slot.owners.iter().enumerate() {
+            for (o, weights) in slot.all.owners.iter().enumerate() {
                 let owner = &report.owners[o];
                 for view in &report.views {
                     let w = view.of(weights);
@@ -80,8 +80,8 @@ fn write_time(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                         owner.transparent,
                         view.as_str(),
                         w,
-                        slot.total,
-                        share(w, slot.total)
+                        slot.all.total,
+                        share(w, slot.all.total)
                     )?;
                 }
             }

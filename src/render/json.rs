@@ -550,9 +550,10 @@ fn timeline<'a>(
             .map(|slot| TimeBucket {
                 start_ns: slot.start,
                 end_ns: slot.end,
-                total: slot.total,
+                total: slot.all.total,
                 samples: slot.samples,
                 owners: slot
+                    .all
                     .owners
                     .iter()
                     .enumerate()

@@ -126,6 +126,14 @@ fn rows_of<'a>(rows: &'a InputRows) -> Vec<Row<'a>> {
     }
 }
 
+/// The `total` column: the time bucket's total on a `--by time` row, else the input's.
+fn row_total(row: &Row<'_>) -> Option<i64> {
+    match row.owner.and_then(|o| o.bucket) {
+        Some(bucket) => Some(bucket.total),
+        None => row.figures.map(|f| f.total),
+    }
+}
+
 fn write_ndjson(labels: &RowLabels, rows: &InputRows, out: &mut dyn Write) -> std::io::Result<()> {
     for row in rows_of(rows) {
         let mut ser = serde_json::Serializer::new(&mut *out);
@@ -139,11 +147,14 @@ fn write_ndjson(labels: &RowLabels, rows: &InputRows, out: &mut dyn Write) -> st
         let q = f.map(|f| &f.quality);
         map.serialize_entry("metric", &f.map(|f| &f.metric))?;
         map.serialize_entry("unit", &f.map(|f| &f.unit))?;
-        map.serialize_entry("total", &f.map(|f| f.total))?;
+        map.serialize_entry("total", &row_total(&row))?;
         map.serialize_entry("negative_total", &f.map(|f| f.negative_total))?;
         map.serialize_entry("owner", &row.owner.map(|o| &o.owner))?;
         map.serialize_entry("category", &row.owner.and_then(|o| o.category))?;
         map.serialize_entry("view", &row.owner.map(|o| o.view.as_str()))?;
+        let bucket = row.owner.and_then(|o| o.bucket);
+        map.serialize_entry("bucket_start_ns", &bucket.map(|b| b.start_ns))?;
+        map.serialize_entry("bucket_end_ns", &bucket.map(|b| b.end_ns))?;
         map.serialize_entry("weight", &row.owner.map(|o| o.weight))?;
         map.serialize_entry("guessed", &row.owner.map(|o| o.guessed))?;
         map.serialize_entry("callchains", &q.map(|q| q.callchains))?;
@@ -180,6 +191,8 @@ pub fn arrow_schema(labels: &RowLabels) -> SchemaRef {
         text("owner", true),
         text("category", true),
         text("view", true),
+        int("bucket_start_ns"),
+        int("bucket_end_ns"),
         int("weight"),
         Field::new("guessed", DataType::Boolean, true),
         Field::new("callchains", DataType::Boolean, true),
@@ -228,9 +241,11 @@ const TEXT: [&str; 9] = [
 ];
 const ERROR_TEXT: usize = TEXT.len();
 /// Integer columns in builder order.
-const INTS: [&str; 13] = [
+const INTS: [&str; 15] = [
     "total",
     "negative_total",
+    "bucket_start_ns",
+    "bucket_end_ns",
     "weight",
     "max_depth",
     "ownerless",
@@ -288,9 +303,12 @@ impl ParquetRows {
             for (builder, value) in self.labels.iter_mut().zip(row.labels) {
                 builder.append_option(value.as_deref());
             }
+            let bucket = o.and_then(|o| o.bucket);
             let ints: [Option<i64>; INTS.len()] = [
-                f.map(|f| f.total),
+                row_total(&row),
                 f.map(|f| f.negative_total),
+                bucket.map(|b| b.start_ns),
+                bucket.map(|b| b.end_ns),
                 o.map(|o| o.weight),
                 q.map(|q| q.max_depth),
                 q.map(|q| q.ownerless),

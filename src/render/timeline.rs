@@ -69,7 +69,7 @@ pub fn bucket_cells(
         .map(|slot| {
             let mut row = vec![
                 offset(t, slot.start),
-                super::weight(slot.total, &input.metric.unit, report.per),
+                super::weight(slot.all.total, &input.metric.unit, report.per),
             ];
             row.extend(shown.iter().map(|&o| pct(slot_share(slot, o, view))));
             if others {
@@ -83,14 +83,14 @@ pub fn bucket_cells(
 
 /// `owner`'s share of `slot` in `view`, in percent (0 for an empty bucket).
 pub fn slot_share(slot: &TimeSlot, owner: usize, view: View) -> f64 {
-    share(view.of(&slot.owners[owner]), slot.total)
+    share(view.of(&slot.all.owners[owner]), slot.all.total)
 }
 
 /// The shares of the owners not in `shown` (`other`), in percent.
 pub fn other_share(slot: &TimeSlot, shown: &[usize], view: View) -> f64 {
-    let shown_weight: u128 = shown.iter().map(|&o| view.of(&slot.owners[o])).sum();
-    let all: u128 = slot.owners.iter().map(|w| view.of(w)).sum();
-    share(all - shown_weight.min(all), slot.total)
+    let shown_weight: u128 = shown.iter().map(|&o| view.of(&slot.all.owners[o])).sum();
+    let all: u128 = slot.all.owners.iter().map(|w| view.of(w)).sum();
+    share(all - shown_weight.min(all), slot.all.total)
 }
 
 /// A time on the recording's clock as an offset from its first sample: `+1.25 s`.

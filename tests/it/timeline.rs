@@ -264,6 +264,43 @@ fn hand_made_buckets() {
     );
 }
 
+/// Fleet rows carry the buckets: per bucket the owner view adds up to the bucket's total,
+/// and over the buckets each owner's rows add up to its weight in the report.
+#[test]
+fn rows_carry_the_buckets() {
+    let path = fixture_arg(KOTLIN);
+    let rows = whose_ok(&["report", &path, "--by", "time", "--format", "ndjson"]);
+    let mut per_bucket: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    let mut per_owner: BTreeMap<(String, &'static str), u128> = BTreeMap::new();
+    for line in rows.lines() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        let start = row["bucket_start_ns"]
+            .as_u64()
+            .expect("a bucket on every row");
+        assert!(row["bucket_end_ns"].as_u64().unwrap() > start);
+        let weight = row["weight"].as_u64().unwrap();
+        let view = ["self", "owner", "anywhere"]
+            .into_iter()
+            .find(|v| row["view"] == *v)
+            .unwrap();
+        if view == "owner" {
+            let b = per_bucket.entry(start).or_default();
+            b.0 += weight;
+            b.1 = row["total"].as_u64().unwrap();
+        }
+        *per_owner
+            .entry((row["owner"].as_str().unwrap().to_string(), view))
+            .or_default() += weight as u128;
+    }
+    assert_eq!(per_bucket.len(), 20);
+    for (start, (owned, total)) in &per_bucket {
+        assert_eq!(owned, total, "bucket at {start}");
+    }
+    // an owner has a row in every view where it has weight in any
+    per_owner.retain(|_, w| *w > 0);
+    assert_eq!(per_owner, report_sums(&report_json(&[&path])));
+}
+
 #[test]
 fn inputs_without_times_and_bad_buckets_are_refused() {
     let folded = fixture_arg("folded/seed-ktor-alloc.txt");
