@@ -190,6 +190,54 @@ pub struct OwnerTimeline {
     pub warmup: Option<Warmup>,
 }
 
+/// How the timeline's own buckets group into the buckets `--bucket` asks for: the one place
+/// that decides which shown bucket a sample is in (the report's and the HTML page's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slotting {
+    /// The first and last sample time, nanoseconds.
+    pub first: u64,
+    pub last: u64,
+    /// The asked-for width, nanoseconds.
+    pub width: u64,
+    /// The shown buckets.
+    pub count: usize,
+}
+
+impl Slotting {
+    /// The grouping of `timeline` in `size` buckets; `None` when no sample had a time.
+    pub fn new(timeline: &Timeline, size: BucketSize) -> Result<Option<Slotting>, TimelineError> {
+        let Some((first, last)) = timeline.span() else {
+            return Ok(None);
+        };
+        let resolution = timeline.width();
+        let span = last - first + 1;
+        let width = match size {
+            BucketSize::Width(w) => w,
+            BucketSize::Percent(p) => ((span as f64 * p / 100.0).ceil() as u64).max(1),
+        };
+        if width < resolution && span > resolution {
+            return Err(TimelineError::Narrow { width, resolution });
+        }
+        let count = span.div_ceil(width.max(resolution)) as usize;
+        if count > MAX_SHOWN {
+            return Err(TimelineError::Many { count });
+        }
+        Ok(Some(Slotting {
+            first,
+            last,
+            width,
+            count,
+        }))
+    }
+
+    /// The shown bucket of the timeline bucket `[start, end)`: the one its middle falls in,
+    /// clipped to the samples' span.
+    pub fn index(&self, start: u64, end: u64) -> usize {
+        let middle = (start / 2 + end / 2).clamp(self.first, self.last);
+        (((middle - self.first) / self.width) as usize).min(self.count - 1)
+    }
+}
+
 /// The owners of one stack, computed once however many buckets it is in.
 struct Owners {
     self_owner: OwnerId,
@@ -210,22 +258,16 @@ pub fn owner_timeline(
     types_as_frames: bool,
     size: BucketSize,
 ) -> Result<Option<OwnerTimeline>, TimelineError> {
-    let Some((first, last)) = timeline.span() else {
+    let Some(slotting) = Slotting::new(timeline, size)? else {
         return Ok(None);
     };
+    let Slotting {
+        first,
+        last,
+        width,
+        count,
+    } = slotting;
     let resolution = timeline.width();
-    let span = last - first + 1;
-    let width = match size {
-        BucketSize::Width(w) => w,
-        BucketSize::Percent(p) => ((span as f64 * p / 100.0).ceil() as u64).max(1),
-    };
-    if width < resolution && span > resolution {
-        return Err(TimelineError::Narrow { width, resolution });
-    }
-    let count = span.div_ceil(width.max(resolution)) as usize;
-    if count > MAX_SHOWN {
-        return Err(TimelineError::Many { count });
-    }
     let owners_len = rules.owners().len();
     let samples_type = profile
         .sample_types()
@@ -238,9 +280,7 @@ pub fn owner_timeline(
     let mut categories_flat: Vec<u8> = Vec::new();
     let mut slots: Vec<TimeSlot> = Vec::with_capacity(count);
     for bucket in timeline.buckets() {
-        // the timeline bucket's middle decides its slot, clipped to the samples' span
-        let middle = (bucket.start / 2 + bucket.end / 2).clamp(first, last);
-        let i = (((middle - first) / width) as usize).min(count - 1);
+        let i = slotting.index(bucket.start, bucket.end);
         while slots.len() <= i {
             let mut slot = TimeSlot::new(owners_len);
             slot.start = u64::MAX;
