@@ -305,7 +305,7 @@ impl ReportPlan {
             Vec::new()
         };
         let mut load = LoadConfig::new(&args.input, &args.rules)?;
-        load.read.timeline = args.by == GroupBy::Time;
+        load.read.timeline = args.by == GroupBy::Time || args.format == OutputFormat::Html;
         Ok(ReportPlan {
             load,
             profiles,
@@ -333,12 +333,19 @@ impl ReportPlan {
 
 /// What `--by time` and `--bucket` cannot be combined with, and why.
 fn time_grouping(args: &ReportArgs) -> Result<()> {
+    if args.format == OutputFormat::Html && args.merge {
+        return Err(Error::Usage(
+            "--format html draws each input's own call tree: --merge is not supported with it \
+             yet (merge the profiles with `whose convert` first, or compare them side by side)"
+                .into(),
+        ));
+    }
     if args.by != GroupBy::Time {
         return match args.bucket {
-            Some(_) => Err(Error::Usage(
+            Some(_) if args.format != OutputFormat::Html => Err(Error::Usage(
                 "--bucket sets the width of --by time's buckets: add --by time".into(),
             )),
-            None => Ok(()),
+            _ => Ok(()),
         };
     }
     let refused = [

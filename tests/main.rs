@@ -19,6 +19,7 @@ mod it {
     mod gate;
     mod goldens;
     mod hardening;
+    mod html;
     mod inline_live;
     mod jfr;
     mod memory;

@@ -16,6 +16,7 @@ pub mod functions;
 pub mod interval;
 mod line_order;
 mod marks;
+pub mod page;
 pub mod quality;
 pub mod report;
 pub mod rows;

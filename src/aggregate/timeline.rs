@@ -238,6 +238,24 @@ impl Slotting {
     }
 }
 
+/// Each stack's weight per shown bucket, for consumers that attribute stacks themselves
+/// (the HTML page): `(bucket, stack, weight)` in sample type `metric`, zero weights left out,
+/// bucketed by [`Slotting::index`] exactly as [`owner_timeline`] buckets them.
+pub fn stack_weights<'t>(
+    timeline: &'t Timeline,
+    slotting: &Slotting,
+    metric: usize,
+) -> impl Iterator<Item = (usize, StackId, u128)> + 't {
+    let slotting = *slotting;
+    timeline.buckets().flat_map(move |bucket| {
+        let slot = slotting.index(bucket.start, bucket.end);
+        bucket
+            .rows()
+            .map(move |(stack, values)| (slot, stack, values[metric]))
+            .filter(|&(_, _, w)| w > 0)
+    })
+}
+
 /// The owners of one stack, computed once however many buckets it is in.
 struct Owners {
     self_owner: OwnerId,
@@ -490,6 +508,22 @@ mod tests {
         s.all.owners[0].owner = n - user;
         s.owner_sq = vec![(n - user) as f64, user as f64];
         s
+    }
+
+    #[test]
+    fn stack_weights_fall_in_the_slots_of_the_report() {
+        let mut t = Timeline::new(1);
+        t.add(0, 1, 0, 5);
+        t.add(2_500_000, 2, 0, 7);
+        t.add(9_999_999, 1, 0, 1);
+        let slotting = Slotting::new(&t, BucketSize::Percent(50.0))
+            .unwrap()
+            .unwrap();
+        assert_eq!(slotting.count, 2);
+        let got: Vec<(usize, u32, u128)> = stack_weights(&t, &slotting, 0)
+            .map(|(b, s, w)| (b, s.0, w))
+            .collect();
+        assert_eq!(got, vec![(0, 1, 5), (0, 2, 7), (1, 1, 1)]);
     }
 
     #[test]

@@ -4,13 +4,16 @@ use super::{
     Detail, Loaded, Outcome, build_report, choose_metrics, input_reports, load, metric_mismatch,
     write_output,
 };
+use crate::aggregate::page::{DEFAULT_MIN_SHARE, page_input};
 use crate::aggregate::report::{Combine, GroupBy, Report};
 use crate::aggregate::rows::InputLabels;
-use crate::aggregate::timeline::{self, OwnerTimeline, TimelineError};
+use crate::aggregate::timeline::{self, OwnerTimeline, Slotting, TimelineError};
 use crate::config::ReportPlan;
 use crate::error::{Error, Result};
 use crate::model::Unit;
 use crate::render;
+use crate::render::OutputFormat;
+use crate::render::html::HtmlInput;
 
 pub fn run(plan: ReportPlan) -> Result<Outcome> {
     if !plan.each.is_empty()
@@ -28,6 +31,14 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
     if plan.shape.by == GroupBy::Time {
         for (i, input) in inputs.iter_mut().enumerate() {
             input.aggregate.timeline = Some(owner_timeline(&loaded, &plan, i, metrics[i])?);
+        }
+    }
+    if plan.format == OutputFormat::Html {
+        // the page shows time wherever the input has it, and the warm-up with it
+        for (i, input) in inputs.iter_mut().enumerate() {
+            if loaded.profiles[i].meta.timeline.is_some() {
+                input.aggregate.timeline = Some(owner_timeline(&loaded, &plan, i, metrics[i])?);
+            }
         }
     }
     if plan.shape.combine == Combine::Merge {
@@ -54,9 +65,63 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
             .collect(),
         keys: plan.labels.clone(),
     };
-    let report = build_report(&loaded, inputs, plan.shape);
+    let report = build_report(&loaded, inputs, plan.shape.clone());
+    if plan.format == OutputFormat::Html {
+        return write_page(&loaded, &plan, &report, &metrics);
+    }
     write_output(plan.output.as_deref(), |out, term| {
         render::render(&report, plan.format, term, &labels, out)
+    })?;
+    Ok(Outcome::Success)
+}
+
+/// `--format html`: each input's call tree and weights (per time bucket where it has
+/// them), written as one page.
+fn write_page(
+    loaded: &Loaded,
+    plan: &ReportPlan,
+    report: &Report,
+    metrics: &[usize],
+) -> Result<Outcome> {
+    let pages: Vec<HtmlInput> = report
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| {
+            let profile = &loaded.profiles[i];
+            let timed = profile
+                .meta
+                .timeline
+                .as_ref()
+                .zip(input.aggregate.timeline.as_ref());
+            // the report's own bucketing where it has a timeline, else one bucket
+            let slotting =
+                timed.and_then(|(t, shown)| Some((t, Slotting::new(t, shown.size).ok()??)));
+            let weights: Vec<_> = match slotting {
+                Some((t, slotting)) => timeline::stack_weights(t, &slotting, metrics[i]).collect(),
+                None => profile
+                    .rows()
+                    .map(|row| (0, row.stack, row.values[metrics[i]]))
+                    .filter(|&(_, _, w)| w > 0)
+                    .collect(),
+            };
+            let page = page_input(
+                profile,
+                &loaded.rules,
+                &loaded.classes[i],
+                plan.load.types_as_frames,
+                &weights,
+                DEFAULT_MIN_SHARE,
+            );
+            HtmlInput {
+                profile,
+                page,
+                timeline: input.aggregate.timeline.as_ref(),
+            }
+        })
+        .collect();
+    write_output(plan.output.as_deref(), |out, _| {
+        render::html::write(report, &loaded.rules, &pages, DEFAULT_MIN_SHARE, out)
     })?;
     Ok(Outcome::Success)
 }

@@ -85,8 +85,14 @@ fn function(frame: &Frame, lines: bool, max: usize) -> String {
 
 /// The rule cell: the matcher that matched, shortened, or why none did.
 fn rule(reason: &Reason) -> String {
+    shorten(&rule_text(reason), MATCHER_WIDTH)
+}
+
+/// The matcher that decided a frame, or why none did (`explain`'s rule cell, in full; the
+/// HTML page's hover).
+pub fn rule_text(reason: &Reason) -> String {
     match reason {
-        Reason::Rule { matcher, .. } => shorten(matcher, MATCHER_WIDTH),
+        Reason::Rule { matcher, .. } => matcher.clone(),
         Reason::Guessed(unit) => format!("guessed {}", unit.kind.short()),
         Reason::NoRuleMatched => "no rule matched".to_string(),
         Reason::Unresolved => "unresolved address".to_string(),

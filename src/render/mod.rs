@@ -12,6 +12,7 @@ pub mod flame;
 mod flame_elide;
 pub mod flame_labels;
 pub mod gate;
+pub mod html;
 mod json;
 mod markdown;
 pub mod palette;
@@ -39,6 +40,8 @@ pub enum OutputFormat {
     Ndjson,
     /// The same rows as a Parquet file (binary: `-o FILE` or a pipe).
     Parquet,
+    /// One self-contained page: table, flame graph, findings and time (`-o FILE`).
+    Html,
 }
 
 /// `--color`: when standard output gets colour (`auto`: on a terminal, by the environment's
@@ -89,6 +92,10 @@ pub fn render(
         OutputFormat::Csv => csv::write(report, out),
         OutputFormat::Ndjson => write_rows(report, rows::RowFormat::Ndjson, labels, out),
         OutputFormat::Parquet => write_rows(report, rows::RowFormat::Parquet, labels, out),
+        // the page draws the profiles themselves, which a report does not hold
+        OutputFormat::Html => Err(std::io::Error::other(
+            "internal error: the HTML page is written by render::html::write, from the profiles",
+        )),
     }
 }
 
