@@ -20,6 +20,7 @@ mod it {
     mod goldens;
     mod hardening;
     mod html;
+    mod html_browser;
     mod inline_live;
     mod jfr;
     mod memory;
