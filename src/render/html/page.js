@@ -346,5 +346,7 @@
     }
   };
   setup();
+  // how long the page took to become interactive (bench/html.sh reads it)
+  window.whosePage.readyMs = performance.now();
   document.documentElement.setAttribute("data-ready", "1");
 })();
