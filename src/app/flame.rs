@@ -31,10 +31,20 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
     if let FlameOutput::Diff { base, .. } = &plan.output {
         paths.push(base.clone());
     }
-    let loaded = load(&paths, &plan.load)?;
+    let split = matches!(plan.output, FlameOutput::Split { .. });
+    let mut load_config = plan.load.clone();
+    // the split folder's page shows time where the input has it
+    load_config.read.timeline = split;
+    let loaded = load(&paths, &load_config)?;
     let metrics = choose_metrics(&loaded, &plan.load)?;
     let mut reports = input_reports(&loaded, &plan.load, &metrics, Detail::default());
     let base_report = (reports.len() > drawn).then(|| reports.pop()).flatten();
+    // the page is made while the profiles are here; it is written with the SVGs
+    let page = if split {
+        Some(split_page(&loaded, &plan, &reports, &metrics)?)
+    } else {
+        None
+    };
     // several profiles are drawn as one: their sum (repeats of one run, or parts of one)
     let drawn_report = if drawn > 1 {
         if let Some(mismatch) = metric_mismatch(&reports) {
@@ -116,7 +126,7 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
         lines,
     };
     match &plan.output {
-        FlameOutput::Split { dir } => graph.split(dir)?,
+        FlameOutput::Split { dir } => graph.split(dir, page.as_deref().unwrap_or_default())?,
         FlameOutput::Diff {
             base,
             normalize,
@@ -223,14 +233,16 @@ impl Graph<'_> {
     /// `--split DIR`: every file is written into a fresh folder beside DIR, which then
     /// replaces DIR in one rename; on any failure the fresh folder is removed, so no partial
     /// output is left behind.
-    fn split(&self, dir: &Path) -> Result<()> {
+    fn split(&self, dir: &Path, page: &[u8]) -> Result<()> {
         let report = self.labels.report;
         let owners: Vec<OwnerId> = present_owners(report)
             .into_iter()
             .filter(|id| report.aggregate.all.owners[id.0 as usize].owner > 0)
             .collect();
         let staging = Staging::new(dir)?;
-        let result = self.write_split_files(&owners, staging.path());
+        let result = self
+            .write_split_files(&owners, staging.path())
+            .and_then(|()| write_file(&staging.path().join(PAGE), |out| out.write_all(page)));
         match result {
             Ok(()) => staging.commit(),
             Err(e) => {
@@ -260,9 +272,42 @@ impl Graph<'_> {
             .labels
             .index_text(&presets::display_list(&self.loaded.rules.presets));
         write_file(&into.join("index.html"), |out| {
-            draw::write_index(&title, &notes, &index, out)
+            draw::write_index(&title, &notes, &index, Some(PAGE), out)
         })
     }
+}
+
+/// The HTML page (`report --format html`) of the split folder, beside its index.
+const PAGE: &str = "report.html";
+
+/// The page of the drawn inputs (each on its own, as `report --format html` shows them).
+fn split_page(
+    loaded: &Loaded,
+    plan: &FlamePlan,
+    reports: &[InputReport],
+    metrics: &[usize],
+) -> Result<Vec<u8>> {
+    let mut inputs = reports.to_vec();
+    super::report::add_timelines(loaded, &plan.load, Default::default(), &mut inputs, metrics)?;
+    let shape = crate::config::ReportShape {
+        by: crate::aggregate::report::GroupBy::Owner,
+        views: crate::aggregate::report::View::ALL.to_vec(),
+        combine: Default::default(),
+        per: None,
+        ci: false,
+    };
+    let report = super::build_report(loaded, inputs, shape);
+    let pages = super::report::page_inputs(loaded, &report, metrics, plan.load.types_as_frames);
+    let mut page = Vec::new();
+    crate::render::html::write(
+        &report,
+        &loaded.rules,
+        &pages,
+        crate::aggregate::page::DEFAULT_MIN_SHARE,
+        &mut page,
+    )
+    .map_err(|e| Error::io(Path::new(PAGE), e))?;
+    Ok(page)
 }
 
 fn file_name(path: &Path) -> String {

@@ -5,10 +5,11 @@ use super::{
     write_output,
 };
 use crate::aggregate::page::{DEFAULT_MIN_SHARE, page_input};
+use crate::aggregate::report::InputReport;
 use crate::aggregate::report::{Combine, GroupBy, Report};
 use crate::aggregate::rows::InputLabels;
-use crate::aggregate::timeline::{self, OwnerTimeline, Slotting, TimelineError};
-use crate::config::ReportPlan;
+use crate::aggregate::timeline::{self, BucketSize, OwnerTimeline, Slotting, TimelineError};
+use crate::config::{LoadConfig, ReportPlan};
 use crate::error::{Error, Result};
 use crate::model::Unit;
 use crate::render;
@@ -30,16 +31,17 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
     let mut inputs = input_reports(&loaded, &plan.load, &metrics, detail);
     if plan.shape.by == GroupBy::Time {
         for (i, input) in inputs.iter_mut().enumerate() {
-            input.aggregate.timeline = Some(owner_timeline(&loaded, &plan, i, metrics[i])?);
+            input.aggregate.timeline = Some(owner_timeline(
+                &loaded,
+                &plan.load,
+                plan.bucket,
+                i,
+                metrics[i],
+            )?);
         }
     }
     if plan.format == OutputFormat::Html {
-        // the page shows time wherever the input has it, and the warm-up with it
-        for (i, input) in inputs.iter_mut().enumerate() {
-            if loaded.profiles[i].meta.timeline.is_some() {
-                input.aggregate.timeline = Some(owner_timeline(&loaded, &plan, i, metrics[i])?);
-            }
-        }
+        add_timelines(&loaded, &plan.load, plan.bucket, &mut inputs, &metrics)?;
     }
     if plan.shape.combine == Combine::Merge {
         inputs = vec![Report::merge_inputs(inputs)?];
@@ -83,7 +85,23 @@ fn write_page(
     report: &Report,
     metrics: &[usize],
 ) -> Result<Outcome> {
-    let pages: Vec<HtmlInput> = report
+    let pages = page_inputs(loaded, report, metrics, plan.load.types_as_frames);
+    write_output(plan.output.as_deref(), |out, _| {
+        render::html::write(report, &loaded.rules, &pages, DEFAULT_MIN_SHARE, out)
+    })?;
+    Ok(Outcome::Success)
+}
+
+/// What the HTML page draws of each input of `report` (input `i` read as `loaded`'s profile
+/// `i`, weighed in `metrics[i]`): its call tree and weights, per time bucket where the
+/// report has a timeline. The one place a page's data is made (`report`, `flame --split`).
+pub(super) fn page_inputs<'a>(
+    loaded: &'a Loaded,
+    report: &'a Report,
+    metrics: &[usize],
+    types_as_frames: bool,
+) -> Vec<HtmlInput<'a>> {
+    report
         .inputs
         .iter()
         .enumerate()
@@ -105,31 +123,44 @@ fn write_page(
                     .filter(|&(_, _, w)| w > 0)
                     .collect(),
             };
-            let page = page_input(
-                profile,
-                &loaded.rules,
-                &loaded.classes[i],
-                plan.load.types_as_frames,
-                &weights,
-                DEFAULT_MIN_SHARE,
-            );
             HtmlInput {
                 profile,
-                page,
+                page: page_input(
+                    profile,
+                    &loaded.rules,
+                    &loaded.classes[i],
+                    types_as_frames,
+                    &weights,
+                    DEFAULT_MIN_SHARE,
+                ),
                 timeline: input.aggregate.timeline.as_ref(),
             }
         })
-        .collect();
-    write_output(plan.output.as_deref(), |out, _| {
-        render::html::write(report, &loaded.rules, &pages, DEFAULT_MIN_SHARE, out)
-    })?;
-    Ok(Outcome::Success)
+        .collect()
 }
 
 /// Input `i`'s owners per time bucket; an error names what the input or `--bucket` lacks.
+/// The owners per time bucket of every input that has sample times (the HTML page shows
+/// time, and the warm-up, wherever the input has it).
+pub(super) fn add_timelines(
+    loaded: &Loaded,
+    load: &LoadConfig,
+    bucket: BucketSize,
+    inputs: &mut [InputReport],
+    metrics: &[usize],
+) -> Result<()> {
+    for (i, input) in inputs.iter_mut().enumerate() {
+        if loaded.profiles[i].meta.timeline.is_some() {
+            input.aggregate.timeline = Some(owner_timeline(loaded, load, bucket, i, metrics[i])?);
+        }
+    }
+    Ok(())
+}
+
 fn owner_timeline(
     loaded: &Loaded,
-    plan: &ReportPlan,
+    load: &LoadConfig,
+    bucket: BucketSize,
     i: usize,
     metric: usize,
 ) -> Result<OwnerTimeline> {
@@ -148,8 +179,8 @@ fn owner_timeline(
         &loaded.rules,
         &loaded.classes[i],
         metric,
-        plan.load.types_as_frames,
-        plan.bucket,
+        load.types_as_frames,
+        bucket,
     )
     .map_err(|e| {
         Error::Usage(match e {

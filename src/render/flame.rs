@@ -398,6 +398,7 @@ pub fn write_index(
     title: &str,
     notes: &[String],
     entries: &[IndexEntry],
+    page: Option<&str>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     writeln!(
@@ -416,6 +417,14 @@ pub fn write_index(
     )?;
     for n in notes {
         writeln!(out, "<p>{}</p>", html(n))?;
+    }
+    if let Some(page) = page {
+        writeln!(
+            out,
+            "<p><a href=\"{}\">The interactive page</a>: the owner table, the flame graph by \
+             owner with zoom and search, and the owner shares over time.</p>",
+            html(page)
+        )?;
     }
     writeln!(
         out,

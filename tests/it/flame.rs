@@ -545,6 +545,16 @@ fn check_split(profile_args: &[String]) -> BTreeMap<String, Svg> {
         if name == "index.html" {
             continue;
         }
+        if name == "report.html" {
+            // the interactive page of the same input, linked from the index (issue 27)
+            assert!(
+                index.contains("href=\"report.html\""),
+                "the page is not linked"
+            );
+            let page = std::fs::read_to_string(&path).unwrap();
+            assert!(page.contains(r#"id="whose-data""#), "not the page");
+            continue;
+        }
         assert!(name.ends_with(".svg"), "unexpected file {name}");
         assert!(
             index.contains(&format!("href=\"{name}\"")),
