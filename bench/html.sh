@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: how fast the HTML page (`report --format html`, issue 27) becomes interactive on
-# a large call tree, in headless Chromium: a generated folded profile of 20,000 stacks of 12
-# frames (about 160,000 tree nodes, none pruned), and the corpus JVM recording when present.
+# a large call tree, in headless Chromium: a generated folded profile of 20,000 stacks of 14
+# frames (201,112 tree nodes: each stack is 1/20,000 of the total, so none is pruned), and the corpus JVM recording when present.
 # Prints the page's size, the time from navigation to interactive, and one zoom's redraw.
 # Needs chromium, chromium-driver and python3-selenium (Debian).
 #
@@ -11,12 +11,12 @@ cd "$(dirname "$0")/.."
 dir=/tmp/whose-bench
 mkdir -p "$dir"
 cargo build --release --quiet
-tree=$dir/tree160k.folded
+tree=$dir/tree200k.folded
 [ -s "$tree" ] || python3 - "$tree" <<'PY'
 import sys
 with open(sys.argv[1], "w") as out:
     for i in range(20000):
-        frames = ["main", f"a{i % 10}", f"b{i % 100}", f"c{i % 1000}"] + [f"d{i}_{k}" for k in range(8)]
+        frames = ["main", f"a{i % 10}", f"b{i % 100}", f"c{i % 1000}"] + [f"d{i}_{k}" for k in range(10)]
         out.write(";".join(frames) + " 1\n")
 PY
 pages=()
