@@ -13,8 +13,9 @@ use super::hermetic::Hermetic;
 use std::path::Path;
 use std::process::Command;
 
-/// Writes the page and both JSON reports of `args` into `dir`, then runs the check.
-fn check_page(run: &Hermetic, args: &[String], dir: &Path) {
+/// Writes the page and the JSON reports of `args` into `dir` (`--by time` only when the
+/// input times its samples), then runs the check.
+fn check_page(run: &Hermetic, args: &[String], timed: bool, dir: &Path) {
     let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
     let write = |extra: &[&str], out: &str| {
         let mut all: Vec<&str> = vec!["report"];
@@ -30,10 +31,15 @@ fn check_page(run: &Hermetic, args: &[String], dir: &Path) {
     };
     write(&["--format", "html"], &path("page.html"));
     write(&["--format", "json"], &path("report.json"));
-    write(&["--format", "json", "--by", "time"], &path("time.json"));
+    let time = if timed {
+        write(&["--format", "json", "--by", "time"], &path("time.json"));
+        path("time.json")
+    } else {
+        "-".to_string()
+    };
     let out = Command::new("/usr/bin/python3")
         .arg(fixture("../tests/python/html_check.py"))
-        .args([path("page.html"), path("report.json"), path("time.json")])
+        .args([path("page.html"), path("report.json"), time])
         .output()
         .expect("run /usr/bin/python3");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -46,15 +52,36 @@ fn check_page(run: &Hermetic, args: &[String], dir: &Path) {
 
 #[test]
 #[ignore = "needs chromium, chromedriver and python3-selenium"]
-fn the_page_shows_the_reports_numbers_in_a_browser() {
-    let run = Hermetic::new();
+fn the_page_of_every_corpus_profile_shows_the_reports_numbers_in_a_browser() {
+    let run = Hermetic::with_recorded_glibc();
     let dir = tempfile::tempdir().unwrap();
-    check_page(
-        &run,
-        &[fixture_arg("perf/kotlin-orders.perf-script.txt.gz")],
-        dir.path(),
-    );
-    let mut jvm = vec![fixture_arg("perf/jvm-shop.perf.data")];
-    jvm.extend(run.symbol_args());
-    check_page(&run, &jvm, dir.path());
+    // the corpus recordings in fixtures/ (fixtures/README.md), each as whose reads it
+    let perf_data = |file: &str| {
+        let mut args = vec![fixture_arg(file)];
+        args.extend(run.symbol_args());
+        args
+    };
+    let cases: Vec<(Vec<String>, bool)> = vec![
+        (perf_data("perf/jvm-shop.perf.data"), true),
+        (perf_data("perf/c-malloc.perf.data"), true),
+        (perf_data("perf/rust-native.perf-dwarf.data.gz"), true),
+        (
+            vec![fixture_arg("perf/kotlin-orders.perf-script.txt.gz")],
+            true,
+        ),
+        (vec![fixture_arg("pprof/cpu.pb.gz")], false),
+        (vec![fixture_arg("folded/py-app.folded")], false),
+        (
+            vec![
+                fixture_arg("folded/seed-ktor-alloc.txt"),
+                "--unit".into(),
+                "bytes".into(),
+            ],
+            false,
+        ),
+        (vec![fixture_arg("jfr/jdk17-cpu.jfr.gz")], true),
+    ];
+    for (args, timed) in cases {
+        check_page(&run, &args, timed, dir.path());
+    }
 }

@@ -9,7 +9,8 @@ checks what it shows against `whose report --format json` (issue 27):
 - dragging a time range under the chart makes the table that range's sums of the
   `report --by time` buckets.
 
-usage: html_check.py PAGE REPORT_JSON BY_TIME_JSON [SCREENSHOT.png]
+usage: html_check.py PAGE REPORT_JSON BY_TIME_JSON|- [SCREENSHOT.png]
+(`-`: the input has no sample times, so there is no chart to drag)
 Needs Debian's python3-selenium, chromium and chromium-driver. Exit 1 on the first mismatch.
 """
 import json
@@ -66,7 +67,7 @@ def main():
     page, report_path, by_time_path = sys.argv[1:4]
     shot = sys.argv[4] if len(sys.argv) > 4 else None
     report = json.load(open(report_path))["inputs"][0]
-    by_time = json.load(open(by_time_path))["inputs"][0]["timeline"]
+    by_time = None if by_time_path == "-" else json.load(open(by_time_path))["inputs"][0]["timeline"]
 
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
@@ -130,6 +131,11 @@ def main():
         search.clear()
         driver.execute_script("document.getElementById('search').dispatchEvent(new Event('input'))")
 
+        if by_time is None:
+            chart = driver.find_element(By.ID, "time-panel").is_displayed()
+            check(not chart, "a chart for an input without sample times")
+            finish(driver, shot)
+            return
         # a time range: drag from the warm-up's end to the last bucket
         buckets = by_time["buckets"]
         first = (by_time.get("warmup") or {}).get("end_bucket", len(buckets) // 2)
@@ -158,11 +164,15 @@ def main():
                         want[(o["name"], v)] = want.get((o["name"], v), 0) + o[v]
         check(total == want_total, f"selected total {total} != {want_total}")
         check(rows == want, f"selected owners differ:\n page {sorted(rows.items())}\n json {sorted(want.items())}")
-        if shot:
-            driver.find_element(By.TAG_NAME, "body").send_keys("\ue00c")  # Escape: whole range
-            driver.save_screenshot(shot)
+        finish(driver, shot)
     finally:
         driver.quit()
+
+
+def finish(driver, shot):
+    if shot:
+        driver.find_element(By.TAG_NAME, "body").send_keys("\ue00c")  # Escape: whole range
+        driver.save_screenshot(shot)
     print(f"html_check: {checks} checks passed")
 
 
