@@ -22,6 +22,13 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
     {
         return super::each::run(plan, format);
     }
+    if plan.format == OutputFormat::Html {
+        super::output::refuse_terminal(
+            plan.output.as_deref(),
+            "an HTML page",
+            "write it to a file with `-o report.html` and open that in a browser",
+        )?;
+    }
     let loaded = load(&plan.profiles, &plan.load)?;
     let metrics = choose_metrics(&loaded, &plan.load)?;
     let detail = Detail {
