@@ -98,6 +98,29 @@ struct Table {
 }
 
 impl Table {
+    /// A table with one title row: each column's alignment, gap before it and title.
+    fn titled(columns: &[(Align, usize, &str)], rows: Vec<Vec<String>>) -> Table {
+        Table {
+            columns: columns
+                .iter()
+                .map(|&(align, gap, _)| Column { align, gap })
+                .collect(),
+            titles: vec![
+                columns
+                    .iter()
+                    .enumerate()
+                    .map(|(c, &(_, _, text))| Span {
+                        first: c,
+                        last: c,
+                        text: text.into(),
+                        rule: false,
+                    })
+                    .collect(),
+            ],
+            rows,
+        }
+    }
+
     /// Column widths: the widest cell, widened so each title fits over its span, then the
     /// first (name) column narrowed until the table fits `width` (never below
     /// [`MIN_NAME`] or its own title).
@@ -467,13 +490,6 @@ fn share_table(report: &Report, rows: &[ShareRow], views: &[View]) -> Table {
 }
 
 fn write_types(report: &Report, term: Terminal, out: &mut dyn Write) -> std::io::Result<()> {
-    let span = |c: usize, text: &str| Span {
-        first: c,
-        last: c,
-        text: text.into(),
-        rule: false,
-    };
-    let column = |align, gap| Column { align, gap };
     let mut rows = Vec::new();
     for input in &report.inputs {
         let total = input.aggregate.all.total;
@@ -498,21 +514,15 @@ fn write_types(report: &Report, term: Terminal, out: &mut dyn Write) -> std::io:
             ]);
         }
     }
-    let table = Table {
-        columns: vec![
-            column(Align::Left, 0),
-            column(Align::Right, 2),
-            column(Align::Right, 1),
-            column(Align::Left, 2),
+    let table = Table::titled(
+        &[
+            (Align::Left, 0, "allocated type"),
+            (Align::Right, 2, "share"),
+            (Align::Right, 1, "weight"),
+            (Align::Left, 2, "owned by (owner view)"),
         ],
-        titles: vec![vec![
-            span(0, "allocated type"),
-            span(1, "share"),
-            span(2, "weight"),
-            span(3, "owned by (owner view)"),
-        ]],
         rows,
-    };
+    );
     let bold = if term.color {
         Style::new().bold()
     } else {
@@ -531,13 +541,6 @@ fn write_time(
 ) -> std::io::Result<()> {
     use super::timeline as t;
     let view = t::view(report);
-    let span = |c: usize, text: &str| Span {
-        first: c,
-        last: c,
-        text: text.into(),
-        rule: false,
-    };
-    let column = |align, gap| Column { align, gap };
     for (i, input) in report.inputs.iter().enumerate() {
         let Some(timeline) = &input.aggregate.timeline else {
             continue;
@@ -549,41 +552,28 @@ fn write_time(
             writeln!(out, "{bold}{line}{bold:#}")?;
         }
         let owners = t::owners_by_weight(report, input, view);
-        let sparks = Table {
-            columns: vec![
-                column(Align::Left, 0),
-                column(Align::Right, 2),
-                column(Align::Left, 2),
-                column(Align::Right, 2),
+        let sparks = Table::titled(
+            &[
+                (Align::Left, 0, "owner"),
+                (Align::Right, 2, "share"),
+                (Align::Left, 2, "over time (each row to its peak)"),
+                (Align::Right, 2, "peak"),
             ],
-            titles: vec![vec![
-                span(0, "owner"),
-                span(1, "share"),
-                span(2, "over time (each row to its peak)"),
-                span(3, "peak"),
-            ]],
-            rows: owners
+            owners
                 .iter()
                 .map(|&o| t::owner_row(report, input, timeline, o, view))
                 .collect(),
-        };
+        );
         sparks.write(term.width, bold, |_| Style::new(), out)?;
         writeln!(out)?;
         let cells = t::bucket_cells(report, input, timeline, view);
-        let mut columns = vec![column(Align::Right, 0)];
-        columns.extend((1..cells.titles.len()).map(|_| column(Align::Right, 2)));
-        let titles = cells
+        let columns: Vec<(Align, usize, &str)> = cells
             .titles
             .iter()
             .enumerate()
-            .map(|(c, title)| span(c, title))
+            .map(|(c, title)| (Align::Right, if c == 0 { 0 } else { 2 }, title.as_str()))
             .collect();
-        let rows = cells.rows;
-        let buckets = Table {
-            columns,
-            titles: vec![titles],
-            rows,
-        };
+        let buckets = Table::titled(&columns, cells.rows);
         buckets.write(term.width, bold, |_| Style::new(), out)?;
     }
     Ok(())
