@@ -689,6 +689,7 @@ pub fn pyspy_frame(raw: &str) -> Option<PyFrame> {
     if is_hex_address(func) && !is_python_source(file) {
         return Some(PyFrame {
             kind: PyFrameKind::Unresolved,
+            // `model::UNKNOWN`'s text: `names` sits beside `model` in the layers, not above it
             name: "[unknown]".to_string(),
             file: None,
             line: None,

@@ -446,10 +446,10 @@ impl Builder<'_> {
             return id;
         }
         let text = match self.options.annotate {
-            None => crate::input::folded::NO_FRAMES.to_string(),
+            None => crate::model::NO_FRAMES.to_string(),
             Some(_) => format!(
                 "{} [{}]",
-                crate::input::folded::NO_FRAMES,
+                crate::model::NO_FRAMES,
                 folded_name(&self.rules.owner(owner).name)
             ),
         };

@@ -23,6 +23,7 @@ pub mod rows;
 pub mod timeline;
 
 use crate::classify::{Classification, RuleSet};
+use crate::model::UNKNOWN;
 use crate::model::{Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId};
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
@@ -690,7 +691,7 @@ pub fn aggregate(
     let mut by_module: Vec<quality::UnresolvedWeight> = unresolved_modules
         .into_iter()
         .map(|(module, weight)| quality::UnresolvedWeight {
-            module: module.unwrap_or("[unknown]").to_string(),
+            module: module.unwrap_or(UNKNOWN).to_string(),
             weight,
             reason: quality::why_unresolved(profile, module),
         })
@@ -703,7 +704,7 @@ pub fn aggregate(
     quality.unresolved_by_module = by_module;
     let mut ownerless_by_module: Vec<(String, u128)> = ownerless_modules
         .into_iter()
-        .map(|(m, w)| (m.unwrap_or("[unknown]").to_string(), w))
+        .map(|(m, w)| (m.unwrap_or(UNKNOWN).to_string(), w))
         .collect();
     ownerless_by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     quality.ownerless_by_module = ownerless_by_module;

@@ -15,6 +15,7 @@
 //!   the unresolved weight carries why ([`why_unresolved`]: what symbolisation found, else
 //!   what the module's name tells), so each finding names the cause and the fix.
 
+use crate::model::UNKNOWN;
 use crate::model::{CallGraph, Frame, FrameKind, OwnerId, Profile, Recording, Unresolved, perf};
 
 /// Function names a complete stack ends in: process and thread entry points of C, the JVM,
@@ -65,7 +66,7 @@ pub fn is_cut_short(frames: &[(&Frame, OwnerId)]) -> bool {
     let Some((outermost, _)) = frames.last() else {
         return false;
     };
-    let mapped = |f: &Frame| f.module.as_deref().is_some_and(|m| m != "[unknown]");
+    let mapped = |f: &Frame| f.module.as_deref().is_some_and(|m| m != UNKNOWN);
     !outermost.name.starts_with("runtime.")
         && !frames
             .iter()
@@ -80,7 +81,7 @@ pub fn cut_in<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>) -> Option<
     frames
         .rev()
         .filter_map(|f| f.module.as_deref())
-        .find(|m| *m != "[unknown]")
+        .find(|m| *m != UNKNOWN)
 }
 
 /// Whether `frame`, owned by `owner`, is an address that nothing places (see the module doc).
@@ -284,7 +285,7 @@ impl Quality {
         let stops: Vec<String> = self
             .ownerless_by_module
             .iter()
-            .filter(|(m, w)| m != "[unknown]" && percent(*w, total) >= 0.05)
+            .filter(|(m, w)| m != UNKNOWN && percent(*w, total) >= 0.05)
             .take(3)
             .map(|(m, w)| format!("{m} {:.1}%", percent(*w, total)))
             .collect();
@@ -298,7 +299,7 @@ impl Quality {
         if let Some((module, _)) = self
             .ownerless_by_module
             .iter()
-            .find(|(m, _)| m != "[unknown]")
+            .find(|(m, _)| m != UNKNOWN)
             .filter(|(m, _)| perf::is_jit_module(m.rsplit('/').next().unwrap_or(m)))
         {
             return format!(
@@ -341,7 +342,7 @@ impl Quality {
             .ownerless_by_module
             .iter()
             .map(|(m, _)| m.as_str())
-            .find(|m| *m != "[unknown]");
+            .find(|m| *m != UNKNOWN);
         let no_info = dwarf
             .no_unwind_info
             .iter()

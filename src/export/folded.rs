@@ -2,7 +2,7 @@
 //! FlameGraph, speedscope and `whose` itself.
 
 use crate::input::folded;
-use crate::model::{Frame, FrameKind, Profile, StackId};
+use crate::model::{Frame, FrameKind, NO_FRAMES, Profile, StackId};
 use crate::names;
 use std::io::Write;
 
@@ -19,7 +19,7 @@ pub struct Written {
 /// by what the names-only text leaves out, are summed), sorted, skipping zero weights. Kernel
 /// and JIT frames get inferno's `_[k]` / `_[j]` suffixes and allocated-class leaves
 /// async-profiler's `_[i]`, so the folded reader gives them back their kinds, and a sample
-/// without frames is [`folded::NO_FRAMES`]. By default frames also carry their module (as
+/// without frames is [`NO_FRAMES`]. By default frames also carry their module (as
 /// perf script prints it), frames known by a source file and no module (py-spy's Python
 /// frames) py-spy's `func (file.py:LINE)`, and other interpreted frames `_[0]`: reading the
 /// file back gives the same owners (tests/it/roundtrip.rs), and inferno still draws it. With
@@ -97,7 +97,7 @@ pub fn write(
 fn push_stack_text(profile: &Profile, stack: StackId, plain: bool, text: &mut String) {
     let frames = profile.stack(stack);
     if frames.is_empty() {
-        text.push_str(folded::NO_FRAMES);
+        text.push_str(NO_FRAMES);
         return;
     }
     for (i, &f) in frames.iter().rev().enumerate() {

@@ -16,6 +16,7 @@ use crate::error::{Error, Position, Result};
 use crate::model::{
     BoundedTextMap, Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf,
 };
+use crate::model::{NO_FRAMES, UNKNOWN};
 use crate::names::{self, TypeSuffix};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
@@ -181,7 +182,7 @@ impl Folder {
         } else {
             text.split(';').collect()
         };
-        // whose's own stand-in for a sample without frames (see [`NO_FRAMES`])
+        // whose's own stand-in for a sample without frames (see [`crate::model::NO_FRAMES`])
         if parts == [NO_FRAMES] {
             parts.clear();
         }
@@ -233,7 +234,7 @@ impl Folder {
         let (text, suffix) = names::split_type_suffix(raw);
         // `[libc.so.6]`: stackcollapse-perf's unnamed frame of a known module
         if let Some(module) = bracketed_module(text) {
-            let mut frame = Frame::named("[unknown]", FrameKind::Unknown);
+            let mut frame = Frame::named(UNKNOWN, FrameKind::Unknown);
             frame.module = Some(module.into());
             return frame;
         }
@@ -517,7 +518,7 @@ fn starts_a_process(frame: &Frame) -> bool {
         "__GI___clone",
         "__GI___clone3",
         "_dl_start_user",
-        "[unknown]",
+        UNKNOWN,
         "runtime.goexit",
         "runtime.goexit.abi0",
         "runtime.rt0_go",
@@ -553,13 +554,6 @@ pub fn split_module_suffix(text: &str) -> Option<(&str, &str)> {
         .then_some((name, module))
 }
 
-/// The text `convert --to folded` and `flame --folded` write for a sample without frames
-/// (a pprof sample with no locations, py-spy's idle samples), read back as an empty stack. A
-/// folded line needs a frame for inferno and FlameGraph to draw it (inferno ignores py-spy's
-/// frameless ` 3` as a bad line), so this keeps the weight in their graphs too, as one
-/// bracketed pseudo-frame like perf's `[unknown]`.
-pub const NO_FRAMES: &str = "[no frames]";
-
 /// A frame in py-spy's `func (FILE:LINE)` form in a folded file that is not py-spy's own
 /// (`convert --to folded` writes Python frames and native frames with a source file this way,
 /// so that rules matching on the file still match when read back): only where FILE is a
@@ -578,7 +572,7 @@ pub fn folded_frame(raw: &str) -> Frame {
     }
     let (base, suffix) = names::split_type_suffix(raw);
     let kind = suffix.map_or(FrameKind::Native, suffix_kind);
-    if base == "[unknown]" {
+    if base == UNKNOWN {
         return Frame::named(base, FrameKind::Unknown);
     }
     // node's and CPython's perf map names, as stackcollapse-perf and inferno keep them (and

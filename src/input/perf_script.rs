@@ -19,9 +19,9 @@ use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
 use super::progress::Progress;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
-use crate::model::{
-    Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Timeline, Unit, perf,
-};
+use crate::model::UNKNOWN;
+use crate::model::perf::{event_type_name, event_unit};
+use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Timeline, perf};
 use crate::names;
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
@@ -128,7 +128,7 @@ pub fn parse_frame_line(line: &str) -> Option<FrameLine<'_>> {
         Some(i) if rest.ends_with(')') => (&rest[..i], Some(&rest[i + 2..rest.len() - 1])),
         _ => match rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
             // `-F ip,dso`: no symbol at all
-            Some(dso) if addr.is_some() && !dso.contains(' ') => ("[unknown]", Some(dso)),
+            Some(dso) if addr.is_some() && !dso.contains(' ') => (UNKNOWN, Some(dso)),
             _ => (rest, None),
         },
     };
@@ -282,40 +282,23 @@ fn is_time(s: &str) -> bool {
     })
 }
 
-/// The sample type name of a perf event: modifiers dropped (`cpu-clock:ppp` → `cpu-clock`),
-/// PMU events kept whole (`cpu/event=0x3c/`).
-pub fn event_type_name(event: &str) -> &str {
-    if event.contains('/') {
-        return event;
-    }
-    event.split(':').next().unwrap_or(event)
-}
-
-/// Software clock events count nanoseconds; every other event counts itself.
-pub fn event_unit(name: &str) -> Unit {
-    match name {
-        "cpu-clock" | "task-clock" => Unit::Nanoseconds,
-        other => Unit::Other(other.to_string()),
-    }
-}
-
 /// The frame perf shows for a symbol and dso, named as whose names frames (shared with the
 /// perf.data reader so both inputs classify the same).
 pub fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
-    let module = dso.filter(|d| !d.is_empty() && *d != "[unknown]" && *d != "inlined");
+    let module = dso.filter(|d| !d.is_empty() && *d != UNKNOWN && *d != "inlined");
     let kind = match module.map_or(FrameKind::Native, perf::module_kind) {
         FrameKind::Native if addr.is_some_and(perf::is_kernel_address) => FrameKind::Kernel,
         kind => kind,
     };
     if kind == FrameKind::Jit
         && let Some(module) = module
-        && sym != "[unknown]"
+        && sym != UNKNOWN
         && !sym.is_empty()
     {
         return crate::symbolize::jit::map_frame(sym, module);
     }
-    let (name, kind) = if sym == "[unknown]" || sym.is_empty() {
-        ("[unknown]".to_string(), FrameKind::Unknown)
+    let (name, kind) = if sym == UNKNOWN || sym.is_empty() {
+        (UNKNOWN.to_string(), FrameKind::Unknown)
     } else {
         match kind {
             FrameKind::Jit => (names::java_perf_map_name(sym), kind),

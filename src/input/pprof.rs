@@ -28,6 +28,7 @@
 use super::ReadOptions;
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
+use crate::model::UNKNOWN;
 use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf};
 use crate::pprof_wire as pb;
 use hashbrown::HashTable;
@@ -743,7 +744,7 @@ impl<'a> Builder<'a> {
             let file = self.string(f.filename, || format!("function id {}'s filename", f.id))?;
             let raw = if name.is_empty() { system } else { name };
             let name: Box<str> = if raw.is_empty() {
-                "[unknown]".into()
+                UNKNOWN.into()
             } else {
                 crate::names::normalize_symbol(raw).into()
             };
@@ -808,7 +809,7 @@ impl<'a> Builder<'a> {
             let start = self.loc_frames.len() as u32;
             if lines.is_empty() {
                 let frame = Frame {
-                    name: "[unknown]".into(),
+                    name: UNKNOWN.into(),
                     module: module.clone(),
                     file: None,
                     line: None,
@@ -853,7 +854,7 @@ impl<'a> Builder<'a> {
     ) -> Result<Frame> {
         if line.function_id == 0 {
             return Ok(Frame {
-                name: "[unknown]".into(),
+                name: UNKNOWN.into(),
                 module: module.clone(),
                 file: None,
                 line: None,
@@ -872,7 +873,7 @@ impl<'a> Builder<'a> {
                 loc.id, line.function_id
             ))
         })?;
-        let kind = if &**name == "[unknown]" {
+        let kind = if &**name == UNKNOWN {
             FrameKind::Unknown
         } else if *node_js {
             FrameKind::Jit

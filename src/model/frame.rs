@@ -52,6 +52,17 @@ impl fmt::Display for FrameKind {
     }
 }
 
+/// The name of a frame, or a module, nobody could name: what perf prints for an address
+/// without a symbol or a mapping, and what every reader of whose writes for one.
+pub const UNKNOWN: &str = "[unknown]";
+
+/// The text `convert --to folded` and `flame --folded` write for a sample without frames
+/// (a pprof sample with no locations, py-spy's idle samples), read back as an empty stack. A
+/// folded line needs a frame for inferno and FlameGraph to draw it (inferno ignores py-spy's
+/// frameless ` 3` as a bad line), so this keeps the weight in their graphs too, as one
+/// bracketed pseudo-frame like perf's `[unknown]`.
+pub const NO_FRAMES: &str = "[no frames]";
+
 /// One distinct frame. Two samples share a `FrameId` exactly when every field is equal.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Frame {

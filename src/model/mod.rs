@@ -16,7 +16,7 @@ mod timeline;
 mod units;
 mod unresolved;
 
-pub use frame::{Frame, FrameKind};
+pub use frame::{Frame, FrameKind, NO_FRAMES, UNKNOWN};
 pub use intern::{BoundedTextMap, Interner, SliceInterner};
 pub use negative::NegativeWeights;
 pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};

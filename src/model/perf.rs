@@ -8,6 +8,8 @@
 //! perf names `[nf_tables]`) and of addresses in the kernel's half of the address space.
 
 use super::FrameKind;
+use super::UNKNOWN;
+use super::Unit;
 
 /// The module perf gives the kernel's own frames.
 pub const KERNEL_MODULE: &str = "[kernel.kallsyms]";
@@ -36,7 +38,7 @@ pub fn is_kernel_module(module: &str) -> bool {
                     | "[vsyscall]"
                     | "[heap]"
                     | "[stack]"
-                    | "[unknown]"
+                    | UNKNOWN
                     | "[uprobes]"
                     | "[vectors]"
             )
@@ -54,6 +56,23 @@ pub fn module_kind(module: &str) -> FrameKind {
         FrameKind::Kernel
     } else {
         FrameKind::Native
+    }
+}
+
+/// The sample type name of a perf event: modifiers dropped (`cpu-clock:ppp` → `cpu-clock`),
+/// PMU events kept whole (`cpu/event=0x3c/`).
+pub fn event_type_name(event: &str) -> &str {
+    if event.contains('/') {
+        return event;
+    }
+    event.split(':').next().unwrap_or(event)
+}
+
+/// Software clock events count nanoseconds; every other event counts itself.
+pub fn event_unit(name: &str) -> Unit {
+    match name {
+        "cpu-clock" | "task-clock" => Unit::Nanoseconds,
+        other => Unit::Other(other.to_string()),
     }
 }
 

@@ -2,6 +2,7 @@
 //! or told by the module's name (a JIT map, an address perf could not map), carried in the
 //! profile so the quality figures can say, per module, the cause and the fix.
 
+use super::UNKNOWN;
 use super::perf;
 
 /// The cause of addresses without a symbol in one module.
@@ -45,7 +46,7 @@ impl Unresolved {
     pub fn from_module_name(module: Option<&str>) -> Unresolved {
         match module {
             None => Unresolved::NoModule,
-            Some("[unknown]") => Unresolved::Unmapped,
+            Some(UNKNOWN) => Unresolved::Unmapped,
             Some(m) if m == "//anon" || m.starts_with("[anon") => Unresolved::Unmapped,
             Some(m) if perf::is_jit_module(m.rsplit('/').next().unwrap_or(m)) => {
                 Unresolved::JitMapMissing {

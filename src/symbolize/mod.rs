@@ -26,6 +26,7 @@ mod profile;
 pub use addresses::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 pub use profile::to_profile;
 
+use crate::model::UNKNOWN;
 use crate::model::{CallGraph, Frame, FrameKind, Unresolved, perf};
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -220,7 +221,7 @@ impl Preloaded {
 /// The frame for an address no symbol was found for.
 pub fn unknown_frame(module: &str) -> Frame {
     Frame {
-        name: "[unknown]".into(),
+        name: UNKNOWN.into(),
         module: Some(module.into()),
         file: None,
         line: None,

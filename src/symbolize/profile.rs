@@ -5,6 +5,7 @@
 
 use super::addresses::{AddressProfile, NO_MODULE};
 use super::{ModuleKind, ModuleRequest, ModuleResult, Preloaded, SymbolOptions, symbolize};
+use crate::model::UNKNOWN;
 use crate::model::{Frame, FrameId, FrameKind, Profile, StackId, ThreadId, UnresolvedModule};
 use rustc_hash::FxHashMap;
 use std::path::Path;
@@ -91,7 +92,7 @@ impl Spans {
             spans.push(module_spans);
         }
         let unknown = (flat.len() as u32, 1);
-        flat.push(profile.intern_frame(Frame::named("[unknown]", FrameKind::Unknown)));
+        flat.push(profile.intern_frame(Frame::named(UNKNOWN, FrameKind::Unknown)));
         let of_raw = input
             .frames
             .iter()

@@ -25,6 +25,7 @@ use super::ReadOptions;
 use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
 use super::source::{DEFAULT_MAX_DECOMPRESSED, Source};
 use crate::error::{Error, Position, Result};
+use crate::model::UNKNOWN;
 use crate::model::{
     Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Timeline, Unit,
 };
@@ -618,7 +619,7 @@ impl Reader {
         }
         let name = match method {
             Some((mc, Some(v))) => view.method_name(mc, v)?,
-            _ => "[unknown]".to_string(),
+            _ => UNKNOWN.to_string(),
         };
         let kind = match kind {
             Some((kc, Some(v))) => frame_kind(view.object_text(kc, v, "description")),
@@ -777,11 +778,11 @@ impl<'a> ChunkView<'a> {
     fn class_name(&self, class: u64, key: i64) -> std::result::Result<String, String> {
         let Some(v) = self.pooled(class, key) else {
             self.missing();
-            return Ok("[unknown]".to_string());
+            return Ok(UNKNOWN.to_string());
         };
         Ok(self
             .object_text(class, v, "name")
-            .unwrap_or("[unknown]")
+            .unwrap_or(UNKNOWN)
             .to_string())
     }
 
@@ -789,10 +790,10 @@ impl<'a> ChunkView<'a> {
     fn method_name(&self, class: u64, v: &Value) -> std::result::Result<String, String> {
         let Some(m) = self.resolve(class, v) else {
             self.missing();
-            return Ok("[unknown]".to_string());
+            return Ok(UNKNOWN.to_string());
         };
         let mcls = &self.meta.classes[&class];
-        let name = self.object_text(class, m, "name").unwrap_or("[unknown]");
+        let name = self.object_text(class, m, "name").unwrap_or(UNKNOWN);
         let owner = match mcls
             .field("type")
             .map(|i| (mcls.fields[i].class, field(m, i)))

@@ -35,12 +35,12 @@ use inflate::{InflationCheck, PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2};
 
 use super::ReadOptions;
 use super::filter::{SampleFilter, TimeSlice};
-use super::perf_script::{event_type_name, event_unit};
 use super::progress::Progress;
 use super::read_ahead::ReadAhead;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
 use crate::model::perf::is_kernel_address;
+use crate::model::perf::{event_type_name, event_unit};
 use crate::model::{CallGraph, Profile, SampleType, ThreadId};
 use crate::symbolize::{self, ModuleKind};
 use linux_perf_data::linux_perf_event_reader::{
