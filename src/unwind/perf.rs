@@ -11,6 +11,34 @@ pub struct PerfUnwind {
     pub unwinder: DwarfUnwinder,
 }
 
+/// One MMAP/MMAP2 record as the perf.data reader hands it on: to its own maps and to the
+/// unwinder's.
+#[derive(Debug, Clone, Copy)]
+pub struct Mmap<'a> {
+    pub pid: i32,
+    pub start: u64,
+    pub len: u64,
+    /// The file offset the mapping starts at.
+    pub page_offset: u64,
+    pub mode: CpuMode,
+    pub path: &'a str,
+    /// The record's own build id, or (once the reader resolved it) the file's.
+    pub build_id: Option<&'a [u8]>,
+    /// An executable mapping.
+    pub exec: bool,
+}
+
+impl Mmap<'_> {
+    pub fn end(&self) -> u64 {
+        self.start.saturating_add(self.len)
+    }
+
+    /// A mapping of the kernel (or a guest's kernel), not of a process.
+    pub fn is_kernel(&self) -> bool {
+        matches!(self.mode, CpuMode::Kernel | CpuMode::GuestKernel)
+    }
+}
+
 /// What a DWARF sample carries for its user part, as the perf.data decoder found it.
 #[derive(Debug, Clone, Copy)]
 pub struct UserSample<'a> {
@@ -35,31 +63,19 @@ impl PerfUnwind {
     }
 
     /// An MMAP/MMAP2 record of a file (anonymous and pseudo mappings, JIT code or `[heap]`,
-    /// have no unwind information to load). `build_id` as the reader resolved it (the
-    /// record's own, or the file's build-id section).
-    #[allow(clippy::too_many_arguments)]
-    pub fn mmap(
-        &mut self,
-        pid: i32,
-        start: u64,
-        len: u64,
-        page_offset: u64,
-        mode: CpuMode,
-        path: &str,
-        build_id: Option<&[u8]>,
-        exec: bool,
-    ) {
-        if !exec || pid == -1 || matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel) {
+    /// have no unwind information to load).
+    pub fn mmap(&mut self, m: &Mmap<'_>) {
+        if !m.exec || m.pid == -1 || m.is_kernel() {
             return;
         }
         self.unwinder.add_mapping(
-            pid,
+            m.pid,
             Mapping {
-                start,
-                end: start.saturating_add(len),
-                page_offset,
-                path: path.to_string(),
-                build_id: build_id.map(<[u8]>::to_vec),
+                start: m.start,
+                end: m.end(),
+                page_offset: m.page_offset,
+                path: m.path.to_string(),
+                build_id: m.build_id.map(<[u8]>::to_vec),
             },
         );
     }

@@ -6,6 +6,7 @@ use super::*;
 use crate::input::filter::{FilterTally, SampleFilter, SampleKey};
 use crate::model::Timeline;
 use crate::symbolize::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
+use crate::unwind::perf::Mmap;
 
 #[derive(Debug, Clone, Copy)]
 struct Mapping {
@@ -432,16 +433,16 @@ impl Reader<'_> {
                 path,
                 build_id,
                 exec,
-            } => self.mmap(
-                *pid,
-                *start,
-                *len,
-                *pgoff,
-                *mode,
+            } => self.mmap(&Mmap {
+                pid: *pid,
+                start: *start,
+                len: *len,
+                page_offset: *pgoff,
+                mode: *mode,
                 path,
-                build_id.clone(),
-                *exec,
-            ),
+                build_id: build_id.as_deref(),
+                exec: *exec,
+            }),
             Event::Comm {
                 pid,
                 tid,
@@ -487,20 +488,10 @@ impl Reader<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn mmap(
-        &mut self,
-        pid: i32,
-        start: u64,
-        len: u64,
-        pgoff: u64,
-        mode: CpuMode,
-        path: &str,
-        build_id: Option<Vec<u8>>,
-        exec: bool,
-    ) {
-        let end = start.saturating_add(len);
-        if matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel) || pid == -1 {
+    fn mmap(&mut self, m: &Mmap<'_>) {
+        let (pid, start, end, pgoff, path, exec) =
+            (m.pid, m.start, m.end(), m.page_offset, m.path, m.exec);
+        if m.is_kernel() || pid == -1 {
             let text = path
                 .starts_with(crate::model::perf::KERNEL_MODULE)
                 .then_some(pgoff);
@@ -522,25 +513,23 @@ impl Reader<'_> {
         } else if is_pseudo(path) {
             return;
         } else {
-            let build_id = build_id.filter(|b| !b.is_empty()).or_else(|| {
-                let key = DsoKey::detect(path.as_bytes(), mode)?;
-                self.maps
-                    .build_ids
-                    .get(&key)
-                    .filter(|b| !b.is_empty())
-                    .cloned()
-            });
+            let build_id = m
+                .build_id
+                .filter(|b| !b.is_empty())
+                .map(<[u8]>::to_vec)
+                .or_else(|| {
+                    let key = DsoKey::detect(path.as_bytes(), m.mode)?;
+                    self.maps
+                        .build_ids
+                        .get(&key)
+                        .filter(|b| !b.is_empty())
+                        .cloned()
+                });
             if let Some(u) = &mut self.unwind {
-                u.mmap(
-                    pid,
-                    start,
-                    len,
-                    pgoff,
-                    mode,
-                    path,
-                    build_id.as_deref(),
-                    exec,
-                );
+                u.mmap(&Mmap {
+                    build_id: build_id.as_deref(),
+                    ..*m
+                });
             }
             let kind = ModuleKind::Elf {
                 path: path.to_string(),
