@@ -565,45 +565,30 @@ pub fn thread_group(name: &str) -> String {
     out
 }
 
-/// Attributes every sample of `profile` in the chosen metric.
+/// Attributes every sample of `profile` in the chosen metric: each row's stack facts once
+/// ([`FactCache`]), handed to one accumulator per figure (the views, threads, quality,
+/// frame lists and allocated types, dispersion), each finished into its part of the
+/// [`Aggregate`].
 pub fn aggregate(
     profile: &Profile,
     rules: &RuleSet,
     classes: &Classification,
     options: &AggregateOptions,
 ) -> Aggregate {
-    // how many weighed rows refer to each stack, saturating at 2: a stack of one row needs
-    // its facts once, and the count of stacks with any is the report's distinct stacks
-    let mut rows_per_stack = vec![0u8; profile.stack_count()];
-    let mut metric_total = 0u128;
-    for row in profile.rows() {
-        let w = row.values[options.metric];
-        if w != 0 {
-            let n = &mut rows_per_stack[row.stack.0 as usize];
-            *n = (*n + 1).min(2);
-            metric_total = metric_total.saturating_add(w);
-        }
-    }
-    let distinct_stacks = rows_per_stack.iter().filter(|&&n| n > 0).count();
+    let counted = RowCounts::of(profile, options.metric);
     let mut cache = FactCache::new(
         profile,
         rules,
         classes,
         options.types_as_frames,
-        rows_per_stack,
+        counted.rows_per_stack,
     );
     let n_owners = rules.owners().len();
     let mut all = Attribution::new(n_owners);
-    let mut threads: FxHashMap<String, Attribution> = FxHashMap::default();
-    // The owner of a self or owner frame is the frame's own owner, so these are per frame.
-    let mut self_frames = FrameTotals::new(profile.frame_count(), metric_total);
-    let mut owner_frames = FrameTotals::new(profile.frame_count(), metric_total);
-    let mut unclassified = FrameTotals::new(profile.frame_count(), metric_total);
-    let mut types: FxHashMap<FrameId, FxHashMap<OwnerId, u128>> = FxHashMap::default();
-    let mut quality = Quality::default();
+    let mut threads = options.threads.then(|| ThreadGroups::new(n_owners));
+    let mut frames = FrameAccumulator::new(profile.frame_count(), counted.total);
+    let mut quality = QualityAccumulator::default();
     let mut dispersion = DispersionBuilder::new(profile, n_owners);
-    let mut unresolved_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
-    let mut ownerless_modules: FxHashMap<Option<&str>, u128> = FxHashMap::default();
     for row in profile.rows() {
         let w = row.values[options.metric];
         if w == 0 {
@@ -612,156 +597,321 @@ pub fn aggregate(
         let facts = cache.get(row.stack);
         all.add(&facts, &cache, w, rules);
         dispersion.add(&row, &facts, &cache, w);
-        if options.threads {
-            let name = row.thread.map_or_else(
-                || "(no thread)".to_string(),
-                |t| thread_group(profile.thread_name(t)),
-            );
-            threads
-                .entry(name)
-                .or_insert_with(|| Attribution::new(n_owners))
-                .add(&facts, &cache, w, rules);
+        if let Some(threads) = &mut threads {
+            threads.add(profile, &row, &facts, &cache, w, rules);
         }
-        if facts.stackless {
-            // no frame: nothing to judge the recording's quality by, nothing to list
-            continue;
-        }
-        quality.max_depth = quality.max_depth.max(facts.depth);
-        if facts.ownerless {
-            quality.ownerless += w;
-            let stack = profile.stack(row.stack).iter().map(|&f| profile.frame(f));
-            *ownerless_modules.entry(quality::cut_in(stack)).or_default() += w;
-        }
-        if facts.leaf_unresolved {
-            quality.unresolved_leaf += w;
-            let module = facts
-                .self_frame
-                .and_then(|f| profile.frame(f).module.as_deref());
-            *unresolved_modules.entry(module).or_default() += w;
-        }
-        if facts.owner_unresolved {
-            quality.unresolved_owner += w;
-        }
-        if facts.any_unresolved {
-            quality.unresolved_anywhere += w;
-        }
-        if facts.leaf_module_only {
-            quality.module_only_leaf += w;
-        }
-        if facts.interpreter_only {
-            quality.interpreter_only += w;
-        }
-        if let Some(f) = facts.self_frame {
-            self_frames.add(f, w);
-        }
-        if let Some(f) = facts.owner_frame {
-            owner_frames.add(f, w);
-        }
-        let (a, b) = facts.unclassified;
-        for &f in &cache.frames_flat[a as usize..b as usize] {
-            unclassified.add(f, w);
-        }
-        if let Some(t) = facts.alloc_type {
-            *types.entry(t).or_default().entry(facts.owner).or_default() += w;
+        // a sample without frames has nothing to judge the recording by, nothing to list
+        if !facts.stackless {
+            quality.add(profile, row.stack, &facts, w);
+            frames.add(&facts, &cache, w);
         }
     }
-    // the negative part of signed values (pprof delta profiles), attributed the same way
-    let mut negative = Attribution::new(n_owners);
-    for row in profile.negative.rows() {
-        let w = row.values[options.metric];
-        if w > 0 {
-            let facts = cache.get(row.stack);
-            negative.add(&facts, &cache, w, rules);
-        }
-    }
+    let negative = negative_attribution(profile, &mut cache, options.metric, rules);
     // the facts, marks and per-stack counts are done with: free them before the frame lists
     // build their indexes, which is when memory peaks on millions of distinct frames
     drop(cache);
-    let owner_of = |f: FrameId| classes.owner_of(f);
-    let owner_name = |f: FrameId| rules.owner(owner_of(f)).name.as_str();
-    let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
-    // self and owner lists show a row per owner and name: one grouping serves both
-    let by_name = label_groups(
-        profile.frame_count(),
-        (0..profile.frame_count() as u32).map(FrameId),
-        |f| (owner_name(f), &*profile.frame(f).name),
-    );
-    let name_frames =
-        |totals: FrameTotals| heaviest(totals, &by_name, &owner_name, &name, options.top);
-    let mut by_module: Vec<quality::UnresolvedWeight> = unresolved_modules
-        .into_iter()
-        .map(|(module, weight)| quality::UnresolvedWeight {
-            module: module.unwrap_or(UNKNOWN).to_string(),
-            weight,
-            reason: quality::why_unresolved(profile, module),
-        })
-        .collect();
-    by_module.sort_by(|a, b| {
-        b.weight
-            .cmp(&a.weight)
-            .then_with(|| a.module.cmp(&b.module))
-    });
-    quality.unresolved_by_module = by_module;
-    let mut ownerless_by_module: Vec<(String, u128)> = ownerless_modules
-        .into_iter()
-        .map(|(m, w)| (m.unwrap_or(UNKNOWN).to_string(), w))
-        .collect();
-    ownerless_by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    quality.ownerless_by_module = ownerless_by_module;
-    quality.recording = profile.meta.recording.clone();
-    quality.unclassified_owner = all
-        .owners
-        .get(OwnerId::UNCLASSIFIED.0 as usize)
-        .map_or(0, |w| w.owner);
-    // every frame with who owns it and the owner-view weight it decides: what `--user` moves
+    let quality = quality.finish(profile, &all);
+    let suggested_user = suggest_user(profile, rules, classes, &frames, &all, options.metric);
+    let lists = frames.finish(profile, rules, classes, options.top);
+    Aggregate {
+        all,
+        top_self: lists.top_self,
+        top_owner_frames: lists.top_owner_frames,
+        unclassified_frames: lists.unclassified,
+        types: lists.types,
+        threads: threads.map(ThreadGroups::finish).unwrap_or_default(),
+        quality,
+        suggested_user,
+        distinct_stacks: counted.distinct_stacks,
+        negative,
+        dispersion: dispersion.finish(),
+        timeline: None,
+    }
+}
+
+/// What one pass over the rows knows before any stack is attributed.
+struct RowCounts {
+    /// How many weighed rows refer to each stack, saturating at 2: a stack of one row needs
+    /// its facts once.
+    rows_per_stack: Vec<u8>,
+    /// The metric's total (the frame lists' integer width is chosen from it).
+    total: u128,
+    /// Stacks with weight: the report's distinct stacks.
+    distinct_stacks: usize,
+}
+
+impl RowCounts {
+    fn of(profile: &Profile, metric: usize) -> RowCounts {
+        let mut rows_per_stack = vec![0u8; profile.stack_count()];
+        let mut total = 0u128;
+        for row in profile.rows() {
+            let w = row.values[metric];
+            if w != 0 {
+                let n = &mut rows_per_stack[row.stack.0 as usize];
+                *n = (*n + 1).min(2);
+                total = total.saturating_add(w);
+            }
+        }
+        let distinct_stacks = rows_per_stack.iter().filter(|&&n| n > 0).count();
+        RowCounts {
+            rows_per_stack,
+            total,
+            distinct_stacks,
+        }
+    }
+}
+
+/// `--threads`: an attribution per thread group (pool numbers folded).
+struct ThreadGroups {
+    groups: FxHashMap<String, Attribution>,
+    n_owners: usize,
+}
+
+impl ThreadGroups {
+    fn new(n_owners: usize) -> ThreadGroups {
+        ThreadGroups {
+            groups: FxHashMap::default(),
+            n_owners,
+        }
+    }
+
+    fn add(
+        &mut self,
+        profile: &Profile,
+        row: &crate::model::Row<'_>,
+        facts: &StackFacts,
+        cache: &FactCache<'_>,
+        w: u128,
+        rules: &RuleSet,
+    ) {
+        let name = row.thread.map_or_else(
+            || "(no thread)".to_string(),
+            |t| thread_group(profile.thread_name(t)),
+        );
+        self.groups
+            .entry(name)
+            .or_insert_with(|| Attribution::new(self.n_owners))
+            .add(facts, cache, w, rules);
+    }
+
+    /// The groups, heaviest first.
+    fn finish(self) -> Vec<(String, Attribution)> {
+        let mut threads: Vec<(String, Attribution)> = self.groups.into_iter().collect();
+        threads.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(&b.0)));
+        threads
+    }
+}
+
+/// The recording-quality figures of [`Quality`], and the modules the unresolved leaves and
+/// the cut-short stacks are in.
+#[derive(Default)]
+struct QualityAccumulator<'p> {
+    quality: Quality,
+    unresolved_modules: FxHashMap<Option<&'p str>, u128>,
+    ownerless_modules: FxHashMap<Option<&'p str>, u128>,
+}
+
+impl<'p> QualityAccumulator<'p> {
+    fn add(&mut self, profile: &'p Profile, stack: StackId, facts: &StackFacts, w: u128) {
+        let q = &mut self.quality;
+        q.max_depth = q.max_depth.max(facts.depth);
+        if facts.ownerless {
+            q.ownerless += w;
+            let frames = profile.stack(stack).iter().map(|&f| profile.frame(f));
+            *self
+                .ownerless_modules
+                .entry(quality::cut_in(frames))
+                .or_default() += w;
+        }
+        if facts.leaf_unresolved {
+            q.unresolved_leaf += w;
+            let module = facts
+                .self_frame
+                .and_then(|f| profile.frame(f).module.as_deref());
+            *self.unresolved_modules.entry(module).or_default() += w;
+        }
+        let flags = [
+            (facts.owner_unresolved, &mut q.unresolved_owner),
+            (facts.any_unresolved, &mut q.unresolved_anywhere),
+            (facts.leaf_module_only, &mut q.module_only_leaf),
+            (facts.interpreter_only, &mut q.interpreter_only),
+        ];
+        for (on, figure) in flags {
+            if on {
+                *figure += w;
+            }
+        }
+    }
+
+    fn finish(self, profile: &Profile, all: &Attribution) -> Quality {
+        let mut quality = self.quality;
+        let mut by_module: Vec<quality::UnresolvedWeight> = self
+            .unresolved_modules
+            .into_iter()
+            .map(|(module, weight)| quality::UnresolvedWeight {
+                module: module.unwrap_or(UNKNOWN).to_string(),
+                weight,
+                reason: quality::why_unresolved(profile, module),
+            })
+            .collect();
+        by_module.sort_by(|a, b| {
+            b.weight
+                .cmp(&a.weight)
+                .then_with(|| a.module.cmp(&b.module))
+        });
+        quality.unresolved_by_module = by_module;
+        let mut ownerless_by_module: Vec<(String, u128)> = self
+            .ownerless_modules
+            .into_iter()
+            .map(|(m, w)| (m.unwrap_or(UNKNOWN).to_string(), w))
+            .collect();
+        ownerless_by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        quality.ownerless_by_module = ownerless_by_module;
+        quality.recording = profile.meta.recording.clone();
+        quality.unclassified_owner = all
+            .owners
+            .get(OwnerId::UNCLASSIFIED.0 as usize)
+            .map_or(0, |w| w.owner);
+        quality
+    }
+}
+
+/// Weight per self frame, owner frame and unclassified frame (each frame's owner is its
+/// own, so these are per frame), and per allocated type and owner.
+struct FrameAccumulator {
+    self_frames: FrameTotals,
+    owner_frames: FrameTotals,
+    unclassified: FrameTotals,
+    types: FxHashMap<FrameId, FxHashMap<OwnerId, u128>>,
+}
+
+/// The frame lists of an [`Aggregate`].
+struct FrameLists {
+    top_self: Vec<FrameWeight>,
+    top_owner_frames: Vec<FrameWeight>,
+    unclassified: Vec<FrameWeight>,
+    types: Vec<TypeWeight>,
+}
+
+impl FrameAccumulator {
+    fn new(frames: usize, total: u128) -> FrameAccumulator {
+        FrameAccumulator {
+            self_frames: FrameTotals::new(frames, total),
+            owner_frames: FrameTotals::new(frames, total),
+            unclassified: FrameTotals::new(frames, total),
+            types: FxHashMap::default(),
+        }
+    }
+
+    fn add(&mut self, facts: &StackFacts, cache: &FactCache<'_>, w: u128) {
+        if let Some(f) = facts.self_frame {
+            self.self_frames.add(f, w);
+        }
+        if let Some(f) = facts.owner_frame {
+            self.owner_frames.add(f, w);
+        }
+        let (a, b) = facts.unclassified;
+        for &f in &cache.frames_flat[a as usize..b as usize] {
+            self.unclassified.add(f, w);
+        }
+        if let Some(t) = facts.alloc_type {
+            *self
+                .types
+                .entry(t)
+                .or_default()
+                .entry(facts.owner)
+                .or_default() += w;
+        }
+    }
+
+    /// The heaviest `top` of each list, named; the allocated types.
+    fn finish(
+        self,
+        profile: &Profile,
+        rules: &RuleSet,
+        classes: &Classification,
+        top: usize,
+    ) -> FrameLists {
+        let owner_name = |f: FrameId| rules.owner(classes.owner_of(f)).name.as_str();
+        let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
+        // self and owner lists show a row per owner and name: one grouping serves both
+        let by_name = label_groups(
+            profile.frame_count(),
+            (0..profile.frame_count() as u32).map(FrameId),
+            |f| (owner_name(f), &*profile.frame(f).name),
+        );
+        let name_frames = |totals: FrameTotals| heaviest(totals, &by_name, &owner_name, &name, top);
+        let groups = label_groups(
+            profile.frame_count(),
+            self.unclassified.weighed().map(|(f, _)| f),
+            |f| frame_label(profile.frame(f)),
+        );
+        let unclassified_name = rules.owner(OwnerId::UNCLASSIFIED).name.as_str();
+        FrameLists {
+            top_self: name_frames(self.self_frames),
+            top_owner_frames: name_frames(self.owner_frames),
+            unclassified: heaviest(
+                self.unclassified,
+                &groups,
+                &|_| unclassified_name,
+                &|f| frame_label(profile.frame(f)),
+                top,
+            ),
+            types: type_weights(profile, self.types),
+        }
+    }
+}
+
+/// The negative part of signed values (pprof delta profiles), attributed as the positive.
+fn negative_attribution(
+    profile: &Profile,
+    cache: &mut FactCache<'_>,
+    metric: usize,
+    rules: &RuleSet,
+) -> Attribution {
+    let mut negative = Attribution::new(rules.owners().len());
+    for row in profile.negative.rows() {
+        let w = row.values[metric];
+        if w > 0 {
+            let facts = cache.get(row.stack);
+            negative.add(&facts, cache, w, rules);
+        }
+    }
+    negative
+}
+
+/// The `--user PREFIX` that would move the most weight to user code: every frame with who
+/// owns it and the owner-view weight it decides, then the weight through the prefix.
+fn suggest_user(
+    profile: &Profile,
+    rules: &RuleSet,
+    classes: &Classification,
+    frames: &FrameAccumulator,
+    all: &Attribution,
+    metric: usize,
+) -> Option<quality::UserHint> {
     let claim = |f: FrameId| match classes.owner_of(f) {
         OwnerId::UNCLASSIFIED => quality::Claim::Unclassified,
         o if rules.owner(o).category == Category::User => quality::Claim::User,
         _ => quality::Claim::Other,
     };
-    let mut suggested_user = quality::suggest_user_prefix(
+    let mut hint = quality::suggest_user_prefix(
         (0..profile.frame_count() as u32).map(FrameId).map(|f| {
             let name = &*profile.frame(f).name;
-            (name, claim(f), owner_frames.get(f), unclassified.get(f))
+            (
+                name,
+                claim(f),
+                frames.owner_frames.get(f),
+                frames.unclassified.get(f),
+            )
         }),
         all.total,
-    );
-    if let Some(hint) = &mut suggested_user {
-        hint.anywhere = weight_through(profile, options.metric, |f| {
-            claim(f) == quality::Claim::Unclassified
-                && quality::has_prefix(&profile.frame(f).name, &hint.prefix)
-        });
-    }
-    let mut threads: Vec<(String, Attribution)> = threads.into_iter().collect();
-    threads.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(&b.0)));
-    Aggregate {
-        all,
-        top_self: name_frames(self_frames),
-        top_owner_frames: name_frames(owner_frames),
-        unclassified_frames: {
-            let groups = label_groups(
-                profile.frame_count(),
-                unclassified.weighed().map(|(f, _)| f),
-                |f| frame_label(profile.frame(f)),
-            );
-            let unclassified_name = rules.owner(OwnerId::UNCLASSIFIED).name.as_str();
-            heaviest(
-                unclassified,
-                &groups,
-                &|_| unclassified_name,
-                &|f| frame_label(profile.frame(f)),
-                options.top,
-            )
-        },
-        types: type_weights(profile, types),
-        threads,
-        quality,
-        suggested_user,
-        distinct_stacks,
-        negative,
-        dispersion: dispersion.finish(),
-        timeline: None,
-    }
+    )?;
+    hint.anywhere = weight_through(profile, metric, |f| {
+        claim(f) == quality::Claim::Unclassified
+            && quality::has_prefix(&profile.frame(f).name, &hint.prefix)
+    });
+    Some(hint)
 }
 
 /// The owners of one stack in the self and owner views.
