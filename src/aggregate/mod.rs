@@ -444,29 +444,8 @@ impl<'a> FactCache<'a> {
             Some(i) => (owner_of(frames[i]), Some(frames[i])),
             None => (self_owner, frames.first().copied()),
         };
-        let start = self.owners_flat.len() as u32;
-        let cat_start = self.categories_flat.len() as u32;
-        let unc_start = self.frames_flat.len() as u32;
-        if frames.is_empty() {
-            self.owners_flat.push(unsymbolized);
-            self.categories_flat.push(category_index(Category::Unknown));
-        }
-        self.owners_seen.clear();
-        self.categories_seen.clear();
-        self.frames_seen.clear();
-        for &f in frames {
-            let o = owner_of(f);
-            if self.owners_seen.insert(o.0 as usize) {
-                self.owners_flat.push(o);
-                let c = category_index(self.rules.owner(o).category);
-                if self.categories_seen.insert(c as usize) {
-                    self.categories_flat.push(c);
-                }
-            }
-            if o == OwnerId::UNCLASSIFIED && self.frames_seen.insert(f.0 as usize) {
-                self.frames_flat.push(f);
-            }
-        }
+        let (anywhere, categories, unclassified) = self.collect_owners(frames);
+        let owner_of = |f: FrameId| self.classes.owner_of(f);
         let frame = |f: FrameId| self.profile.frame(f);
         let unresolved =
             |f: Option<FrameId>, o: OwnerId| f.is_none_or(|f| quality::is_unresolved(frame(f), o));
@@ -498,10 +477,44 @@ impl<'a> FactCache<'a> {
             self_frame: frames.first().copied(),
             owner_frame,
             alloc_type,
-            anywhere: (start, self.owners_flat.len() as u32),
-            categories: (cat_start, self.categories_flat.len() as u32),
-            unclassified: (unc_start, self.frames_flat.len() as u32),
+            anywhere,
+            categories,
+            unclassified,
         }
+    }
+
+    /// Appends the distinct owners, categories and unclassified frames of `frames` to the flat
+    /// lists; their ranges there (an empty stack is the unsymbolized owner's).
+    #[allow(clippy::type_complexity)]
+    fn collect_owners(&mut self, frames: &[FrameId]) -> ((u32, u32), (u32, u32), (u32, u32)) {
+        let start = self.owners_flat.len() as u32;
+        let cat_start = self.categories_flat.len() as u32;
+        let unc_start = self.frames_flat.len() as u32;
+        if frames.is_empty() {
+            self.owners_flat.push(OwnerId::UNSYMBOLIZED);
+            self.categories_flat.push(category_index(Category::Unknown));
+        }
+        self.owners_seen.clear();
+        self.categories_seen.clear();
+        self.frames_seen.clear();
+        for &f in frames {
+            let o = self.classes.owner_of(f);
+            if self.owners_seen.insert(o.0 as usize) {
+                self.owners_flat.push(o);
+                let c = category_index(self.rules.owner(o).category);
+                if self.categories_seen.insert(c as usize) {
+                    self.categories_flat.push(c);
+                }
+            }
+            if o == OwnerId::UNCLASSIFIED && self.frames_seen.insert(f.0 as usize) {
+                self.frames_flat.push(f);
+            }
+        }
+        (
+            (start, self.owners_flat.len() as u32),
+            (cat_start, self.categories_flat.len() as u32),
+            (unc_start, self.frames_flat.len() as u32),
+        )
     }
 }
 
