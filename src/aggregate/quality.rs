@@ -277,105 +277,58 @@ impl Quality {
     }
 
     /// Why stacks stopped short of a root, and what to do; the report's finding and the
-    /// gate's refusal say it alike. Frame pointers (or an input that does not say) want DWARF;
-    /// a DWARF recording whose unwinding stopped wants the module's unwind information or a
-    /// larger stack copy, never the advice to record DWARF again.
-    pub fn ownerless_advice(&self, total: u128) -> String {
+    /// gate's refusal say it alike (`render::findings::cut_short_advice`). Frame pointers (or
+    /// an input that does not say) want DWARF; a DWARF recording whose unwinding stopped
+    /// wants the module's unwind information or a larger stack copy, never the advice to
+    /// record DWARF again.
+    pub fn ownerless_advice(&self, total: u128) -> CutShortAdvice {
         // where the cut stacks stop, as far as a module says (0.1 % and more)
-        let stops: Vec<String> = self
+        let stops: Vec<(String, f64)> = self
             .ownerless_by_module
             .iter()
             .filter(|(m, w)| m != UNKNOWN && percent(*w, total) >= 0.05)
             .take(3)
-            .map(|(m, w)| format!("{m} {:.1}%", percent(*w, total)))
+            .map(|(m, w)| (m.clone(), percent(*w, total)))
             .collect();
-        let stops = if stops.is_empty() {
-            String::new()
-        } else {
-            format!(", here in {}", stops.join(", "))
-        };
-        // stacks that stop in JIT code: no unwinder goes on from there but the frame pointers
-        // the JIT keeps when told to (perf cannot DWARF-unwind JIT code without a jitdump)
-        if let Some((module, _)) = self
-            .ownerless_by_module
-            .iter()
-            .find(|(m, _)| m != UNKNOWN)
-            .filter(|(m, _)| perf::is_jit_module(m.rsplit('/').next().unwrap_or(m)))
-        {
-            return format!(
-                "the stacks stop in JIT-compiled code ({module}){stops}, which keeps no frame \
-                 pointers unless told to, and which perf cannot unwind with DWARF without a \
-                 jitdump: run the JVM with `-XX:+PreserveFramePointer` (Node: \
-                 `--perf-basic-prof --interpreted-frames-native-stack`) and record with `-g`"
-            );
-        }
-        let copy_size = match self.recording.call_graph {
-            Some(CallGraph::Dwarf { copy_size }) => copy_size,
-            // text and pprof inputs do not say how they were recorded
-            None => {
-                return format!(
-                    "frame-pointer unwinding stops in code built without frame pointers \
-                     (glibc, -O2 C/C++, Rust's std), DWARF unwinding in a binary without unwind \
-                     information or at the end of the stack copy{stops}; record with \
-                     `--call-graph dwarf` (or `lbr`), or if it was, with the binaries' debug \
-                     info installed and a larger `dwarf,SIZE`"
-                );
-            }
-            Some(CallGraph::Lbr) => {
-                return format!(
-                    "the CPU's branch records hold only the last 16 to 32 calls{stops}; record \
-                     with `--call-graph dwarf`"
-                );
-            }
-            Some(_) => {
-                return format!(
-                    "frame-pointer unwinding stops in code built without frame pointers \
-                     (glibc, -O2 C/C++, Rust's std){stops}; record with `--call-graph dwarf` \
-                     (or `lbr`)"
-                );
-            }
-        };
-        let dwarf = self.recording.dwarf.clone().unwrap_or_default();
-        let mut causes = Vec::new();
-        // the module the cut stacks stop in, and why the unwinder could not go on from it
+        // the module the cut stacks stop in
         let top = self
             .ownerless_by_module
             .iter()
             .map(|(m, _)| m.as_str())
             .find(|m| *m != UNKNOWN);
-        let no_info = dwarf
-            .no_unwind_info
-            .iter()
-            .find(|(m, _, _)| Some(m.as_str()) == top)
-            .or(dwarf.no_unwind_info.first());
-        if let Some((module, _, why)) = no_info {
-            causes.push(format!(
-                "DWARF unwinding stopped in {module}{}, which has no usable unwind \
-                 information: give whose the binary the program ran with (--binary-path) or \
-                 install its debug info",
-                why.as_deref().map_or(String::new(), |w| format!(" ({w})"))
-            ));
-        }
-        if dwarf.copy_exhausted > 0 {
-            causes.push(format!(
-                "the {copy_size}-byte stack copy ran out: record with `--call-graph dwarf,{}`",
-                crate::model::larger_stack_copy(copy_size)
-            ));
-        }
-        if causes.is_empty() {
-            causes.push(match top {
-                Some(module) => format!(
-                    "DWARF unwinding stopped in {module}, whose unwind information (`.eh_frame`) \
-                     did not reach a caller: install its debug info, or give whose the binary \
-                     the program ran with (--binary-path)"
-                ),
-                None => "DWARF unwinding stopped early (the DWARF unwinding note says why)".into(),
-            });
-        }
-        format!(
-            "the recording has DWARF call graphs, but they stop short{stops}: {}",
-            causes.join("; or ")
-        )
+        let cause = match (top, self.recording.call_graph) {
+            // stacks that stop in JIT code: no unwinder goes on from there but the frame
+            // pointers the JIT keeps when told to (perf cannot DWARF-unwind JIT code without
+            // a jitdump)
+            (Some(module), _)
+                if perf::is_jit_module(module.rsplit('/').next().unwrap_or(module)) =>
+            {
+                CutShortCause::Jit {
+                    module: module.to_string(),
+                }
+            }
+            // text and pprof inputs do not say how they were recorded
+            (_, None) => CutShortCause::Unrecorded,
+            (_, Some(CallGraph::Lbr)) => CutShortCause::Lbr,
+            (_, Some(CallGraph::Dwarf { copy_size })) => {
+                let dwarf = self.recording.dwarf.clone().unwrap_or_default();
+                // why the unwinder could not go on from the module the stacks stop in
+                let no_info = dwarf
+                    .no_unwind_info
+                    .iter()
+                    .find(|(m, _, _)| Some(m.as_str()) == top)
+                    .or(dwarf.no_unwind_info.first())
+                    .map(|(m, _, why)| (m.clone(), why.clone()));
+                CutShortCause::Dwarf {
+                    copy_size,
+                    no_info,
+                    copy_exhausted: dwarf.copy_exhausted > 0,
+                    stopped_in: top.map(str::to_string),
+                }
+            }
+            (_, Some(_)) => CutShortCause::FramePointers,
+        };
+        CutShortAdvice { stops, cause }
     }
 
     /// What the figures mean for the answer, each with its figures, cause and fix: empty when
@@ -438,6 +391,37 @@ impl Quality {
 }
 
 /// One thing the quality figures say about the answer, with the figures behind it. Made by
+/// Why stacks stopped short of a root: where they stop and the cause the recording points
+/// at ([`Quality::ownerless_advice`]); `render::findings` words it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CutShortAdvice {
+    /// Where the cut stacks stop, as far as a module says (0.05 % and more, at most three):
+    /// the module and its percent of the weight.
+    pub stops: Vec<(String, f64)>,
+    pub cause: CutShortCause,
+}
+
+/// What cut the stacks short, by how the recording was made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CutShortCause {
+    /// They stop in JIT-compiled code (`module`), which keeps no frame pointers unless told.
+    Jit { module: String },
+    /// The input does not say how it was recorded (text, pprof).
+    Unrecorded,
+    /// Last-branch records hold only the last calls.
+    Lbr,
+    /// Frame-pointer unwinding stopped in code built without them.
+    FramePointers,
+    /// DWARF unwinding stopped: in `no_info`'s module (and why) without usable unwind
+    /// information, or at the end of a `copy_size`-byte stack copy, or in `stopped_in`.
+    Dwarf {
+        copy_size: u64,
+        no_info: Option<(String, Option<String>)>,
+        copy_exhausted: bool,
+        stopped_in: Option<String>,
+    },
+}
+
 /// [`Quality::findings`] (and the `--user` hint by [`suggest_user_prefix`]); `render`
 /// alone puts them into words, so every output says the same.
 #[derive(Debug, Clone, PartialEq)]
@@ -446,7 +430,10 @@ pub enum Finding {
     NoCallChains,
     /// `percent` of the weight is in stacks cut short; `advice` is why and what to do, as
     /// the gate's refusal says it ([`Quality::ownerless_advice`]).
-    CutShort { percent: f64, advice: String },
+    CutShort {
+        percent: f64,
+        advice: CutShortAdvice,
+    },
     /// `percent` of the weight is in CPython's interpreter with no Python function in its
     /// stack: perf sees the interpreter's C functions, not the program's.
     InterpreterOnly { percent: f64 },

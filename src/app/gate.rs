@@ -55,7 +55,9 @@ fn decide(plan: &GatePlan) -> Result<gate::GateOutcome> {
                 reports.len() - 1
             }
         };
-        gate::check_fit(&reports[at].1, requirement, &plan.guards)?;
+        if let Some(unfit) = gate::check_fit(&reports[at].1, requirement, &plan.guards) {
+            return Err(Error::Usage(crate::render::gate::unfit(&unfit)));
+        }
         results.push(gate::check(&reports[at].1, requirement, &plan.decision)?);
     }
     Ok(gate::decide(results, plan.mode, &plan.decision))

@@ -2,9 +2,9 @@
 //! recording without call chains, with its stacks cut short or its addresses unnamed judges
 //! the recording, not the code. Such input is refused with the guard, the figure and the fix.
 
-use crate::aggregate::quality::percent;
+use crate::aggregate::Aggregate;
+use crate::aggregate::quality::{CutShortAdvice, percent};
 use crate::aggregate::report::{Report, View};
-use crate::error::{Error, Result};
 use crate::gate::{Requirement, Subject};
 use crate::model::{Category, UNCLASSIFIED};
 
@@ -25,76 +25,112 @@ pub struct Guards {
     pub max_unclassified: f64,
 }
 
+/// An input that cannot carry a verdict on `view`, and why: `render::gate::unfit` words it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unfit {
+    /// The requirement as written.
+    pub requirement: String,
+    pub path: String,
+    pub view: View,
+    pub reason: UnfitReason,
+}
+
+/// Which guard refused, with its figure (percent of the view's weight) and limit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UnfitReason {
+    /// Every stack is one frame: the owner and anywhere views are the self view.
+    NoCallChains,
+    /// Addresses without a symbol decide `percent` of the view (`--max-unresolved`).
+    Unresolved { percent: f64, limit: f64 },
+    /// Stacks cut short hold `percent` (`--max-ownerless`); why and what to do.
+    CutShort {
+        percent: f64,
+        limit: f64,
+        advice: CutShortAdvice,
+    },
+    /// perf lost `percent` of the samples (`--max-lost`).
+    Lost { percent: f64, limit: f64 },
+    /// Frames no rule and no guess names decide `percent` (`--max-unclassified`).
+    Unclassified {
+        percent: f64,
+        limit: f64,
+        claim: Claim,
+    },
+}
+
+/// How to claim the heaviest unclassified frames.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// `--user PREFIX` covers them.
+    UserPrefix(String),
+    /// The heaviest unclassified frame, for a rule file.
+    Heaviest(String),
+    /// Nothing to name.
+    Rules,
+}
+
 /// Checks every input of `report` (the repeats `requirement` is measured over) against the
-/// guards for the requirement's view; the error names the input, the guard and by how much.
-pub fn check_fit(report: &Report, requirement: &Requirement, guards: &Guards) -> Result<()> {
+/// guards for the requirement's view: the first input unfit for it, with the guard and by
+/// how much; `None` when every input can carry a verdict.
+pub fn check_fit(report: &Report, requirement: &Requirement, guards: &Guards) -> Option<Unfit> {
+    report.inputs.iter().find_map(|input| {
+        unfit_reason(&input.aggregate, requirement, guards).map(|reason| Unfit {
+            requirement: requirement.text.clone(),
+            path: input.path.clone(),
+            view: requirement.view,
+            reason,
+        })
+    })
+}
+
+/// The first guard one input's figures fail for `requirement`'s view.
+fn unfit_reason(
+    aggregate: &Aggregate,
+    requirement: &Requirement,
+    guards: &Guards,
+) -> Option<UnfitReason> {
     let view = requirement.view;
-    for input in &report.inputs {
-        let total = input.aggregate.all.total;
-        let quality = &input.aggregate.quality;
-        let refuse = |why: String| {
-            Err(Error::Usage(format!(
-                "--require `{}`: {} is unfit for a verdict on the {} view: {why}",
-                requirement.text,
-                input.path,
-                view.as_str()
-            )))
-        };
-        if view != View::Self_ && !quality.callchains() {
-            return refuse(
-                "it has no call chains (every stack is one frame), so the owner and anywhere \
-                 views are only the self view; record with `perf record -g` (or \
-                 `--call-graph dwarf`), or require the self view"
-                    .to_string(),
-            );
-        }
-        let unresolved = match view {
-            View::Self_ => quality.unresolved_leaf,
-            View::Owner => quality.unresolved_owner,
-            View::Anywhere => quality.unresolved_anywhere,
-        };
-        let unresolved = percent(unresolved, total);
-        if unresolved > guards.max_unresolved {
-            return refuse(format!(
-                "{unresolved:.1}% of its weight is decided by addresses without a symbol \
-                 (--max-unresolved {}%); give whose the JIT maps (--jit-map-dir) or the \
-                 binaries' symbols (--binary-path, --symfs), or raise --max-unresolved to accept \
-                 them",
-                guards.max_unresolved
-            ));
-        }
-        let ownerless = quality.ownerless_percent(total);
-        if view != View::Self_ && ownerless > guards.max_ownerless {
-            return refuse(format!(
-                "{ownerless:.1}% of its weight is in stacks cut short (only transparent frames, \
-                 no thread root; --max-ownerless {}%), whose callers the owner view cannot see: \
-                 {}; or raise --max-ownerless to accept them",
-                guards.max_ownerless,
-                quality.ownerless_advice(total)
-            ));
-        }
-        let lost = quality.recording.lost_percent();
-        if lost > guards.max_lost {
-            return refuse(format!(
-                "perf lost {lost:.1}% of its samples (LOST and LOST_SAMPLES records; --max-lost \
-                 {}%), and the loss comes in bursts, not evenly over the code; {}, or raise \
-                 --max-lost to accept it",
-                guards.max_lost,
-                crate::model::LOST_FIX
-            ));
-        }
-        let unclassified = input.aggregate.unclassified_percent(view);
-        if unclassified > guards.max_unclassified && !about_unclassified(&requirement.subject) {
-            return refuse(format!(
-                "{unclassified:.1}% of its weight is decided by frames no rule and no guess \
-                 names (`unclassified`; --max-unclassified {}%), which could be anybody's: {}; \
-                 or raise --max-unclassified to accept them",
-                guards.max_unclassified,
-                claim_advice(&input.aggregate)
-            ));
-        }
+    let total = aggregate.all.total;
+    let quality = &aggregate.quality;
+    if view != View::Self_ && !quality.callchains() {
+        return Some(UnfitReason::NoCallChains);
     }
-    Ok(())
+    let unresolved = match view {
+        View::Self_ => quality.unresolved_leaf,
+        View::Owner => quality.unresolved_owner,
+        View::Anywhere => quality.unresolved_anywhere,
+    };
+    let unresolved = percent(unresolved, total);
+    if unresolved > guards.max_unresolved {
+        return Some(UnfitReason::Unresolved {
+            percent: unresolved,
+            limit: guards.max_unresolved,
+        });
+    }
+    let ownerless = quality.ownerless_percent(total);
+    if view != View::Self_ && ownerless > guards.max_ownerless {
+        return Some(UnfitReason::CutShort {
+            percent: ownerless,
+            limit: guards.max_ownerless,
+            advice: quality.ownerless_advice(total),
+        });
+    }
+    let lost = quality.recording.lost_percent();
+    if lost > guards.max_lost {
+        return Some(UnfitReason::Lost {
+            percent: lost,
+            limit: guards.max_lost,
+        });
+    }
+    let unclassified = aggregate.unclassified_percent(view);
+    if unclassified > guards.max_unclassified && !about_unclassified(&requirement.subject) {
+        return Some(UnfitReason::Unclassified {
+            percent: unclassified,
+            limit: guards.max_unclassified,
+            claim: claim(aggregate),
+        });
+    }
+    None
 }
 
 /// Whether a requirement is about the unclassified weight itself (`unclassified.owner <=
@@ -108,23 +144,13 @@ fn about_unclassified(subject: &Subject) -> bool {
 }
 
 /// How to claim the heaviest unclassified frames: the `--user` prefix that covers them, or
-/// the heaviest one and the rule file `explain` writes.
-fn claim_advice(aggregate: &crate::aggregate::Aggregate) -> String {
+/// the heaviest one for a rule file.
+fn claim(aggregate: &Aggregate) -> Claim {
     if let Some(hint) = &aggregate.suggested_user {
-        return format!(
-            "the heaviest are under `{0}`; `--user {0}` claims them as user code, a --rules \
-             file names their owner if they are somebody else's",
-            hint.prefix
-        );
+        return Claim::UserPrefix(hint.prefix.clone());
     }
     match aggregate.unclassified_frames.first() {
-        Some(f) => format!(
-            "the heaviest is `{}`; name its owner in a --rules file (`whose explain` lists \
-             them and writes the rule)",
-            f.frame
-        ),
-        None => "name their owner in a --rules file (`whose explain` lists them and writes \
-                 the rule)"
-            .to_string(),
+        Some(f) => Claim::Heaviest(f.frame.clone()),
+        None => Claim::Rules,
     }
 }

@@ -17,7 +17,7 @@ pub mod diff;
 mod fitness;
 pub mod threshold;
 
-pub use fitness::{Guards, check_fit};
+pub use fitness::{Claim, Guards, Unfit, UnfitReason, check_fit};
 pub use threshold::{Requirement, Subject, parse, parse_confidence, parse_guard, parse_subject};
 
 use crate::aggregate::category_index;

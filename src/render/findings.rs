@@ -5,7 +5,7 @@
 //! no output hides what another says.
 
 use super::pct;
-use crate::aggregate::quality::Finding;
+use crate::aggregate::quality::{CutShortAdvice, CutShortCause, Finding};
 
 /// One finding as a sentence, without its `warning:`/`hint:` tag (JSON's `findings` hold
 /// these).
@@ -18,7 +18,8 @@ pub fn text(finding: &Finding) -> String {
         Finding::CutShort { percent, advice } => format!(
             "{percent:.1}% of the weight is in stacks of only transparent frames that reach no \
              thread root (_start, start_thread, ...): stacks cut short, whose weight the owner \
-             view gives to the leaf's owner; {advice}"
+             view gives to the leaf's owner; {}",
+            cut_short_advice(advice)
         ),
         Finding::InterpreterOnly { percent } => format!(
             "{percent:.1}% of the weight is in CPython's interpreter with no Python function in \
@@ -121,6 +122,83 @@ pub fn time_arg(nanos: u64) -> String {
         nanos / 1_000_000_000,
         nanos % 1_000_000_000 / 1000
     )
+}
+
+/// Why stacks were cut short and what to do, as the report's finding and the gate's refusal
+/// say it.
+pub fn cut_short_advice(advice: &CutShortAdvice) -> String {
+    let stops = if advice.stops.is_empty() {
+        String::new()
+    } else {
+        let each: Vec<String> = advice
+            .stops
+            .iter()
+            .map(|(m, p)| format!("{m} {p:.1}%"))
+            .collect();
+        format!(", here in {}", each.join(", "))
+    };
+    match &advice.cause {
+        CutShortCause::Jit { module } => format!(
+            "the stacks stop in JIT-compiled code ({module}){stops}, which keeps no frame \
+             pointers unless told to, and which perf cannot unwind with DWARF without a \
+             jitdump: run the JVM with `-XX:+PreserveFramePointer` (Node: \
+             `--perf-basic-prof --interpreted-frames-native-stack`) and record with `-g`"
+        ),
+        CutShortCause::Unrecorded => format!(
+            "frame-pointer unwinding stops in code built without frame pointers \
+             (glibc, -O2 C/C++, Rust's std), DWARF unwinding in a binary without unwind \
+             information or at the end of the stack copy{stops}; record with \
+             `--call-graph dwarf` (or `lbr`), or if it was, with the binaries' debug \
+             info installed and a larger `dwarf,SIZE`"
+        ),
+        CutShortCause::Lbr => format!(
+            "the CPU's branch records hold only the last 16 to 32 calls{stops}; record \
+             with `--call-graph dwarf`"
+        ),
+        CutShortCause::FramePointers => format!(
+            "frame-pointer unwinding stops in code built without frame pointers \
+             (glibc, -O2 C/C++, Rust's std){stops}; record with `--call-graph dwarf` \
+             (or `lbr`)"
+        ),
+        CutShortCause::Dwarf {
+            copy_size,
+            no_info,
+            copy_exhausted,
+            stopped_in,
+        } => {
+            let mut causes = Vec::new();
+            if let Some((module, why)) = no_info {
+                causes.push(format!(
+                    "DWARF unwinding stopped in {module}{}, which has no usable unwind \
+                     information: give whose the binary the program ran with (--binary-path) or \
+                     install its debug info",
+                    why.as_deref().map_or(String::new(), |w| format!(" ({w})"))
+                ));
+            }
+            if *copy_exhausted {
+                causes.push(format!(
+                    "the {copy_size}-byte stack copy ran out: record with `--call-graph dwarf,{}`",
+                    crate::model::larger_stack_copy(*copy_size)
+                ));
+            }
+            if causes.is_empty() {
+                causes.push(match stopped_in {
+                    Some(module) => format!(
+                        "DWARF unwinding stopped in {module}, whose unwind information \
+                         (`.eh_frame`) did not reach a caller: install its debug info, or give \
+                         whose the binary the program ran with (--binary-path)"
+                    ),
+                    None => {
+                        "DWARF unwinding stopped early (the DWARF unwinding note says why)".into()
+                    }
+                });
+            }
+            format!(
+                "the recording has DWARF call graphs, but they stop short{stops}: {}",
+                causes.join("; or ")
+            )
+        }
+    }
 }
 
 /// What `--user PREFIX` moves, as the hint and `explain`'s next step say it.

@@ -3,10 +3,78 @@
 //! number and decision comes from [`GateOutcome`].
 
 use crate::aggregate::interval::{Interval, Method};
-use crate::gate::{Evaluation, GateOutcome, Mode, Status, Subject, ToDecide};
+use crate::gate::{
+    Claim, Evaluation, GateOutcome, Mode, Status, Subject, ToDecide, Unfit, UnfitReason,
+};
 use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 use std::io::Write;
+
+/// Why an input cannot carry a verdict: the requirement, the input, the guard, by how much,
+/// and the fix.
+pub fn unfit(u: &Unfit) -> String {
+    let why = match &u.reason {
+        UnfitReason::NoCallChains => "it has no call chains (every stack is one frame), so the \
+             owner and anywhere views are only the self view; record with `perf record -g` (or \
+             `--call-graph dwarf`), or require the self view"
+            .to_string(),
+        UnfitReason::Unresolved { percent, limit } => format!(
+            "{percent:.1}% of its weight is decided by addresses without a symbol \
+             (--max-unresolved {limit}%); give whose the JIT maps (--jit-map-dir) or the \
+             binaries' symbols (--binary-path, --symfs), or raise --max-unresolved to accept \
+             them"
+        ),
+        UnfitReason::CutShort {
+            percent,
+            limit,
+            advice,
+        } => format!(
+            "{percent:.1}% of its weight is in stacks cut short (only transparent frames, \
+             no thread root; --max-ownerless {limit}%), whose callers the owner view cannot see: \
+             {}; or raise --max-ownerless to accept them",
+            super::findings::cut_short_advice(advice)
+        ),
+        UnfitReason::Lost { percent, limit } => format!(
+            "perf lost {percent:.1}% of its samples (LOST and LOST_SAMPLES records; --max-lost \
+             {limit}%), and the loss comes in bursts, not evenly over the code; {}, or raise \
+             --max-lost to accept it",
+            crate::model::LOST_FIX
+        ),
+        UnfitReason::Unclassified {
+            percent,
+            limit,
+            claim,
+        } => format!(
+            "{percent:.1}% of its weight is decided by frames no rule and no guess \
+             names (`unclassified`; --max-unclassified {limit}%), which could be anybody's: {}; \
+             or raise --max-unclassified to accept them",
+            claim_advice(claim)
+        ),
+    };
+    format!(
+        "--require `{}`: {} is unfit for a verdict on the {} view: {why}",
+        u.requirement,
+        u.path,
+        u.view.as_str()
+    )
+}
+
+/// How to claim the heaviest unclassified frames.
+fn claim_advice(claim: &Claim) -> String {
+    match claim {
+        Claim::UserPrefix(prefix) => format!(
+            "the heaviest are under `{prefix}`; `--user {prefix}` claims them as user code, a \
+             --rules file names their owner if they are somebody else's"
+        ),
+        Claim::Heaviest(frame) => format!(
+            "the heaviest is `{frame}`; name its owner in a --rules file (`whose explain` lists \
+             them and writes the rule)"
+        ),
+        Claim::Rules => "name their owner in a --rules file (`whose explain` lists them and \
+                         writes the rule)"
+            .to_string(),
+    }
+}
 
 /// Version 2 (issue 25): a requirement is decided on its share's interval; `verdict` and
 /// `status` may be `inconclusive`; requirements and inputs carry `estimate`, `interval`,
