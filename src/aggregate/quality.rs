@@ -218,64 +218,6 @@ impl Quality {
         self.recording.merge(&other.recording);
     }
 
-    /// One line of figures for a report header; what the recording says about itself (the
-    /// call-graph mode, truncated DWARF stacks, loss, throttling) where it says anything.
-    pub fn summary(&self, total: u128) -> String {
-        let recording = &self.recording;
-        let mode = match recording.call_graph {
-            Some(CallGraph::Dwarf { copy_size }) => {
-                format!(" (--call-graph dwarf, {copy_size}-byte stack copy)")
-            }
-            Some(mode @ (CallGraph::FramePointers | CallGraph::Lbr)) => {
-                format!(" (--call-graph {})", mode.as_str())
-            }
-            Some(CallGraph::None) => " (recorded without -g)".to_string(),
-            None => String::new(),
-        };
-        let chains = if self.callchains() {
-            format!("call chains up to {} frames{mode}", self.max_depth)
-        } else {
-            format!("no call chains{mode}")
-        };
-        let mut line = format!(
-            "quality: {chains}; ownerless {:.1}%; unresolved {:.1}% of leaves, {:.1}% of owner \
-             frames; classified by module only {:.1}% of leaves; unclassified {:.1}% of owner \
-             frames",
-            self.ownerless_percent(total),
-            self.unresolved_leaf_percent(total),
-            self.unresolved_owner_percent(total),
-            percent(self.module_only_leaf, total),
-            percent(self.unclassified_owner, total)
-        );
-        if let Some(d) = &recording.dwarf {
-            line.push_str(&format!(
-                "; DWARF stacks truncated {:.1}% ({} of {})",
-                recording.truncated_percent(),
-                d.truncated,
-                d.stacks
-            ));
-        }
-        if recording.lost() > 0 {
-            line.push_str(&format!(
-                "; lost {:.1}% of samples",
-                recording.lost_percent()
-            ));
-        }
-        if recording.throttles > 0 {
-            line.push_str(&format!("; throttled {} times", recording.throttles));
-        }
-        if let Some(d) = recording.depth_cut.as_ref().filter(|d| d.cut > 0) {
-            line.push_str(&format!(
-                "; stacks cut at {} frames {:.1}% ({} of {})",
-                d.depth,
-                d.percent(),
-                d.cut,
-                d.stacks
-            ));
-        }
-        line
-    }
-
     /// Why stacks stopped short of a root, and what to do; the report's finding and the
     /// gate's refusal say it alike (`render::findings::cut_short_advice`). Frame pointers (or
     /// an input that does not say) want DWARF; a DWARF recording whose unwinding stopped

@@ -197,7 +197,11 @@ pub fn write(
     if let Some(step) = &explained.next_step {
         write_next_step(step, total, &mut text)?;
     }
-    writeln!(text, "{}", aggregate.quality.summary(total))?;
+    writeln!(
+        text,
+        "{}",
+        super::findings::quality_line(&aggregate.quality, total)
+    )?;
     // the hint is the next step above
     for finding in aggregate.quality.findings(total) {
         writeln!(text, "{}", super::findings::line(&finding))?;

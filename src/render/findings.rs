@@ -5,7 +5,8 @@
 //! no output hides what another says.
 
 use super::pct;
-use crate::aggregate::quality::{CutShortAdvice, CutShortCause, Finding};
+use crate::aggregate::quality::{CutShortAdvice, CutShortCause, Finding, Quality, percent};
+use crate::model::CallGraph;
 
 /// One finding as a sentence, without its `warning:`/`hint:` tag (JSON's `findings` hold
 /// these).
@@ -122,6 +123,64 @@ pub fn time_arg(nanos: u64) -> String {
         nanos / 1_000_000_000,
         nanos % 1_000_000_000 / 1000
     )
+}
+
+/// One line of figures for a report header; what the recording says about itself (the
+/// call-graph mode, truncated DWARF stacks, loss, throttling) where it says anything.
+pub fn quality_line(q: &Quality, total: u128) -> String {
+    let recording = &q.recording;
+    let mode = match recording.call_graph {
+        Some(CallGraph::Dwarf { copy_size }) => {
+            format!(" (--call-graph dwarf, {copy_size}-byte stack copy)")
+        }
+        Some(mode @ (CallGraph::FramePointers | CallGraph::Lbr)) => {
+            format!(" (--call-graph {})", mode.as_str())
+        }
+        Some(CallGraph::None) => " (recorded without -g)".to_string(),
+        None => String::new(),
+    };
+    let chains = if q.callchains() {
+        format!("call chains up to {} frames{mode}", q.max_depth)
+    } else {
+        format!("no call chains{mode}")
+    };
+    let mut line = format!(
+        "quality: {chains}; ownerless {:.1}%; unresolved {:.1}% of leaves, {:.1}% of owner \
+         frames; classified by module only {:.1}% of leaves; unclassified {:.1}% of owner \
+         frames",
+        q.ownerless_percent(total),
+        q.unresolved_leaf_percent(total),
+        q.unresolved_owner_percent(total),
+        percent(q.module_only_leaf, total),
+        percent(q.unclassified_owner, total)
+    );
+    if let Some(d) = &recording.dwarf {
+        line.push_str(&format!(
+            "; DWARF stacks truncated {:.1}% ({} of {})",
+            recording.truncated_percent(),
+            d.truncated,
+            d.stacks
+        ));
+    }
+    if recording.lost() > 0 {
+        line.push_str(&format!(
+            "; lost {:.1}% of samples",
+            recording.lost_percent()
+        ));
+    }
+    if recording.throttles > 0 {
+        line.push_str(&format!("; throttled {} times", recording.throttles));
+    }
+    if let Some(d) = recording.depth_cut.as_ref().filter(|d| d.cut > 0) {
+        line.push_str(&format!(
+            "; stacks cut at {} frames {:.1}% ({} of {})",
+            d.depth,
+            d.percent(),
+            d.cut,
+            d.stacks
+        ));
+    }
+    line
 }
 
 /// Why stacks were cut short and what to do, as the report's finding and the gate's refusal
@@ -365,7 +424,7 @@ mod tests {
         let text = said(&q);
         assert!(text.contains("6.0% of the samples were lost"), "{text}");
         assert!(text.contains("-m 1024"), "{text}");
-        assert!(q.summary(100).contains("lost 6.0% of samples"));
+        assert!(quality_line(&q, 100).contains("lost 6.0% of samples"));
         // 1 % lost is below the unfit share: the reader's warning says it, no finding
         q.recording.lost_events = 9;
         q.recording.samples = 891;
@@ -390,10 +449,7 @@ mod tests {
         let findings = q.findings(100);
         assert_eq!(findings, vec![Finding::NoCallChains]);
         assert!(text(&findings[0]).contains("no call chains"));
-        assert!(
-            q.summary(100)
-                .contains("no call chains (recorded without -g)")
-        );
+        assert!(quality_line(&q, 100).contains("no call chains (recorded without -g)"));
     }
 
     #[test]

@@ -246,7 +246,7 @@ pub fn header_lines(report: &Report) -> Vec<String> {
             pct(unsymbolized)
         ));
         let quality = &input.aggregate.quality;
-        notes.push(quality.summary(total));
+        notes.push(findings::quality_line(quality, total));
         notes.extend(findings::lines(&input.aggregate.findings()));
         lines.extend(notes.into_iter().map(|n| format!("  {n}")));
     }
