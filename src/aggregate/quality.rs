@@ -391,12 +391,18 @@ pub enum Finding {
         percent: f64,
         reason: Unresolved,
     },
-    /// DWARF user stacks that stopped before their outermost frame, and the causes found.
+    /// DWARF user stacks that stopped before their outermost frame, and the causes found
+    /// (each with its percent of the DWARF stacks): the stack copy of `copy_exhausted.1`
+    /// bytes running out, modules without usable unwind information (the first three; `more`
+    /// when there are others), and the unwinder's other reasons.
     TruncatedDwarf {
         percent: f64,
         truncated: u64,
         stacks: u64,
-        causes: Vec<String>,
+        copy_exhausted: Option<(f64, u64)>,
+        no_unwind_info: Vec<(String, f64)>,
+        more_modules: bool,
+        other: Vec<(String, f64)>,
     },
     /// Samples perf lost (LOST and LOST_SAMPLES records).
     Lost {
@@ -476,51 +482,30 @@ impl Quality {
         let mut out = Vec::new();
         let truncated = recording.truncated_percent();
         if let (Some(d), true) = (&recording.dwarf, truncated > UNFIT_PERCENT) {
-            let mut causes = Vec::new();
-            if d.copy_exhausted > 0 {
-                let size = match recording.call_graph {
-                    Some(CallGraph::Dwarf { copy_size }) => copy_size,
-                    _ => 8192,
-                };
-                causes.push(format!(
-                    "{:.1}% ran out of the {size}-byte stack copy (record with `--call-graph \
-                     dwarf,{}`)",
-                    percent(d.copy_exhausted.into(), d.stacks.into()),
-                    crate::model::larger_stack_copy(size)
-                ));
-            }
-            let modules: Vec<String> = d
-                .no_unwind_info
-                .iter()
-                .take(3)
-                .map(|(module, n, _)| {
-                    format!("{module} {:.1}%", percent((*n).into(), d.stacks.into()))
-                })
-                .collect();
-            if !modules.is_empty() {
-                causes.push(format!(
-                    "stopped in a module without usable unwind information ({}{}): give whose \
-                     the binaries the program ran with (--binary-path) or install their debug \
-                     info",
-                    modules.join(", "),
-                    if d.no_unwind_info.len() > 3 {
-                        ", ..."
-                    } else {
-                        ""
-                    }
-                ));
-            }
-            for (cause, n) in d.other.iter().take(3) {
-                causes.push(format!(
-                    "{cause} {:.1}%",
-                    percent((*n).into(), d.stacks.into())
-                ));
-            }
+            let share = |n: u64| percent(n.into(), d.stacks.into());
+            let copy_size = match recording.call_graph {
+                Some(CallGraph::Dwarf { copy_size }) => copy_size,
+                _ => 8192,
+            };
             out.push(Finding::TruncatedDwarf {
                 percent: truncated,
                 truncated: d.truncated,
                 stacks: d.stacks,
-                causes,
+                copy_exhausted: (d.copy_exhausted > 0)
+                    .then(|| (share(d.copy_exhausted), copy_size)),
+                no_unwind_info: d
+                    .no_unwind_info
+                    .iter()
+                    .take(3)
+                    .map(|(module, n, _)| (module.clone(), share(*n)))
+                    .collect(),
+                more_modules: d.no_unwind_info.len() > 3,
+                other: d
+                    .other
+                    .iter()
+                    .take(3)
+                    .map(|(cause, n)| (cause.clone(), share(*n)))
+                    .collect(),
             });
         }
         let lost = recording.lost_percent();

@@ -55,12 +55,12 @@ pub fn text(finding: &Finding) -> String {
             percent,
             truncated,
             stacks,
-            causes,
+            ..
         } => format!(
             "{percent:.1}% of the DWARF user stacks ({truncated} of {stacks} samples) stopped \
              before their outermost frame: the anywhere view misses the callers above the cut, \
              and a cut that leaves only transparent frames counts as ownerless; causes: {}",
-            causes.join("; ")
+            truncation_causes(finding).join("; ")
         ),
         Finding::Lost {
             percent,
@@ -181,6 +181,47 @@ pub fn quality_line(q: &Quality, total: u128) -> String {
         ));
     }
     line
+}
+
+/// The causes of a [`Finding::TruncatedDwarf`], each with its fix where there is one.
+fn truncation_causes(finding: &Finding) -> Vec<String> {
+    let Finding::TruncatedDwarf {
+        copy_exhausted,
+        no_unwind_info,
+        more_modules,
+        other,
+        ..
+    } = finding
+    else {
+        return Vec::new();
+    };
+    let mut causes = Vec::new();
+    if let Some((share, size)) = copy_exhausted {
+        causes.push(format!(
+            "{share:.1}% ran out of the {size}-byte stack copy (record with `--call-graph \
+             dwarf,{}`)",
+            crate::model::larger_stack_copy(*size)
+        ));
+    }
+    if !no_unwind_info.is_empty() {
+        let modules: Vec<String> = no_unwind_info
+            .iter()
+            .map(|(module, share)| format!("{module} {share:.1}%"))
+            .collect();
+        causes.push(format!(
+            "stopped in a module without usable unwind information ({}{}): give whose \
+             the binaries the program ran with (--binary-path) or install their debug \
+             info",
+            modules.join(", "),
+            if *more_modules { ", ..." } else { "" }
+        ));
+    }
+    causes.extend(
+        other
+            .iter()
+            .map(|(cause, share)| format!("{cause} {share:.1}%")),
+    );
+    causes
 }
 
 /// Why stacks were cut short and what to do, as the report's finding and the gate's refusal
