@@ -8,28 +8,24 @@
 //!   error row; the run exits 2 at the end when any input failed, 0 otherwise.
 //! - Each input is classified as `whose report FILE` would classify it (its presets and its
 //!   own code detected from its frames), by a rule set compiled once per distinct detection
-//!   ([`RuleCache`]), not once per input, which remembers the owner of each frame it has
-//!   classified ([`SharedRules`]).
+//!   (`classify::shared::SharedRuleSets`), not once per input, which remembers the owner of
+//!   each frame it has classified.
 //! - Rows arrive in the order inputs finish, which varies between runs; an engine sums them.
 
 use super::{Detail, Loaded, Outcome, aggregate_input, build_report, choose_metric};
-use crate::aggregate::rows::{InputRows, RowLabels};
-use crate::classify::own_code::Guesses;
-use crate::classify::{self, Classification, Reason, RuleOptions, RuleSet};
-use crate::config::{LoadConfig, ReportPlan};
+use crate::aggregate::rows::InputRows;
+use crate::classify::shared::SharedRuleSets;
+use crate::config::ReportPlan;
 use crate::error::{Error, Result};
-use crate::input::{self, InputFormat, pprof};
+use crate::input;
 use crate::model::budget::{self, Budget, Exceeded};
-use crate::model::{Frame, OwnerId, Profile};
 use crate::render::rows::{RowFormat, RowWriter};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
-use std::sync::{Arc, Mutex};
 
 /// Finished inputs that may wait for the writer, per worker thread.
 const QUEUE_PER_THREAD: usize = 2;
@@ -43,7 +39,7 @@ pub fn run(plan: ReportPlan, format: RowFormat) -> Result<Outcome> {
             "--format parquet is binary: write it to a file with -o FILE, or pipe it".into(),
         ));
     }
-    let rules = RuleCache::new(&plan.load.rules)?;
+    let rules = SharedRuleSets::new(&plan.load.rules)?;
     let mut failed = 0usize;
     super::write_output(plan.output.as_deref(), |out, _color| {
         failed = read_all(&plan, &rules, format, &paths, out)?;
@@ -62,7 +58,7 @@ pub fn run(plan: ReportPlan, format: RowFormat) -> Result<Outcome> {
 /// many failed.
 fn read_all(
     plan: &ReportPlan,
-    rules: &RuleCache,
+    rules: &SharedRuleSets,
     format: RowFormat,
     paths: &[PathBuf],
     out: &mut dyn Write,
@@ -119,7 +115,7 @@ fn progress_bar(total: u64) -> ProgressBar {
 
 /// One input's rows, or its error row; a panic in a reader is the input's error too, so that
 /// one strange file cannot end a fleet run.
-fn read_one(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> InputRows {
+fn read_one(plan: &ReportPlan, rules: &SharedRuleSets, path: &Path) -> InputRows {
     let shown = path.display().to_string();
     // its share of memory and time: past either, the reader stops and the input is an error
     // row (issue 23), whatever the reader made of being stopped
@@ -172,21 +168,10 @@ fn past_its_share(path: &Path, limit: Exceeded) -> Error {
     Error::input(path, crate::error::Position::Whole, why)
 }
 
-fn rows_of(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> Result<InputRows> {
-    let (profile, pprof_values) = read(path, &plan.load, &plan.labels)?;
-    let shared = rules.get(&profile)?;
-    let mut class = shared.classify(&profile, &rules.remembered);
-    // the shared set has no guessed owners: this input's are added to a copy of it (its
-    // blocks shared), as `RuleSet::build_classified` adds them for `whose report FILE`
-    let through = &rules.options.through;
-    let set = if shared.set.guesses() || !through.is_empty() {
-        let mut set = (*shared.set).clone();
-        set.guess_owners(&profile, &mut class);
-        set.apply_through(through)?;
-        Arc::new(set)
-    } else {
-        shared.set.clone()
-    };
+fn rows_of(plan: &ReportPlan, rules: &SharedRuleSets, path: &Path) -> Result<InputRows> {
+    let (profile, pprof_values) =
+        input::read_profile_labelled(path, &plan.load.read, plan.labels.pprof_keys())?;
+    let (set, class) = rules.classified(&profile)?;
     let loaded = Loaded {
         paths: vec![path.to_path_buf()],
         profiles: vec![profile],
@@ -210,217 +195,6 @@ fn rows_of(plan: &ReportPlan, rules: &RuleCache, path: &Path) -> Result<InputRow
     let report = build_report(&loaded, vec![input], plan.shape.clone());
     let mut rows = InputRows::of_report(&report, &plan.shape.views, vec![labels]);
     Ok(rows.remove(0))
-}
-
-/// Reads one input, and the values of the `--pprof-label` keys when asked (a pprof input is
-/// then decoded keeping its samples, whose labels the model does not hold).
-fn read(
-    path: &Path,
-    config: &LoadConfig,
-    labels: &RowLabels,
-) -> Result<(Profile, Vec<Option<String>>)> {
-    let keys = labels.pprof_keys();
-    if keys.is_empty() {
-        return Ok((input::read_profile(path, &config.read)?, Vec::new()));
-    }
-    let (source, format) = input::open(path, &config.read)?;
-    if format != InputFormat::Pprof {
-        let profile = input::read_profile(path, &config.read)?;
-        return Ok((profile, vec![None; keys.len()]));
-    }
-    let (mut profile, decoded) = pprof::read_keeping_samples(source, &config.read)?;
-    profile
-        .meta
-        .notes
-        .insert(0, format!("format: {}", format.name()));
-    input::check_valid(path, &profile)?;
-    let values = keys
-        .iter()
-        .map(|key| pprof_label(path, &decoded, key))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((profile, values))
-}
-
-/// The one value string label `key` has on the profile's samples; `None` when no sample has
-/// it. Several values in one profile would need a row per value, which is not built yet.
-fn pprof_label(path: &Path, decoded: &pprof::Decoded, key: &str) -> Result<Option<String>> {
-    let (proto, strings) = (&decoded.proto, &decoded.strings);
-    let text = |i: i64| strings.get(i as usize).unwrap_or("");
-    let mut values: Vec<&str> = Vec::new();
-    for sample in &proto.sample {
-        for label in &sample.label {
-            if label.str != 0 && text(label.key) == key {
-                let value = text(label.str);
-                if !values.contains(&value) {
-                    values.push(value);
-                }
-            }
-        }
-    }
-    match values.as_slice() {
-        [] => Ok(None),
-        [one] => Ok(Some(one.to_string())),
-        many => Err(Error::Unsupported(format!(
-            "{}: --pprof-label {key}: the samples have {} values of it ({}...); a row per \
-             label value",
-            path.display(),
-            many.len(),
-            many.iter().take(3).copied().collect::<Vec<_>>().join(", ")
-        ))),
-    }
-}
-
-/// The rule sets of a run, each compiled once: an input's rule set depends on its frames only
-/// through the presets detected from them and the own code guessed from them (see
-/// `RuleSet::build`), so inputs that agree on both share one. Both are found without compiling
-/// the full set: the presets by [`presets::detect`], the own code against a set of those presets
-/// alone (itself compiled once per preset list), which is what `RuleSet::build` guesses it
-/// against. The sets are `RuleSet::build_base`'s: the guessed owners of third-party units,
-/// which differ from input to input, are added per input to a copy ([`rows_of`]).
-struct RuleCache {
-    options: RuleOptions,
-    /// The presets the `--rules` files extend, which every rule set loads.
-    extended: Vec<String>,
-    presets_alone: Mutex<Vec<(Vec<String>, Arc<RuleSet>)>>,
-    sets: Mutex<Vec<(RuleKey, Arc<SharedRules>)>>,
-    /// Frames remembered by all of `sets`, against [`REMEMBERED_FRAMES`].
-    remembered: AtomicUsize,
-}
-
-/// One compiled rule set and the owners it has given frames so far: a fleet's inputs repeat
-/// the same frames (each service's profiles share their binaries), and classifying a frame
-/// (glob and regex matchers against every block) costs far more than looking it up.
-struct SharedRules {
-    set: Arc<RuleSet>,
-    owners: Mutex<FxHashMap<Frame, OwnerId>>,
-}
-
-/// Frames remembered in all rule sets together at most: past it, new frames are classified
-/// each time, so memory stays bounded (about 150 bytes a frame, some 80 MB) however many
-/// distinct programs and frames a fleet has.
-const REMEMBERED_FRAMES: usize = 1 << 19;
-
-impl SharedRules {
-    /// What `RuleSet::classify` gives, each remembered frame looked up instead of matched.
-    fn classify(&self, profile: &Profile, remembered: &AtomicUsize) -> Classification {
-        let mut known: Vec<Option<OwnerId>> = {
-            let owners = lock(&self.owners);
-            profile.frames().map(|f| owners.get(f).copied()).collect()
-        };
-        // room is taken before classifying, so that only frames that will be remembered are
-        // copied: an input of 5 M distinct frames past the cap no longer clones each of them
-        // into a list that is then dropped (issue 23)
-        let new = known.iter().filter(|o| o.is_none()).count();
-        let kept = take_room(remembered, new);
-        let mut learned = Vec::with_capacity(kept);
-        for (frame, owner) in profile.frames().zip(&mut known) {
-            if owner.is_none() {
-                let id = self.set.classify_frame(frame).0;
-                *owner = Some(id);
-                if learned.len() < kept {
-                    learned.push((frame.clone(), id));
-                }
-            }
-        }
-        if !learned.is_empty() {
-            lock(&self.owners).extend(learned);
-        }
-        Classification {
-            frame_owner: known.into_iter().flatten().collect(),
-        }
-    }
-}
-
-/// Claims room for up to `want` frames under [`REMEMBERED_FRAMES`] and returns how many it
-/// got; one atomic update, so workers never claim more than the cap between them.
-fn take_room(remembered: &AtomicUsize, want: usize) -> usize {
-    let mut kept = 0;
-    let _ = remembered.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-        kept = want.min(REMEMBERED_FRAMES.saturating_sub(used));
-        Some(used + kept)
-    });
-    kept
-}
-
-/// What makes one input's rule set differ from another's.
-type RuleKey = (Vec<String>, Guesses);
-
-impl RuleCache {
-    fn new(options: &RuleOptions) -> Result<RuleCache> {
-        // an unknown preset, a bad rule file or `--through` name is the run's error, found
-        // before the first input rather than once per input; `--through` may name an owner of
-        // a preset that only detection loads, so it is checked here only without detection
-        let detects = options.presets.is_empty() && !options.no_presets;
-        let checked = RuleOptions {
-            through: if detects {
-                Vec::new()
-            } else {
-                options.through.clone()
-            },
-            ..options.clone()
-        };
-        RuleSet::build(&checked, &[])?;
-        let mut extended = Vec::new();
-        for path in &options.rule_files {
-            extended.extend(classify::rules::load(path)?.extend);
-        }
-        Ok(RuleCache {
-            options: options.clone(),
-            extended,
-            presets_alone: Mutex::default(),
-            sets: Mutex::default(),
-            remembered: AtomicUsize::new(0),
-        })
-    }
-
-    /// The rule set `whose report FILE` would build for `profile`.
-    fn get(&self, profile: &Profile) -> Result<Arc<SharedRules>> {
-        let one = std::slice::from_ref(profile);
-        let (presets, _) = RuleSet::chosen_presets(&self.options, one)?;
-        let alone = self.presets_alone(&presets)?;
-        let claimed = |frame: &Frame| {
-            !matches!(
-                alone.classify_frame(frame).1,
-                Reason::NoRuleMatched | Reason::Unresolved
-            )
-        };
-        let key: RuleKey = (
-            presets,
-            RuleSet::guess_own_code(&self.options, &alone.presets, one, &claimed),
-        );
-        if let Some((_, set)) = lock(&self.sets).iter().find(|(k, _)| *k == key) {
-            return Ok(set.clone());
-        }
-        // compiled outside the lock; two workers may both compile a new key once
-        let set = Arc::new(SharedRules {
-            set: Arc::new(RuleSet::build_base(&self.options, one)?),
-            owners: Mutex::default(),
-        });
-        lock(&self.sets).push((key, set.clone()));
-        Ok(set)
-    }
-
-    /// The presets of `names` and those the rule files extend, and nothing else.
-    fn presets_alone(&self, names: &[String]) -> Result<Arc<RuleSet>> {
-        if let Some((_, set)) = lock(&self.presets_alone).iter().find(|(n, _)| n == names) {
-            return Ok(set.clone());
-        }
-        let mut presets = self.extended.clone();
-        presets.extend(names.iter().cloned());
-        let options = RuleOptions {
-            presets,
-            ..RuleOptions::default()
-        };
-        let set = Arc::new(RuleSet::build(&options, &[])?);
-        lock(&self.presets_alone).push((names.to_vec(), set.clone()));
-        Ok(set)
-    }
-}
-
-/// A lock whose holder cannot leave the list half-changed: a panic elsewhere does not poison
-/// what it guards.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The inputs `--each` names: a folder's files (recursively, sorted, hidden ones left out), a

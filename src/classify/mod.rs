@@ -19,6 +19,7 @@ pub mod presets;
 pub mod python_script;
 pub mod rules;
 pub mod rust_crate;
+pub mod shared;
 
 pub use rules::{Matchers, Origin, OwnerBlock};
 
@@ -181,13 +182,7 @@ impl RuleSet {
         // the program's own code (Go's module, a Rust binary's crate), guessed among what no
         // preset claims, goes after the user's rules and before the presets
         let preset_blocks = &builder.blocks[presets_start..];
-        let claimed_by_presets = |frame: &Frame| {
-            let key = match_key::match_key(&frame.name);
-            let probe = Probe::new(frame, &key);
-            preset_blocks
-                .iter()
-                .any(|(_, block)| probe.block_match(block).is_some())
-        };
+        let claimed_by_presets = |frame: &Frame| any_block_matches(preset_blocks, frame);
         let own_code::Guesses {
             found: own_code,
             declined: own_code_declined,
@@ -411,6 +406,13 @@ impl RuleSet {
             })
     }
 
+    /// Whether some block of the set matches `frame` (guesses aside): what "claimed by the
+    /// presets" means when the program's own code is guessed, for `report --each`'s sets
+    /// ([`shared`]) as for [`RuleSet::build_base`].
+    pub fn claims(&self, frame: &Frame) -> bool {
+        any_block_matches(&self.blocks, frame)
+    }
+
     /// The owner the blocks alone give `frame`, if any matches.
     fn block_owner(&self, frame: &Frame) -> Option<OwnerId> {
         let key = match_key::match_key(&frame.name);
@@ -431,6 +433,15 @@ impl RuleSet {
     pub fn blocks(&self) -> impl ExactSizeIterator<Item = &OwnerBlock> {
         self.blocks.iter().map(|(_, block)| block)
     }
+}
+
+/// Whether some block of `blocks` matches `frame`.
+fn any_block_matches(blocks: &[(OwnerId, OwnerBlock)], frame: &Frame) -> bool {
+    let key = match_key::match_key(&frame.name);
+    let probe = Probe::new(frame, &key);
+    blocks
+        .iter()
+        .any(|(_, block)| probe.block_match(block).is_some())
 }
 
 /// The owner of every frame of one profile, indexed by `FrameId`.
