@@ -272,7 +272,8 @@ impl Report {
         )
     }
 
-    /// Share of `unclassified` / `unsymbolized` in the owner view of one input, for headers.
+    /// Share of `unclassified` / `unsymbolized` in the self view (the leaves) of one input, for
+    /// the header's `unclassified ... and unsymbolized ... of self`.
     pub fn special_shares(&self, input: usize) -> (f64, f64) {
         let get = |n| self.owner_share(input, n, View::Self_).unwrap_or(0.0);
         (get(UNCLASSIFIED), get(UNSYMBOLIZED))

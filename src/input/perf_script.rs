@@ -282,9 +282,10 @@ fn is_time(s: &str) -> bool {
     })
 }
 
-/// The frame perf shows for a symbol and dso, named as whose names frames (shared with the
-/// perf.data reader so both inputs classify the same).
-pub fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
+/// The frame perf shows for a symbol and dso, named as whose names frames; its kind from
+/// perf's module and address conventions (`model::perf`), which the perf.data reader's
+/// symboliser follows too, so both inputs classify the same.
+fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
     let module = dso.filter(|d| !d.is_empty() && *d != UNKNOWN && *d != "inlined");
     let kind = match module.map_or(FrameKind::Native, perf::module_kind) {
         FrameKind::Native if addr.is_some_and(perf::is_kernel_address) => FrameKind::Kernel,
