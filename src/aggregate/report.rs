@@ -146,14 +146,9 @@ impl Spread {
     }
 }
 
-/// `weight / total` in percent; 0 for an empty total.
-pub fn share(weight: u128, total: u128) -> f64 {
-    if total == 0 {
-        0.0
-    } else {
-        weight as f64 * 100.0 / total as f64
-    }
-}
+/// `weight / total` in percent; 0 for an empty total (one function with the quality
+/// figures' percentages, under the name the shares read by).
+pub use super::quality::percent as share;
 
 impl Report {
     /// Rows for the chosen grouping, heaviest (owner view, then self) first, rows without
