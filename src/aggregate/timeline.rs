@@ -210,7 +210,7 @@ impl Slotting {
             return Ok(None);
         };
         let resolution = timeline.width();
-        let span = last - first + 1;
+        let span = (last - first).saturating_add(1);
         let width = match size {
             BucketSize::Width(w) => w,
             BucketSize::Percent(p) => ((span as f64 * p / 100.0).ceil() as u64).max(1),
@@ -361,11 +361,11 @@ pub fn owner_timeline(
     }
     for (i, slot) in slots.iter_mut().enumerate() {
         if slot.start == u64::MAX {
-            slot.start = first + i as u64 * width;
-            slot.end = slot.start + width;
+            slot.start = first.saturating_add((i as u64).saturating_mul(width));
+            slot.end = slot.start.saturating_add(width);
         }
         slot.start = slot.start.max(first);
-        slot.end = slot.end.min(last + 1);
+        slot.end = slot.end.min(last.saturating_add(1));
     }
     let warmup = warmup(&slots, first).map(|w| Warmup {
         owner_name: rules.owner(w.owner).name.clone(),
@@ -508,6 +508,20 @@ mod tests {
         s.all.owners[0].owner = n - user;
         s.owner_sq = vec![(n - user) as f64, user as f64];
         s
+    }
+
+    #[test]
+    fn a_clock_from_zero_to_its_end_groups_without_overflow() {
+        let mut t = Timeline::new(1);
+        t.add(0, 1, 0, 1);
+        t.add(u64::MAX, 2, 0, 1);
+        let slotting = Slotting::new(&t, BucketSize::Percent(10.0))
+            .unwrap()
+            .unwrap();
+        assert_eq!(slotting.count, 10);
+        let all: u128 = stack_weights(&t, &slotting, 0).map(|(_, _, w)| w).sum();
+        assert_eq!(all, 2);
+        assert!(Slotting::new(&t, BucketSize::Width(1)).is_err());
     }
 
     #[test]

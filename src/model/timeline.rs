@@ -159,7 +159,10 @@ impl Timeline {
     /// The buckets from the first sample's to the last's, in time order (empty ones too).
     pub fn buckets(&self) -> impl Iterator<Item = TimeBucket<'_>> {
         self.buckets.iter().enumerate().map(|(i, b)| {
-            let start = self.origin + i as u64 * self.width;
+            // saturating: a garbage time far from the rest widens the buckets towards u64::MAX
+            let start = self
+                .origin
+                .saturating_add((i as u64).saturating_mul(self.width));
             TimeBucket {
                 start,
                 end: start.saturating_add(self.width),
@@ -304,6 +307,18 @@ mod tests {
             .buckets()
             .find(|b| b.start <= 10 * FIRST_WIDTH && 10 * FIRST_WIDTH < b.end);
         assert!(b.unwrap().rows().any(|(s, _)| s.0 == 1));
+    }
+
+    #[test]
+    fn times_at_the_ends_of_the_clock_keep_every_weight() {
+        let mut t = Timeline::new(1);
+        for time in [u64::MAX, 0, 5, u64::MAX / 2, u64::MAX - 1] {
+            t.add(time, 1, 0, 1);
+        }
+        assert!(t.buckets().count() <= MAX_BUCKETS);
+        let total: u128 = t.buckets().flat_map(|b| b.rows().map(|(_, v)| v[0])).sum();
+        assert_eq!(total, 5);
+        assert_eq!(t.span(), Some((0, u64::MAX)));
     }
 
     #[test]
