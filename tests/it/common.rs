@@ -19,6 +19,20 @@ pub fn fixture_arg(rel: &str) -> String {
     fixture(rel).to_str().unwrap().to_string()
 }
 
+/// Arguments with fixture-relative paths (any with a `/` that is not an option) made
+/// absolute; options kept.
+pub fn fixture_args(list: &[&str]) -> Vec<String> {
+    list.iter()
+        .map(|a| {
+            if a.contains('/') && !a.starts_with('-') {
+                fixture_arg(a)
+            } else {
+                a.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The built `whose`, without colour (so output compares as plain text) and with a table
 /// width no line reaches (`COLUMNS`), so tests that look for a note or a row find it on one
 /// line whatever the terminal running them; the layout itself is checked by the goldens (at

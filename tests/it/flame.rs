@@ -14,7 +14,7 @@ use std::path::Path;
 // ---------------------------------------------------------------- the fixtures
 
 fn ktor_args() -> Vec<String> {
-    args(&[
+    fixture_args(&[
         "folded/seed-ktor-alloc.txt",
         "--rules",
         "rules/seed-ktor-alloc.toml",
@@ -25,7 +25,7 @@ fn ktor_args() -> Vec<String> {
 }
 
 fn py_args() -> Vec<String> {
-    args(&[
+    fixture_args(&[
         "folded/py-app.folded",
         "--rules",
         "rules/py-app.toml",
@@ -35,13 +35,13 @@ fn py_args() -> Vec<String> {
 
 /// go-svc CPU profile (pprof) with the go preset: its own module detected as user.
 fn go_args() -> Vec<String> {
-    args(&["pprof/cpu.pb.gz", "--preset", "go"])
+    fixture_args(&["pprof/cpu.pb.gz", "--preset", "go"])
 }
 
 /// jvm-shop perf.data with its JIT map and the corpus rules, with the hermetic symbol
 /// options (`hermetic.rs`).
 fn jvm_args(run: &Hermetic) -> Vec<String> {
-    let mut a = args(&[
+    let mut a = fixture_args(&[
         "perf/jvm-shop.perf.data",
         "--rules",
         "rules/jvm-shop.toml",
@@ -52,25 +52,12 @@ fn jvm_args(run: &Hermetic) -> Vec<String> {
 }
 
 fn mini_args() -> Vec<String> {
-    args(&[
+    fixture_args(&[
         "folded/flame-mini.folded",
         "--rules",
         "rules/flame-mini.toml",
         "--no-presets",
     ])
-}
-
-/// Fixture-relative paths made absolute; options kept.
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter()
-        .map(|a| {
-            if a.contains('/') && !a.starts_with('-') {
-                fixture_arg(a)
-            } else {
-                a.to_string()
-            }
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------------- reading SVG as XML

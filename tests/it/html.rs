@@ -88,18 +88,6 @@ fn assert_page_is_the_report(args: &[String]) -> (String, Value) {
     (html, data)
 }
 
-fn fixture_args(list: &[&str]) -> Vec<String> {
-    list.iter()
-        .map(|a| {
-            if a.contains('/') && !a.starts_with('-') {
-                fixture_arg(a)
-            } else {
-                a.to_string()
-            }
-        })
-        .collect()
-}
-
 #[test]
 fn the_page_of_every_format_shows_the_reports_numbers() {
     for args in [

@@ -210,7 +210,7 @@ fn hand_made_buckets() {
     let dir = tempfile::tempdir().unwrap();
     let dump = write_temp(dir.path(), "hand.perf-script.txt", &text);
     let rules = write_temp(dir.path(), "rules.toml", rules);
-    let json = report_json(&[
+    let args = [
         dump.to_str().unwrap(),
         "--rules",
         rules.to_str().unwrap(),
@@ -221,7 +221,8 @@ fn hand_made_buckets() {
         "1s",
         "--metric",
         "samples",
-    ]);
+    ];
+    let json = report_json(&args);
     let t = &json["inputs"][0]["timeline"];
     let buckets = t["buckets"].as_array().unwrap();
     // 10.0 to 12.5 s: three buckets of one second from the first sample
@@ -243,21 +244,10 @@ fn hand_made_buckets() {
     assert_eq!(buckets[0]["start_ns"], 10_000_000_000u64);
     assert_eq!(t["last_ns"], 12_500_000_000u64);
     // CSV: `vm` (runtime, transparent) is the leaf of 1 of the first bucket's 3 samples
-    let csv = whose_ok(&[
-        "report",
-        dump.to_str().unwrap(),
-        "--rules",
-        rules.to_str().unwrap(),
-        "--no-presets",
-        "--by",
-        "time",
-        "--bucket",
-        "1s",
-        "--metric",
-        "samples",
-        "--format",
-        "csv",
-    ]);
+    let mut csv_args = vec!["report"];
+    csv_args.extend(args);
+    csv_args.extend(["--format", "csv"]);
+    let csv = whose_ok(&csv_args);
     assert!(
         csv.contains(",10000000000,11000000000,vm,runtime,true,self,1,3,33.333333"),
         "{csv}"
