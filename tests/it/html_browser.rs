@@ -37,9 +37,14 @@ fn check_page(run: &Hermetic, args: &[String], timed: bool, dir: &Path) {
     } else {
         "-".to_string()
     };
+    html_check(&[path("page.html"), path("report.json"), time]);
+}
+
+/// Runs `tests/python/html_check.py ARGS`, which must pass.
+fn html_check(args: &[String]) {
     let out = Command::new("/usr/bin/python3")
         .arg(fixture("../tests/python/html_check.py"))
-        .args([path("page.html"), path("report.json"), time])
+        .args(args)
         .output()
         .expect("run /usr/bin/python3");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -84,4 +89,23 @@ fn the_page_of_every_corpus_profile_shows_the_reports_numbers_in_a_browser() {
     for (args, timed) in cases {
         check_page(&run, &args, timed, dir.path());
     }
+}
+
+/// A page of two inputs (the same C program with frame pointers and with DWARF): each
+/// input's table is its JSON report's, and the diff draws.
+#[test]
+#[ignore = "needs chromium, chromedriver and python3-selenium"]
+fn a_page_of_two_inputs_keeps_each_ones_numbers_and_draws_their_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let inputs = [
+        fixture_arg("perf/c-malloc.perf.perf-script.txt.gz"),
+        fixture_arg("perf/c-malloc.perf-dwarf.perf-script.txt.gz"),
+    ];
+    for (format, out) in [("html", path("page.html")), ("json", path("report.json"))] {
+        let mut args = vec!["report", &inputs[0], &inputs[1], "--format", format, "-o"];
+        args.push(&out);
+        whose_ok(&args);
+    }
+    html_check(&["--inputs".into(), path("page.html"), path("report.json")]);
 }

@@ -10,6 +10,8 @@ checks what it shows against `whose report --format json` (issue 27):
   `report --by time` buckets.
 
 usage: html_check.py PAGE REPORT_JSON BY_TIME_JSON|- [SCREENSHOT.png]
+       html_check.py --inputs PAGE REPORT_JSON   (a page of several inputs: each input's
+       table, and the diff against the first drawn without errors)
 (`-`: the input has no sample times, so there is no chart to drag)
 Needs Debian's python3-selenium, chromium and chromium-driver. Exit 1 on the first mismatch.
 """
@@ -63,22 +65,55 @@ def expected(entries, total_key="total"):
     return rows
 
 
-def main():
-    page, report_path, by_time_path = sys.argv[1:4]
-    shot = sys.argv[4] if len(sys.argv) > 4 else None
-    report = json.load(open(report_path))["inputs"][0]
-    by_time = None if by_time_path == "-" else json.load(open(by_time_path))["inputs"][0]["timeline"]
-
+def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
                 "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking"):
         options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def open_page(driver, page):
+    driver.get("file://" + page)
+    WebDriverWait(driver, 30).until(
+        lambda d: d.execute_script("return document.documentElement.getAttribute('data-ready')"))
+
+
+def several_inputs(page, report_path):
+    """Each input's table against its JSON input; the diff drawn without a script error."""
+    inputs = json.load(open(report_path))["inputs"]
+    driver = browser()
     try:
-        driver.get("file://" + page)
-        WebDriverWait(driver, 30).until(
-            lambda d: d.execute_script("return document.documentElement.getAttribute('data-ready')"))
+        open_page(driver, page)
+        for i, report in enumerate(inputs):
+            Select(driver.find_element(By.ID, "input")).select_by_value(str(i))
+            rows, total = table(driver)
+            check(total == report["total"], f"input {i}: total {total} != {report['total']}")
+            want = expected(report["owners"])
+            check(rows == want, f"input {i}: owners differ")
+        driver.find_element(By.ID, "diff").click()
+        drawn = int(driver.find_element(By.ID, "flame").get_attribute("data-drawn"))
+        check(drawn > 1, f"the diff drew {drawn} frames")
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        check(not errors, f"script errors: {errors}")
+    finally:
+        driver.quit()
+    print(f"html_check: {checks} checks passed")
+
+
+def main():
+    if sys.argv[1] == "--inputs":
+        return several_inputs(sys.argv[2], sys.argv[3])
+    page, report_path, by_time_path = sys.argv[1:4]
+    shot = sys.argv[4] if len(sys.argv) > 4 else None
+    report = json.load(open(report_path))["inputs"][0]
+    by_time = None if by_time_path == "-" else json.load(open(by_time_path))["inputs"][0]["timeline"]
+
+    driver = browser()
+    try:
+        open_page(driver, page)
 
         # the owner table, every owner and view, and the categories
         rows, total = table(driver)
