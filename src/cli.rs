@@ -1,13 +1,13 @@
 //! The command line, as clap derive structs only. No logic lives here: `config` turns these
 //! into validated options before any input is read.
 
-use crate::aggregate::flame::ColorBy;
+use crate::aggregate::flame_lines::ColorBy;
 use crate::aggregate::report::{GroupBy, View};
 use crate::aggregate::timeline::BucketSize;
 use crate::input::InputFormat;
 use crate::input::source::DEFAULT_MAX_DECOMPRESSED;
 use crate::model::Unit;
-use crate::render::gate::VerdictFormat;
+use crate::render::verdict::VerdictFormat;
 use crate::render::{ColorChoice, OutputFormat};
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};

@@ -5,7 +5,7 @@
 //! The checks that need the input (a metric the profile lacks, `--by type` without
 //! allocated types, profiles measured in different metrics) stay with the stages that read it.
 
-use crate::aggregate::flame::ColorBy;
+use crate::aggregate::flame_lines::ColorBy;
 use crate::aggregate::report::{Combine, GroupBy, View};
 use crate::aggregate::rows::RowLabels;
 use crate::aggregate::timeline::BucketSize;
@@ -20,7 +20,7 @@ use crate::input::ReadOptions;
 use crate::input::filter::{SampleFilter, TimeSlice};
 use crate::render::OutputFormat;
 use crate::render::flame_labels::Look;
-use crate::render::gate::VerdictFormat;
+use crate::render::verdict::VerdictFormat;
 use crate::symbolize::SymbolOptions;
 use regex::Regex;
 use std::path::{Path, PathBuf};

@@ -11,7 +11,7 @@
 //! ([`StackFacts`]); the per-row loop is then additions. Weights are exact integers (u128), so
 //! self and owner columns add up to the total exactly.
 
-pub mod flame;
+pub mod flame_lines;
 pub mod functions;
 pub mod interval;
 mod line_order;

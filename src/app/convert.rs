@@ -108,13 +108,13 @@ fn write_owner_rooted(
     let (rules, mut classes) =
         RuleSet::build_classified(&config.rules, std::slice::from_ref(profile))?;
     let classes = classes.remove(0);
-    let options = aggregate::flame::FlameOptions {
+    let options = aggregate::flame_lines::FlameOptions {
         metric,
         types_as_frames: config.types_as_frames,
         annotate: None,
         owner_root: true,
     };
-    let lines = aggregate::flame::flame_lines(profile, &rules, &classes, &options);
+    let lines = aggregate::flame_lines::flame_lines(profile, &rules, &classes, &options);
     let mut written = 0;
     write_output(output, |out, _| {
         written = lines.write_folded(None, out)?;

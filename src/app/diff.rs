@@ -1,5 +1,5 @@
 //! `whose diff BASE... --against NEW...`: share deltas per owner and view, each tested for
-//! significance (see `gate::diff` for the test).
+//! significance (see `gate::compare` for the test).
 
 use super::{
     Detail, Outcome, build_report, choose_metrics, input_reports, load, metric_mismatch,
@@ -7,7 +7,7 @@ use super::{
 };
 use crate::config::DiffPlan;
 use crate::error::{Error, Result};
-use crate::gate::diff;
+use crate::gate::compare;
 use crate::render;
 
 pub fn run(plan: DiffPlan) -> Result<Outcome> {
@@ -22,9 +22,9 @@ pub fn run(plan: DiffPlan) -> Result<Outcome> {
         )));
     }
     let report = build_report(&loaded, inputs, plan.shape);
-    let result = diff::diff(&report, plan.base.len(), plan.confidence);
+    let result = compare::diff(&report, plan.base.len(), plan.confidence);
     write_output(plan.output.as_deref(), |out, term| {
-        render::diff::render(&result, plan.format, term.width, out)
+        render::comparison::render(&result, plan.format, term.width, out)
     })?;
     Ok(Outcome::Success)
 }

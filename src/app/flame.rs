@@ -1,21 +1,21 @@
 //! `whose flame`: flame graphs coloured by owner, split per owner, owner-rooted or
 //! differential. The shares in legends and in the split index come from the same aggregate
-//! as `whose report`; the frames from [`crate::aggregate::flame`]; the words around the
+//! as `whose report`; the frames from [`crate::aggregate::flame_lines`]; the words around the
 //! graph from [`crate::render::flame_labels`]; the drawing from inferno.
 
 use super::{
     Detail, Loaded, Outcome, choose_metrics, input_reports, load, metric_mismatch, output,
     write_output,
 };
-use crate::aggregate::flame::{FlameLines, FlameOptions, flame_lines};
+use crate::aggregate::flame_lines::{FlameLines, FlameOptions, flame_lines};
 use crate::aggregate::report::InputReport;
 use crate::classify::presets;
 use crate::config::{FlameOutput, FlamePlan};
 use crate::error::{Error, Position, Result};
 use crate::model::OwnerId;
 use crate::render::findings;
-use crate::render::flame::{self as draw, INDEX_GENERATOR};
 use crate::render::flame_labels::{Labels, present_owners};
+use crate::render::flame_svg::{self as draw, INDEX_GENERATOR};
 use std::path::{Path, PathBuf};
 
 pub fn run(plan: FlamePlan) -> Result<Outcome> {

@@ -14,7 +14,7 @@ use crate::config::{GatePlan, LoadConfig, ReportShape};
 use crate::error::{Error, Result};
 use crate::gate::{self, Requirement};
 use crate::render;
-use crate::render::gate::VerdictFormat;
+use crate::render::verdict::VerdictFormat;
 
 pub fn run(plan: GatePlan) -> Result<Outcome> {
     let outcome = match decide(&plan) {
@@ -24,14 +24,14 @@ pub fn run(plan: GatePlan) -> Result<Outcome> {
                 // the verdict file exists on every exit code: here it says why there is none
                 let reason = e.to_string();
                 write_output(plan.output.as_deref(), |out, _| {
-                    render::gate::json_error(&reason, plan.mode, out)
+                    render::verdict::json_error(&reason, plan.mode, out)
                 })?;
             }
             return Err(e);
         }
     };
     write_output(plan.output.as_deref(), |out, term| {
-        render::gate::render(&outcome, plan.format, term.color, out)
+        render::verdict::render(&outcome, plan.format, term.color, out)
     })?;
     Ok(match outcome.verdict {
         gate::Status::Pass => Outcome::Success,
@@ -56,7 +56,7 @@ fn decide(plan: &GatePlan) -> Result<gate::GateOutcome> {
             }
         };
         if let Some(unfit) = gate::check_fit(&reports[at].1, requirement, &plan.guards) {
-            return Err(Error::Usage(crate::render::gate::unfit(&unfit)));
+            return Err(Error::Usage(crate::render::verdict::unfit(&unfit)));
         }
         results.push(gate::check(&reports[at].1, requirement, &plan.decision)?);
     }

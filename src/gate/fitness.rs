@@ -25,7 +25,7 @@ pub struct Guards {
     pub max_unclassified: f64,
 }
 
-/// An input that cannot carry a verdict on `view`, and why: `render::gate::unfit` words it.
+/// An input that cannot carry a verdict on `view`, and why: `render::verdict::unfit` words it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unfit {
     /// The requirement as written.

@@ -13,7 +13,7 @@
 //! `--point-estimate` keeps the decision of old: each input's share against the threshold,
 //! passing when every repeat holds, inconclusive ("k of n repeats pass", a fail) otherwise.
 
-pub mod diff;
+pub mod compare;
 mod fitness;
 pub mod threshold;
 

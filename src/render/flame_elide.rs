@@ -12,7 +12,7 @@
 //!
 //! The drawn frames and the total are those inferno draws from the whole input.
 
-use crate::aggregate::flame::FlameLines;
+use crate::aggregate::flame_lines::FlameLines;
 
 /// A line to hand to inferno: the first `depth` frames of a stack, with `weight`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,10 +3,10 @@
 //! a share in a legend is the share the table shows; [`super::flame`] draws them.
 
 use super::findings;
-use super::flame::{Color, IndexEntry, Legend, LegendEntry, Style, regex_literal};
+use super::flame_svg::{Color, IndexEntry, Legend, LegendEntry, Style, regex_literal};
 use super::palette::attribution_colors;
 use super::pct;
-use crate::aggregate::flame::{ColorBy, folded_name};
+use crate::aggregate::flame_lines::{ColorBy, folded_name};
 use crate::aggregate::report::{InputReport, share};
 use crate::model::Unit;
 use crate::model::{Owner, OwnerId};

@@ -4,14 +4,13 @@
 //! format, they never compute shares themselves. Writing a profile back out (pprof, folded) is
 //! `export`'s.
 
+pub mod comparison;
 mod csv;
-pub mod diff;
 pub mod explain;
 pub mod findings;
-pub mod flame;
 mod flame_elide;
 pub mod flame_labels;
-pub mod gate;
+pub mod flame_svg;
 pub mod html;
 mod json;
 mod markdown;
@@ -20,6 +19,7 @@ pub mod rows;
 mod table;
 pub mod timeline;
 pub mod top;
+pub mod verdict;
 
 pub use table::wrap;
 

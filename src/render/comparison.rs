@@ -1,9 +1,9 @@
 //! `whose diff` as text, markdown (a PR comment) and JSON (schema `whose-diff/2`).
 //! Formatting only: the deltas and their judgements come from [`Diff`].
 
-use super::gate::VerdictFormat;
+use super::verdict::VerdictFormat;
 use crate::aggregate::report::Spread;
-use crate::gate::diff::{Compared, Delta, Diff, Judgement, TEST};
+use crate::gate::compare::{Compared, Delta, Diff, Judgement, TEST};
 use crate::model::Unit;
 use serde::Serialize;
 use std::io::Write;

@@ -2,7 +2,7 @@
 //!
 //! inferno has no per-frame colour callback; its hook is the palette map, keyed by frame
 //! text. The folded lines carry the owner in every frame's text (see
-//! [`crate::aggregate::flame`]), so pre-filling the map with each distinct text's owner
+//! [`crate::aggregate::flame_lines`]), so pre-filling the map with each distinct text's owner
 //! colour colours every frame exactly, and inferno's own tooltip shows the owner.
 //!
 //! The legend (owners, their colours and owner-view shares) is drawn as an SVG group of our
@@ -17,7 +17,7 @@
 //!
 //! Colours come from [`super::palette`], which the terminal table uses too.
 
-use crate::aggregate::flame::FlameLines;
+use crate::aggregate::flame_lines::FlameLines;
 use crate::model::{Category, OwnerId};
 use inferno::flamegraph::color::{BackgroundColor, PaletteMap};
 use inferno::flamegraph::{self, Direction, Options, TextTruncateDirection};
