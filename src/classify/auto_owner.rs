@@ -228,6 +228,10 @@ pub fn unit(frame: &Frame, key: &str, context: Context) -> Option<Unit> {
 /// `/app/node_modules/@scope/name/lib/x.js` → `@scope/name`; the last `node_modules/` is the
 /// package's own (pnpm and nested installs put packages inside others).
 pub fn npm_package(path: &str) -> Option<String> {
+    // `contains` is the vectorised search; most names asked have no `node_modules/`
+    if !path.contains("node_modules/") {
+        return None;
+    }
     let (_, rest) = path.rsplit_once("node_modules/")?;
     let mut parts = rest.split('/');
     let first = parts.next().filter(|p| is_path_name(p))?;
@@ -339,6 +343,11 @@ pub fn java_vendor(name: &str) -> Option<String> {
     // `$$Lambda` and inner classes' `$` are part of the class)
     let head = name.split('(').next().unwrap_or(name);
     if head.contains("::") || head.contains(['/', ' ']) {
+        return None;
+    }
+    // two packages, a class and a method: three dots at least (checked before collecting,
+    // as most names asked are no Java method)
+    if head.bytes().filter(|&b| b == b'.').count() < 3 {
         return None;
     }
     let segments: Vec<&str> = head.split('.').collect();

@@ -35,29 +35,38 @@ impl Glob {
         }
     }
 
-    /// Iterative matching with single-star backtracking: linear in practice, no recursion.
+    /// Iterative matching with single-star backtracking: linear in practice, no recursion,
+    /// and no allocation for the ASCII texts modules and files nearly always are.
     pub fn matches(&self, text: &str) -> bool {
-        let text: Vec<char> = text.chars().collect();
-        let p = &self.pattern;
-        let (mut pi, mut ti) = (0, 0);
-        let mut star: Option<(usize, usize)> = None;
-        while ti < text.len() {
-            if pi < p.len() && (p[pi] == '?' || p[pi] == text[ti]) {
-                pi += 1;
-                ti += 1;
-            } else if pi < p.len() && p[pi] == '*' {
-                star = Some((pi, ti));
-                pi += 1;
-            } else if let Some((sp, st)) = star {
-                pi = sp + 1;
-                ti = st + 1;
-                star = Some((sp, st + 1));
-            } else {
-                return false;
-            }
+        if text.is_ascii() {
+            matches_units(&self.pattern, text.as_bytes(), |p, t| p == char::from(t))
+        } else {
+            let text: Vec<char> = text.chars().collect();
+            matches_units(&self.pattern, &text, |p, t| p == t)
         }
-        p[pi..].iter().all(|&c| c == '*')
     }
+}
+
+/// Glob matching over any text units: `same` says whether a pattern char is a text unit.
+fn matches_units<T: Copy>(p: &[char], text: &[T], same: impl Fn(char, T) -> bool) -> bool {
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < text.len() {
+        if pi < p.len() && (p[pi] == '?' || same(p[pi], text[ti])) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! presets a profile needs is read from each preset's own `[detect]` table ([`presets`]).
 
 pub mod auto_owner;
+mod block_index;
 mod glob;
 pub mod go_module;
 pub mod jvm_package;
@@ -28,6 +29,7 @@ use crate::model::{
     Category, Frame, FrameId, FrameKind, Owner, OwnerId, Profile, UNCLASSIFIED, UNSYMBOLIZED,
 };
 use auto_owner::Unit;
+use block_index::BlockIndex;
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -58,6 +60,9 @@ pub struct RuleSet {
     /// Shared between clones: `report --each` gives each input a copy of a compiled set with
     /// its own guessed owners, and a regex's clone would start with empty caches.
     blocks: Arc<[(OwnerId, OwnerBlock)]>,
+    /// The blocks compiled for finding the first that matches; `None` if they would not
+    /// compile together, and then they are tried one by one.
+    index: Option<Arc<BlockIndex>>,
     /// Presets in effect, for the report header; `auto` says whether they were detected.
     pub presets: Vec<String>,
     pub presets_detected: bool,
@@ -182,7 +187,9 @@ impl RuleSet {
         // the program's own code (Go's module, a Rust binary's crate), guessed among what no
         // preset claims, goes after the user's rules and before the presets
         let preset_blocks = &builder.blocks[presets_start..];
-        let claimed_by_presets = |frame: &Frame| any_block_matches(preset_blocks, frame);
+        let preset_index = index_blocks(preset_blocks);
+        let claimed_by_presets =
+            |frame: &Frame| first_block(preset_blocks, preset_index.as_ref(), frame).is_some();
         let own_code::Guesses {
             found: own_code,
             declined: own_code_declined,
@@ -220,9 +227,11 @@ impl RuleSet {
             .map(|&i| builder.blocks[i].0)
             .collect();
         umbrella_owners.dedup();
+        let index = index_blocks(&builder.blocks).map(Arc::new);
         Ok(RuleSet {
             owners: builder.owners,
             blocks: builder.blocks.into(),
+            index,
             presets: builder.loaded_presets,
             presets_detected: detected,
             own_code,
@@ -275,10 +284,9 @@ impl RuleSet {
             };
             if umbrella {
                 // the umbrella's own preset block, not a rule of that name the user wrote
-                let by_umbrella = matches!(
-                    self.block_match(frame, &key),
-                    Some((_, Reason::Rule { block, .. })) if self.umbrella_blocks.contains(&block)
-                );
+                let by_umbrella = self
+                    .first_block(frame, &key)
+                    .is_some_and(|block| self.umbrella_blocks.contains(&block));
                 if !by_umbrella {
                     continue;
                 }
@@ -360,68 +368,80 @@ impl RuleSet {
     /// is its unit's guessed owner's, when the set has guessed one.
     pub fn classify_frame(&self, frame: &Frame) -> (OwnerId, Reason) {
         let key = match_key::match_key(&frame.name);
-        if let Some((owner, reason)) = self.block_match(frame, &key) {
-            if let Reason::Rule { block, .. } = reason
-                && self.umbrella_blocks.contains(&block)
-                && let Some(guessed) = self.guessed(frame, &key)
+        let (owner, decision) = self.decide(frame, &key);
+        let reason = match decision {
+            Decision::Block(block) => Reason::Rule {
+                block,
+                matcher: Probe::new(frame, &key)
+                    .block_match(&self.blocks[block].1)
+                    .unwrap_or_default(),
+            },
+            Decision::Guessed(unit) => Reason::Guessed(unit),
+            Decision::Unresolved => Reason::Unresolved,
+            Decision::NoRuleMatched => Reason::NoRuleMatched,
+        };
+        (owner, reason)
+    }
+
+    /// The owner of one frame and what decided it, without the words `explain` shows: the
+    /// one place the order of blocks, umbrella owners and guesses is decided.
+    fn decide(&self, frame: &Frame, key: &str) -> (OwnerId, Decision) {
+        if let Some(block) = self.first_block(frame, key) {
+            if self.umbrella_blocks.contains(&block)
+                && let Some((owner, unit)) = self.guessed(frame, key)
             {
-                return guessed;
+                return (owner, Decision::Guessed(unit));
             }
-            return (owner, reason);
+            return (self.blocks[block].0, Decision::Block(block));
         }
         if frame.kind == FrameKind::Unknown {
-            return (OwnerId::UNSYMBOLIZED, Reason::Unresolved);
+            return (OwnerId::UNSYMBOLIZED, Decision::Unresolved);
         }
-        self.guessed(frame, &key)
-            .unwrap_or((OwnerId::UNCLASSIFIED, Reason::NoRuleMatched))
+        match self.guessed(frame, key) {
+            Some((owner, unit)) => (owner, Decision::Guessed(unit)),
+            None => (OwnerId::UNCLASSIFIED, Decision::NoRuleMatched),
+        }
     }
 
     /// The guessed owner of `frame`'s unit, when the set has guessed one.
-    fn guessed(&self, frame: &Frame, key: &str) -> Option<(OwnerId, Reason)> {
+    fn guessed(&self, frame: &Frame, key: &str) -> Option<(OwnerId, Unit)> {
         let context = self.guess_context?;
         if self.guessed_owner.is_empty() {
             return None;
         }
         let unit = auto_owner::unit(frame, key, context)?;
         let owner = *self.guessed_owner.get(&unit)?;
-        Some((owner, Reason::Guessed(unit)))
+        Some((owner, unit))
     }
 
-    /// The first block that matches `frame` (whose match key is `key`), as owner and reason.
-    fn block_match(&self, frame: &Frame, key: &str) -> Option<(OwnerId, Reason)> {
-        let probe = Probe::new(frame, key);
-        self.blocks
-            .iter()
-            .enumerate()
-            .find_map(|(index, (owner, block))| {
-                probe.block_match(block).map(|matcher| {
-                    (
-                        *owner,
-                        Reason::Rule {
-                            block: index,
-                            matcher,
-                        },
-                    )
-                })
-            })
+    /// The first block that matches `frame` (whose match key is `key`).
+    fn first_block(&self, frame: &Frame, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.first(frame, key),
+            None => first_block_in_order(&self.blocks, frame, key),
+        }
     }
 
     /// Whether some block of the set matches `frame` (guesses aside): what "claimed by the
     /// presets" means when the program's own code is guessed, for `report --each`'s sets
     /// ([`shared`]) as for [`RuleSet::build_base`].
     pub fn claims(&self, frame: &Frame) -> bool {
-        any_block_matches(&self.blocks, frame)
+        first_block(&self.blocks, self.index.as_deref(), frame).is_some()
     }
 
     /// The owner the blocks alone give `frame`, if any matches.
     fn block_owner(&self, frame: &Frame) -> Option<OwnerId> {
         let key = match_key::match_key(&frame.name);
-        self.block_match(frame, &key).map(|(owner, _)| owner)
+        self.first_block(frame, &key)
+            .map(|block| self.blocks[block].0)
     }
 
     /// Classifies every distinct frame of a profile once.
     pub fn classify(&self, profile: &Profile) -> Classification {
-        let frame_owner = profile.frames().map(|f| self.classify_frame(f).0).collect();
+        let frame_owner = profile
+            .frames()
+            .map(|f| self.decide(f, &match_key::match_key(&f.name)).0)
+            .collect();
         Classification { frame_owner }
     }
 
@@ -435,13 +455,42 @@ impl RuleSet {
     }
 }
 
-/// Whether some block of `blocks` matches `frame`.
-fn any_block_matches(blocks: &[(OwnerId, OwnerBlock)], frame: &Frame) -> bool {
+/// What decided a frame's owner ([`RuleSet::decide`]); [`Reason`] adds the words.
+enum Decision {
+    Block(usize),
+    Guessed(Unit),
+    Unresolved,
+    NoRuleMatched,
+}
+
+/// `blocks` compiled for lookup ([`BlockIndex`]).
+fn index_blocks(blocks: &[(OwnerId, OwnerBlock)]) -> Option<BlockIndex> {
+    BlockIndex::new(blocks.iter().map(|(_, b)| (&b.any, b.all.as_slice())))
+}
+
+/// The first of `blocks` that matches `frame`, through `index` when it was compiled.
+fn first_block(
+    blocks: &[(OwnerId, OwnerBlock)],
+    index: Option<&BlockIndex>,
+    frame: &Frame,
+) -> Option<usize> {
     let key = match_key::match_key(&frame.name);
-    let probe = Probe::new(frame, &key);
+    match index {
+        Some(index) => index.first(frame, &key),
+        None => first_block_in_order(blocks, frame, &key),
+    }
+}
+
+/// The first of `blocks` that matches, tried one by one.
+fn first_block_in_order(
+    blocks: &[(OwnerId, OwnerBlock)],
+    frame: &Frame,
+    key: &str,
+) -> Option<usize> {
+    let probe = Probe::new(frame, key);
     blocks
         .iter()
-        .any(|(_, block)| probe.block_match(block).is_some())
+        .position(|(_, block)| probe.block_match(block).is_some())
 }
 
 /// The owner of every frame of one profile, indexed by `FrameId`.
@@ -516,7 +565,7 @@ impl<'a> Probe<'a> {
         None
     }
 
-    fn all_match(&self, m: &Matchers) -> bool {
+    pub(super) fn all_match(&self, m: &Matchers) -> bool {
         let one = |present: bool, hit: bool| !present || hit;
         one(
             !m.prefix.is_empty(),

@@ -1,9 +1,11 @@
 //! The presets shipped in `rules/`, compiled into the binary so `whose` works from any
 //! directory, and the guess of which presets a profile needs when the user names none.
 
+use super::block_index::BlockIndex;
 use super::rules::{self, Detect};
 use super::{Probe, match_key};
 use crate::error::Result;
+use crate::model::Frame;
 use crate::model::Profile;
 
 /// Every preset, in the order they apply when several are selected: the more specific
@@ -77,22 +79,58 @@ pub fn detect(profiles: &[Profile]) -> Result<Vec<&'static str>> {
         }
     }
     let mut found: Vec<&'static str> = Vec::new();
-    for profile in profiles {
+    // the signatures not found yet, compiled together; a hit takes its signature out and the
+    // rest are compiled again (at most once per preset), so each frame is looked up once
+    let mut index = SignatureIndex::new(signatures);
+    'profiles: for profile in profiles {
         for frame in profile.frames() {
-            if found.len() == signatures.len() {
-                break;
-            }
             let key = match_key::match_key(&frame.name);
-            let probe = Probe::new(frame, &key);
-            for (name, detect) in &signatures {
-                if !found.contains(name) && probe.first_match(&detect.any, &detect.all).is_some() {
-                    found.push(name);
+            while let Some(name) = index.first(frame, &key) {
+                found.push(name);
+                index.remove(name);
+                if index.is_empty() {
+                    break 'profiles;
                 }
             }
         }
     }
     found.sort_by_key(|n| rank(n));
     Ok(found)
+}
+
+/// The presets' `detect` tables not matched yet, compiled for lookup.
+struct SignatureIndex {
+    signatures: Vec<(&'static str, Detect)>,
+    index: Option<BlockIndex>,
+}
+
+impl SignatureIndex {
+    fn new(signatures: Vec<(&'static str, Detect)>) -> SignatureIndex {
+        let index = BlockIndex::new(signatures.iter().map(|(_, d)| (&d.any, d.all.as_slice())));
+        SignatureIndex { signatures, index }
+    }
+
+    /// The first preset whose signature matches `frame`.
+    fn first(&self, frame: &Frame, key: &str) -> Option<&'static str> {
+        let i = match &self.index {
+            Some(index) => index.first(frame, key)?,
+            None => {
+                let probe = Probe::new(frame, key);
+                (self.signatures.iter())
+                    .position(|(_, d)| probe.first_match(&d.any, &d.all).is_some())?
+            }
+        };
+        Some(self.signatures[i].0)
+    }
+
+    fn remove(&mut self, name: &str) {
+        let rest = std::mem::take(&mut self.signatures);
+        *self = SignatureIndex::new(rest.into_iter().filter(|(n, _)| *n != name).collect());
+    }
+
+    fn is_empty(&self) -> bool {
+        self.signatures.is_empty()
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@ use super::source::Source;
 use super::{InputFormat, ReadOptions};
 use crate::error::{Error, Position, Result};
 use crate::model::{
-    BoundedTextMap, Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf,
+    BoundedTextMap, Frame, FrameId, FrameKind, Profile, SampleType, StackId, TextKey, ThreadId,
+    Unit, perf,
 };
 use crate::model::{NO_FRAMES, UNKNOWN};
 use crate::names::{self, TypeSuffix};
@@ -41,6 +42,24 @@ const STACK_CACHE_BYTES: usize = 16 << 20;
 /// Bytes the cache of distinct raw frame texts may hold.
 const FRAME_CACHE_BYTES: usize = 4 << 20;
 
+/// How often the line cache found a line. Collapsers write each distinct stack once, so on
+/// their output the cache only costs a hash, an insert and memory per line; a reader that
+/// sees mostly new lines after [`CacheUse::TRIAL`] of them stops using it.
+struct CacheUse {
+    on: bool,
+    hits: u64,
+    misses: u64,
+}
+
+impl CacheUse {
+    const TRIAL: u64 = 1 << 16;
+
+    /// After the trial, fewer than one line in eight was a repeat.
+    fn is_useless(&self) -> bool {
+        self.misses >= Self::TRIAL && self.hits * 8 < self.misses
+    }
+}
+
 struct Folder {
     path: PathBuf,
     format: InputFormat,
@@ -49,6 +68,8 @@ struct Folder {
     stacks: BoundedTextMap<(StackId, Option<ThreadId>)>,
     /// Distinct raw frame text → interned frame (frames repeat across stacks).
     frames: BoundedTextMap<FrameId>,
+    /// Whether `stacks` still pays for itself.
+    stack_cache: CacheUse,
     frame_buf: Vec<FrameId>,
     line_no: u64,
     samples: u64,
@@ -78,6 +99,11 @@ impl Folder {
             profile: Profile::new(vec![SampleType::new(type_name, unit)]),
             stacks: BoundedTextMap::with_budget(STACK_CACHE_BYTES),
             frames: BoundedTextMap::with_budget(FRAME_CACHE_BYTES),
+            stack_cache: CacheUse {
+                on: true,
+                hits: 0,
+                misses: 0,
+            },
             frame_buf: Vec::new(),
             line_no: 0,
             samples: 0,
@@ -114,19 +140,32 @@ impl Folder {
                 return Ok(());
             }
         };
-        let key = trim_line_end(stack_text);
-        let (stack, thread) = match self.stacks.get(key) {
-            Some(hit) => hit,
-            None => {
-                self.refuse_differential(key)?;
-                let hit = self.intern_stack_text(key);
-                self.stacks.insert(key, hit);
-                hit
-            }
-        };
+        let (stack, thread) = self.stack_of(trim_line_end(stack_text))?;
         self.profile.add_sample(stack, thread, &[weight]);
         self.samples += 1;
         Ok(())
+    }
+
+    /// The stack and thread of a line's stack text, through the line cache while it pays.
+    fn stack_of(&mut self, text: &[u8]) -> Result<(StackId, Option<ThreadId>)> {
+        if !self.stack_cache.on {
+            self.refuse_differential(text)?;
+            return Ok(self.intern_stack_text(text));
+        }
+        let key = TextKey::new(text);
+        if let Some(hit) = self.stacks.get(key) {
+            self.stack_cache.hits += 1;
+            return Ok(hit);
+        }
+        self.refuse_differential(text)?;
+        let hit = self.intern_stack_text(text);
+        self.stacks.insert(key, hit);
+        self.stack_cache.misses += 1;
+        if self.stack_cache.is_useless() {
+            self.stack_cache.on = false;
+            self.stacks = BoundedTextMap::with_budget(0);
+        }
+        Ok(hit)
     }
 
     fn bad_line(&mut self, why: impl FnOnce() -> String) {
@@ -177,49 +216,60 @@ impl Folder {
                 String::from_utf8_lossy(text)
             }
         };
-        let mut parts: Vec<&str> = if text.is_empty() {
-            Vec::new()
-        } else {
-            text.split(';').collect()
-        };
         // whose's own stand-in for a sample without frames (see [`crate::model::NO_FRAMES`])
-        if parts == [NO_FRAMES] {
-            parts.clear();
-        }
-        let mut thread = None;
+        let text: &str = if text == NO_FRAMES { "" } else { &text };
         let is_thread: fn(&str) -> bool = if self.format == InputFormat::PySpy {
             is_pyspy_thread_frame
         } else {
             is_async_profiler_thread_frame
         };
-        let leading = parts.iter().take_while(|p| is_thread(p)).count();
-        if leading > 0 {
-            let name: Vec<&str> = parts[..leading].iter().map(|p| thread_name(p)).collect();
-            thread = Some(self.profile.intern_thread(&name.join(";")));
-            parts.drain(..leading);
-        }
+        let (thread, frames_text) = self.leading_thread(text, is_thread);
         let mut frame_buf = std::mem::take(&mut self.frame_buf);
         frame_buf.clear();
-        for part in parts.iter().rev() {
-            let id = match self.frames.get(part.as_bytes()) {
-                Some(id) => id,
-                None => {
-                    let frame = self.make_frame(part);
-                    let id = self.profile.intern_frame(frame);
-                    self.frames.insert(part.as_bytes(), id);
-                    id
-                }
-            };
-            frame_buf.push(id);
+        if !frames_text.is_empty() {
+            for part in frames_text.rsplit(';') {
+                frame_buf.push(self.frame_of(part));
+            }
         }
         if thread.is_none()
-            && let (Some(&root), Some(raw)) = (frame_buf.last(), parts.first())
+            && let Some(&root) = frame_buf.last()
         {
-            self.root_texts.entry(root).or_insert_with(|| (*raw).into());
+            let raw = frames_text.split(';').next().unwrap_or_default();
+            self.root_texts.entry(root).or_insert_with(|| raw.into());
         }
         let stack = self.profile.intern_stack(&frame_buf);
         self.frame_buf = frame_buf;
         (stack, thread)
+    }
+
+    /// The row's thread named by the leading thread frames of `text`, if any, and the text
+    /// of the frames after them.
+    fn leading_thread<'t>(
+        &mut self,
+        text: &'t str,
+        is_thread: fn(&str) -> bool,
+    ) -> (Option<ThreadId>, &'t str) {
+        if text.is_empty() || !is_thread(text.split(';').next().unwrap_or_default()) {
+            return (None, text);
+        }
+        let names: Vec<&str> = text.split(';').take_while(|p| is_thread(p)).collect();
+        let taken: usize = names.iter().map(|p| p.len() + 1).sum();
+        let name: Vec<&str> = names.iter().map(|p| thread_name(p)).collect();
+        let thread = self.profile.intern_thread(&name.join(";"));
+        (Some(thread), text.get(taken..).unwrap_or_default())
+    }
+
+    /// The frame of one raw frame text, parsed once per distinct text while the cache has
+    /// room.
+    fn frame_of(&mut self, raw: &str) -> FrameId {
+        let key = TextKey::new(raw.as_bytes());
+        if let Some(id) = self.frames.get(key) {
+            return id;
+        }
+        let frame = self.make_frame(raw);
+        let id = self.profile.intern_frame(frame);
+        self.frames.insert(key, id);
+        id
     }
 
     fn make_frame(&self, raw: &str) -> Frame {

@@ -21,18 +21,69 @@ fn next_id(len: usize) -> u32 {
     u32::try_from(len).expect("more than 2^32 distinct values")
 }
 
+/// A value's hash as the stores compute it (Fx: the inputs are adversarial only in size).
+fn hash_of<Q: Hash + ?Sized>(value: &Q) -> u64 {
+    FxBuildHasher.hash_one(value)
+}
+
+/// One slot of a [`HashIndex`]: a value's id and 32 bits of its hash.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    id: u32,
+    hash: u32,
+}
+
+/// The hash index the stores share: ids of values kept elsewhere, each with 32 bits of its
+/// hash, so that growing the table re-spreads the stored bits instead of hashing every value
+/// again (a million distinct frames were hashed about three times each before). The table
+/// is keyed by [`HashIndex::spread`] of those bits, so lookups and growth agree.
+#[derive(Debug, Clone, Default)]
+struct HashIndex {
+    table: HashTable<Slot>,
+}
+
+impl HashIndex {
+    /// The 32 bits kept of a 64-bit hash.
+    fn fold(hash: u64) -> u32 {
+        (hash >> 32) as u32 ^ hash as u32
+    }
+
+    /// A full-width hash from the kept bits: the multiply carries them into the top bits,
+    /// which hashbrown's control bytes use.
+    fn spread(bits: u32) -> u64 {
+        u64::from(bits).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    fn find(&self, hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+        let bits = Self::fold(hash);
+        self.table
+            .find(Self::spread(bits), |slot| {
+                slot.hash == bits && is_match(slot.id)
+            })
+            .map(|slot| slot.id)
+    }
+
+    fn insert(&mut self, hash: u64, id: u32) {
+        let bits = Self::fold(hash);
+        self.table
+            .insert_unique(Self::spread(bits), Slot { id, hash: bits }, |slot| {
+                Self::spread(slot.hash)
+            });
+    }
+}
+
 /// Distinct values of `T`, each stored once.
 #[derive(Debug, Clone)]
 pub struct Interner<T: Hash + Eq> {
     values: Vec<T>,
-    index: HashTable<u32>,
+    index: HashIndex,
 }
 
 impl<T: Hash + Eq> Default for Interner<T> {
     fn default() -> Self {
         Interner {
             values: Vec::new(),
-            index: HashTable::new(),
+            index: HashIndex::default(),
         }
     }
 }
@@ -46,11 +97,11 @@ impl<T: Hash + Eq> Interner<T> {
         Q: Hash + Eq + ToOwned + ?Sized,
         Q::Owned: Into<T>,
     {
-        let hash = FxBuildHasher.hash_one(value);
+        let hash = hash_of(value);
         let values = &self.values;
-        if let Some(&id) = self
+        if let Some(id) = self
             .index
-            .find(hash, |&id| values[id as usize].borrow() == value)
+            .find(hash, |id| values[id as usize].borrow() == value)
         {
             return id;
         }
@@ -59,9 +110,9 @@ impl<T: Hash + Eq> Interner<T> {
 
     /// The index of an owned value, inserting it if it is new.
     pub fn intern_owned(&mut self, value: T) -> u32 {
-        let hash = FxBuildHasher.hash_one(&value);
+        let hash = hash_of(&value);
         let values = &self.values;
-        if let Some(&id) = self.index.find(hash, |&id| values[id as usize] == value) {
+        if let Some(id) = self.index.find(hash, |id| values[id as usize] == value) {
             return id;
         }
         self.insert_new(hash, value)
@@ -70,9 +121,7 @@ impl<T: Hash + Eq> Interner<T> {
     fn insert_new(&mut self, hash: u64, value: T) -> u32 {
         let id = next_id(self.values.len());
         self.values.push(value);
-        let values = &self.values;
-        self.index
-            .insert_unique(hash, id, |&id| FxBuildHasher.hash_one(&values[id as usize]));
+        self.index.insert(hash, id);
         id
     }
 
@@ -97,7 +146,7 @@ pub struct SliceInterner<T: Hash + Eq + Copy> {
     /// `ends[i]` is where slice `i` ends in `items`; it starts where slice `i - 1` ends.
     /// `u64` because the total length of all slices may pass 2^32 where their count does not.
     ends: Vec<u64>,
-    index: HashTable<u32>,
+    index: HashIndex,
 }
 
 impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
@@ -105,7 +154,7 @@ impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
         SliceInterner {
             items: Vec::new(),
             ends: Vec::new(),
-            index: HashTable::new(),
+            index: HashIndex::default(),
         }
     }
 }
@@ -113,20 +162,17 @@ impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
 impl<T: Hash + Eq + Copy> SliceInterner<T> {
     /// The index of `slice`, inserting it if it is new.
     pub fn intern(&mut self, slice: &[T]) -> u32 {
-        let hash = FxBuildHasher.hash_one(slice);
-        if let Some(&id) = self
+        let hash = hash_of(slice);
+        if let Some(id) = self
             .index
-            .find(hash, |&id| slice_at(&self.items, &self.ends, id) == slice)
+            .find(hash, |id| slice_at(&self.items, &self.ends, id) == slice)
         {
             return id;
         }
         let id = next_id(self.ends.len());
         self.items.extend_from_slice(slice);
         self.ends.push(self.items.len() as u64);
-        let (items, ends) = (&self.items, &self.ends);
-        self.index.insert_unique(hash, id, |&id| {
-            FxBuildHasher.hash_one(slice_at(items, ends, id))
-        });
+        self.index.insert(hash, id);
         id
     }
 
@@ -160,8 +206,25 @@ pub struct BoundedTextMap<V: Copy> {
     /// `ends[i]` is where key `i` ends in `arena`; `u32` suffices below the budget.
     ends: Vec<u32>,
     values: Vec<V>,
-    index: HashTable<u32>,
+    index: HashIndex,
     budget: usize,
+}
+
+/// A key of a [`BoundedTextMap`] with its hash, computed once for the lookup and the insert
+/// that follows a miss.
+#[derive(Clone, Copy)]
+pub struct TextKey<'a> {
+    text: &'a [u8],
+    hash: u64,
+}
+
+impl<'a> TextKey<'a> {
+    pub fn new(text: &'a [u8]) -> TextKey<'a> {
+        TextKey {
+            text,
+            hash: hash_of(text),
+        }
+    }
 }
 
 impl<V: Copy> BoundedTextMap<V> {
@@ -171,43 +234,38 @@ impl<V: Copy> BoundedTextMap<V> {
             arena: Vec::new(),
             ends: Vec::new(),
             values: Vec::new(),
-            index: HashTable::new(),
+            index: HashIndex::default(),
             budget: budget.min(u32::MAX as usize),
         }
     }
 
     /// Bytes a key of `len` bytes costs: the key, its end offset, its value and about two
-    /// index slots (id and control byte at the table's load factor).
+    /// index slots (id, hash bits and control byte at the table's load factor).
     fn cost(len: usize) -> usize {
-        len + std::mem::size_of::<u32>() + std::mem::size_of::<V>() + 10
+        len + std::mem::size_of::<u32>() + std::mem::size_of::<V>() + 18
     }
 
     fn used(&self) -> usize {
         self.arena.len() + self.ends.len() * Self::cost(0)
     }
 
-    pub fn get(&self, key: &[u8]) -> Option<V> {
-        let hash = FxBuildHasher.hash_one(key);
+    pub fn get(&self, key: TextKey) -> Option<V> {
         self.index
-            .find(hash, |&id| self.key(id) == key)
-            .map(|&id| self.values[id as usize])
+            .find(key.hash, |id| self.key(id) == key.text)
+            .map(|id| self.values[id as usize])
     }
 
     /// Adds `key` (which must not be in the map yet); false when the budget is spent, and then
     /// nothing is stored.
-    pub fn insert(&mut self, key: &[u8], value: V) -> bool {
-        if self.used() + Self::cost(key.len()) > self.budget {
+    pub fn insert(&mut self, key: TextKey, value: V) -> bool {
+        if self.used() + Self::cost(key.text.len()) > self.budget {
             return false;
         }
-        let hash = FxBuildHasher.hash_one(key);
         let id = self.ends.len() as u32;
-        self.arena.extend_from_slice(key);
+        self.arena.extend_from_slice(key.text);
         self.ends.push(self.arena.len() as u32);
         self.values.push(value);
-        let (arena, ends) = (&self.arena, &self.ends);
-        self.index.insert_unique(hash, id, |&id| {
-            FxBuildHasher.hash_one(text_at(arena, ends, id))
-        });
+        self.index.insert(key.hash, id);
         true
     }
 
@@ -262,12 +320,16 @@ mod tests {
     fn text_map_refuses_keys_past_its_budget() {
         let per_key = BoundedTextMap::<u32>::cost(3);
         let mut map = BoundedTextMap::with_budget(2 * per_key);
-        assert!(map.insert(b"abc", 1));
-        assert!(map.insert(b"def", 2));
-        assert!(!map.insert(b"ghi", 3));
-        assert_eq!((map.get(b"abc"), map.get(b"def")), (Some(1), Some(2)));
+        let key = |text: &'static [u8]| TextKey::new(text);
+        assert!(map.insert(key(b"abc"), 1));
+        assert!(map.insert(key(b"def"), 2));
+        assert!(!map.insert(key(b"ghi"), 3));
         assert_eq!(
-            (map.get(b"ghi"), map.get(b"ab"), map.len()),
+            (map.get(key(b"abc")), map.get(key(b"def"))),
+            (Some(1), Some(2))
+        );
+        assert_eq!(
+            (map.get(key(b"ghi")), map.get(key(b"ab")), map.len()),
             (None, None, 2)
         );
     }
