@@ -16,7 +16,7 @@
 #   COUNTS="1000" SPARK_COUNTS="1000" bash bench/fleet.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-corpus=${CORPUS:-$(cd ../shared/corpus 2> /dev/null && pwd || cd ../../shared/corpus && pwd)}
+corpus=${CORPUS:-$(cd ../shared/corpus 2> /dev/null && pwd || { cd ../../shared/corpus && pwd; })}
 dir=${FLEET_DIR:-/tmp/whose-fleet}
 counts=${COUNTS:-1000 10000}
 spark_counts=${SPARK_COUNTS:-1000 10000}

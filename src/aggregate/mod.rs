@@ -371,6 +371,8 @@ struct FactCache<'a> {
     owners_seen: Marks,
     categories_seen: Marks,
     frames_seen: Marks,
+    /// Each distinct frame's [`quality::PythonRole`], judged once.
+    python_roles: Vec<quality::PythonRole>,
 }
 
 impl<'a> FactCache<'a> {
@@ -395,6 +397,7 @@ impl<'a> FactCache<'a> {
             owners_seen: Marks::new(rules.owners().len()),
             categories_seen: Marks::new(Category::ALL.len()),
             frames_seen: Marks::new(profile.frame_count()),
+            python_roles: profile.frames().map(quality::PythonRole::of).collect(),
         }
     }
 
@@ -467,7 +470,9 @@ impl<'a> FactCache<'a> {
                 || frames
                     .iter()
                     .any(|&f| quality::is_unresolved(frame(f), owner_of(f))),
-            interpreter_only: quality::is_interpreter_only(frames.iter().map(|&f| frame(f))),
+            interpreter_only: quality::is_interpreter_only(
+                frames.iter().map(|&f| self.python_roles[f.0 as usize]),
+            ),
             leaf_module_only: !leaf_unresolved
                 && frames
                     .first()

@@ -466,12 +466,33 @@ pub fn is_python_frame(frame: &Frame) -> bool {
     frame.kind == FrameKind::Interpreted || frame.name.starts_with("py::")
 }
 
-/// Whether a stack (leaf first) runs in CPython's interpreter with no Python function in it.
-pub fn is_interpreter_only<'a>(frames: impl Iterator<Item = &'a Frame> + Clone) -> bool {
-    frames
-        .clone()
-        .any(|f| f.module.as_deref().is_some_and(is_cpython_module))
-        && !frames.into_iter().any(is_python_frame)
+/// What one frame tells about CPython's interpreter, judged once per distinct frame: a
+/// stack's verdict ([`is_interpreter_only`]) then reads these instead of every frame's texts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PythonRole {
+    /// Code of CPython's interpreter ([`is_cpython_module`]).
+    interpreter: bool,
+    /// A Python function ([`is_python_frame`]).
+    python: bool,
+}
+
+impl PythonRole {
+    pub fn of(frame: &Frame) -> PythonRole {
+        PythonRole {
+            interpreter: frame.module.as_deref().is_some_and(is_cpython_module),
+            python: is_python_frame(frame),
+        }
+    }
+}
+
+/// Whether a stack runs in CPython's interpreter with no Python function in it.
+pub fn is_interpreter_only(roles: impl Iterator<Item = PythonRole>) -> bool {
+    let (mut interpreter, mut python) = (false, false);
+    for role in roles {
+        interpreter |= role.interpreter;
+        python |= role.python;
+    }
+    interpreter && !python
 }
 
 impl Quality {
@@ -765,12 +786,14 @@ mod tests {
         };
         let eval = native("_PyEval_EvalFrameDefault", "/usr/bin/python3.11");
         let main = native("main", "/usr/bin/python3.11");
-        assert!(is_interpreter_only([&eval, &main].into_iter()));
+        let only =
+            |frames: &[&Frame]| is_interpreter_only(frames.iter().map(|f| PythonRole::of(f)));
+        assert!(only(&[&eval, &main]));
         // a Python 3.12 `-X perf` trampoline names the Python function
         let py = native("py::work:/app/churn.py", "/tmp/perf-1.map");
-        assert!(!is_interpreter_only([&eval, &py, &main].into_iter()));
+        assert!(!only(&[&eval, &py, &main]));
         let libc = native("memcpy", "/lib/libc.so.6");
-        assert!(!is_interpreter_only([&libc].into_iter()));
+        assert!(!only(&[&libc]));
     }
 
     #[test]

@@ -157,6 +157,9 @@ struct Candidates<'a> {
     profile: &'a Profile,
     /// The parsed method of each candidate frame, by `FrameId`.
     method: Vec<Option<JavaMethod<'a>>>,
+    /// Whether each frame is a method of the JDK, by `FrameId`: judged once per distinct
+    /// frame, not once per stack it is in.
+    jdk_method: Vec<bool>,
 }
 
 /// A found package: (package, class, evidence in words).
@@ -164,16 +167,23 @@ type Found = (String, String, String);
 
 impl<'a> Candidates<'a> {
     fn of(profile: &'a Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Candidates<'a> {
-        let method = profile
-            .frames()
-            .map(|f| {
-                let m = JavaMethod::parse(&f.name)?;
+        let mut method = Vec::with_capacity(profile.frame_count());
+        let mut jdk_method = Vec::with_capacity(profile.frame_count());
+        for f in profile.frames() {
+            let parsed = JavaMethod::parse(&f.name);
+            let jdk = is_jdk(&f.name);
+            jdk_method.push(jdk && parsed.is_some());
+            method.push(parsed.filter(|m| {
                 let root = m.package.split('.').next().unwrap_or("");
                 let third_party = auto_owner::NON_DOMAIN_ROOTS.contains(&root);
-                (!is_jdk(&f.name) && !third_party && !claimed_by_presets(f)).then_some(m)
-            })
-            .collect();
-        Candidates { profile, method }
+                !jdk && !third_party && !claimed_by_presets(f)
+            }));
+        }
+        Candidates {
+            profile,
+            method,
+            jdk_method,
+        }
     }
 
     /// Each weighted stack, outermost frame first, as (its frames' ids, weight).
@@ -250,7 +260,6 @@ impl<'a> Candidates<'a> {
             total += w;
             let mut caller_is_jdk = false;
             for id in ids {
-                let frame = &self.profile.frame(FrameId(id as u32)).name;
                 match self.method[id] {
                     Some(m) => {
                         if caller_is_jdk && TASK_METHODS.contains(&m.method) {
@@ -258,7 +267,7 @@ impl<'a> Candidates<'a> {
                         }
                         break;
                     }
-                    None => caller_is_jdk = is_jdk(frame) && JavaMethod::parse(frame).is_some(),
+                    None => caller_is_jdk = self.jdk_method[id],
                 }
             }
         }
