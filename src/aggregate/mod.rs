@@ -371,8 +371,32 @@ struct FactCache<'a> {
     owners_seen: Marks,
     categories_seen: Marks,
     frames_seen: Marks,
-    /// Each distinct frame's [`quality::PythonRole`], judged once.
-    python_roles: Vec<quality::PythonRole>,
+    /// What the facts ask of each distinct frame, by `FrameId`.
+    traits: Vec<FrameTraits>,
+}
+
+/// What a stack's facts ask of one frame, judged once per distinct frame: a stack then reads
+/// a few bytes per frame instead of the frame itself (cold memory on millions of distinct
+/// frames) and its texts.
+#[derive(Debug, Clone, Copy)]
+struct FrameTraits {
+    alloc_type: bool,
+    /// An address without a symbol ([`FrameKind::Unknown`]).
+    unknown: bool,
+    /// Unresolved as its owner leaves it ([`quality::is_unresolved`]).
+    unresolved: bool,
+    python: quality::PythonRole,
+}
+
+impl FrameTraits {
+    fn of(frame: &Frame, owner: OwnerId) -> FrameTraits {
+        FrameTraits {
+            alloc_type: frame.kind == FrameKind::AllocType,
+            unknown: frame.kind == FrameKind::Unknown,
+            unresolved: quality::is_unresolved(frame, owner),
+            python: quality::PythonRole::of(frame),
+        }
+    }
 }
 
 impl<'a> FactCache<'a> {
@@ -397,7 +421,9 @@ impl<'a> FactCache<'a> {
             owners_seen: Marks::new(rules.owners().len()),
             categories_seen: Marks::new(Category::ALL.len()),
             frames_seen: Marks::new(profile.frame_count()),
-            python_roles: profile.frames().map(quality::PythonRole::of).collect(),
+            traits: (profile.frames().zip(&classes.frame_owner))
+                .map(|(frame, &owner)| FrameTraits::of(frame, owner))
+                .collect(),
         }
     }
 
@@ -424,17 +450,13 @@ impl<'a> FactCache<'a> {
 
     fn compute(&mut self, stack: StackId) -> StackFacts {
         let all = self.profile.stack(stack);
-        let alloc_type = all
-            .first()
-            .copied()
-            .filter(|&f| self.profile.frame(f).kind == FrameKind::AllocType);
+        let traits = |f: FrameId| self.traits[f.0 as usize];
+        let alloc_type = all.first().copied().filter(|&f| traits(f).alloc_type);
         // By default the allocated-class leaf says *what* was allocated, not who: skip it.
         let skip = if self.types_as_frames {
             0
         } else {
-            all.iter()
-                .take_while(|&&f| self.profile.frame(f).kind == FrameKind::AllocType)
-                .count()
+            all.iter().take_while(|&&f| traits(f).alloc_type).count()
         };
         let frames = &all[skip..];
         let unsymbolized = OwnerId::UNSYMBOLIZED;
@@ -448,11 +470,11 @@ impl<'a> FactCache<'a> {
             None => (self_owner, frames.first().copied()),
         };
         let (anywhere, categories, unclassified) = self.collect_owners(frames);
+        let traits = |f: FrameId| self.traits[f.0 as usize];
         let owner_of = |f: FrameId| self.classes.owner_of(f);
         let frame = |f: FrameId| self.profile.frame(f);
-        let unresolved =
-            |f: Option<FrameId>, o: OwnerId| f.is_none_or(|f| quality::is_unresolved(frame(f), o));
-        let leaf_unresolved = unresolved(frames.first().copied(), self_owner);
+        let unresolved = |f: Option<FrameId>| f.is_none_or(|f| traits(f).unresolved);
+        let leaf_unresolved = unresolved(frames.first().copied());
         StackFacts {
             stackless: all.is_empty(),
             depth: frames.len(),
@@ -465,18 +487,13 @@ impl<'a> FactCache<'a> {
                         .collect::<Vec<_>>(),
                 ),
             leaf_unresolved,
-            owner_unresolved: unresolved(owner_frame, owner),
-            any_unresolved: frames.is_empty()
-                || frames
-                    .iter()
-                    .any(|&f| quality::is_unresolved(frame(f), owner_of(f))),
+            owner_unresolved: unresolved(owner_frame),
+            any_unresolved: frames.is_empty() || frames.iter().any(|&f| traits(f).unresolved),
             interpreter_only: quality::is_interpreter_only(
-                frames.iter().map(|&f| self.python_roles[f.0 as usize]),
+                frames.iter().map(|&f| traits(f).python),
             ),
             leaf_module_only: !leaf_unresolved
-                && frames
-                    .first()
-                    .is_some_and(|&f| frame(f).kind == FrameKind::Unknown),
+                && frames.first().is_some_and(|&f| traits(f).unknown),
             self_owner,
             owner,
             self_frame: frames.first().copied(),
@@ -853,17 +870,26 @@ impl FrameAccumulator {
         let owner_name = |f: FrameId| rules.owner(classes.owner_of(f)).name.as_str();
         let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
         // self and owner lists show a row per owner and name: one grouping serves both
+        // (owner names are unique: the id stands for the name, and hashes cheaper)
         let by_name = label_groups(
             profile.frame_count(),
             (0..profile.frame_count() as u32).map(FrameId),
-            |f| (owner_name(f), &*profile.frame(f).name),
+            |f| (classes.owner_of(f), &*profile.frame(f).name),
         );
         let name_frames = |totals: FrameTotals| heaviest(totals, &by_name, &owner_name, &name, top);
-        let groups = label_groups(
-            profile.frame_count(),
-            self.unclassified.weighed().map(|(f, _)| f),
-            |f| frame_label(profile.frame(f)),
-        );
+        // unclassified frames without a module are labelled by their name alone, as one owner's:
+        // when none has a module, the grouping by name is theirs too
+        let unclassified_with_module = (profile.frames().zip(&classes.frame_owner))
+            .any(|(f, &o)| o == OwnerId::UNCLASSIFIED && f.module.is_some());
+        let groups = if unclassified_with_module {
+            label_groups(
+                profile.frame_count(),
+                self.unclassified.weighed().map(|(f, _)| f),
+                |f| frame_label(profile.frame(f)),
+            )
+        } else {
+            by_name.clone()
+        };
         let unclassified_name = rules.owner(OwnerId::UNCLASSIFIED).name.as_str();
         FrameLists {
             top_self: name_frames(self.self_frames),
@@ -1070,7 +1096,10 @@ fn heaviest<'p>(
             *sum = sum.saturating_add(w);
         }
     }
-    let weight = |f: FrameId| merged.get(&f).copied().unwrap_or_else(|| totals.get(f));
+    let weight = |f: FrameId| match merged.is_empty() {
+        true => totals.get(f),
+        false => merged.get(&f).copied().unwrap_or_else(|| totals.get(f)),
+    };
     let order = |a: &FrameId, b: &FrameId| {
         weight(*b)
             .cmp(&weight(*a))
