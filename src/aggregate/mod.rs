@@ -870,37 +870,56 @@ impl FrameAccumulator {
         let owner_name = |f: FrameId| rules.owner(classes.owner_of(f)).name.as_str();
         let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
         // self and owner lists show a row per owner and name: one grouping serves both
-        // (owner names are unique: the id stands for the name, and hashes cheaper)
-        let by_name = label_groups(
-            profile.frame_count(),
-            (0..profile.frame_count() as u32).map(FrameId),
-            |f| (classes.owner_of(f), &*profile.frame(f).name),
+        // the groupings, then the three lists, two at a time on two cores: on millions of
+        // distinct frames each is a pass over all of them
+        let (by_name, own_groups) = rayon::join(
+            // owner names are unique: the id stands for the name, and hashes cheaper
+            || {
+                label_groups(
+                    profile.frame_count(),
+                    (0..profile.frame_count() as u32).map(FrameId),
+                    |f| (classes.owner_of(f), &*profile.frame(f).name),
+                )
+            },
+            // unclassified frames without a module are labelled by their name alone, as one
+            // owner's: when none has a module, the grouping by name is theirs too
+            || {
+                let with_module = (profile.frames().zip(&classes.frame_owner))
+                    .any(|(f, &o)| o == OwnerId::UNCLASSIFIED && f.module.is_some());
+                with_module.then(|| {
+                    label_groups(
+                        profile.frame_count(),
+                        self.unclassified.weighed().map(|(f, _)| f),
+                        |f| frame_label(profile.frame(f)),
+                    )
+                })
+            },
         );
-        let name_frames = |totals: FrameTotals| heaviest(totals, &by_name, &owner_name, &name, top);
-        // unclassified frames without a module are labelled by their name alone, as one owner's:
-        // when none has a module, the grouping by name is theirs too
-        let unclassified_with_module = (profile.frames().zip(&classes.frame_owner))
-            .any(|(f, &o)| o == OwnerId::UNCLASSIFIED && f.module.is_some());
-        let groups = if unclassified_with_module {
-            label_groups(
-                profile.frame_count(),
-                self.unclassified.weighed().map(|(f, _)| f),
-                |f| frame_label(profile.frame(f)),
-            )
-        } else {
-            by_name.clone()
-        };
+        let groups = own_groups.as_deref().unwrap_or(&by_name);
+        let name_frames =
+            |totals: &FrameTotals| heaviest(totals, &by_name, &owner_name, &name, top);
         let unclassified_name = rules.owner(OwnerId::UNCLASSIFIED).name.as_str();
+        let ((top_self, top_owner_frames), unclassified) = rayon::join(
+            || {
+                rayon::join(
+                    || name_frames(&self.self_frames),
+                    || name_frames(&self.owner_frames),
+                )
+            },
+            || {
+                heaviest(
+                    &self.unclassified,
+                    groups,
+                    &|_| unclassified_name,
+                    &|f| frame_label(profile.frame(f)),
+                    top,
+                )
+            },
+        );
         FrameLists {
-            top_self: name_frames(self.self_frames),
-            top_owner_frames: name_frames(self.owner_frames),
-            unclassified: heaviest(
-                self.unclassified,
-                &groups,
-                &|_| unclassified_name,
-                &|f| frame_label(profile.frame(f)),
-                top,
-            ),
+            top_self,
+            top_owner_frames,
+            unclassified,
             types: type_weights(profile, self.types),
         }
     }
@@ -1076,10 +1095,10 @@ fn frame_label(frame: &Frame) -> Cow<'_, str> {
 /// label. Works on frame ids and allocates names only for what it keeps, so a profile of
 /// millions of distinct frames costs an index of the merged entries, not a string each.
 fn heaviest<'p>(
-    totals: FrameTotals,
+    totals: &FrameTotals,
     groups: &[u32],
-    owner_name: &dyn Fn(FrameId) -> &'p str,
-    label: &dyn Fn(FrameId) -> Cow<'p, str>,
+    owner_name: &(dyn Fn(FrameId) -> &'p str + Sync),
+    label: &(dyn Fn(FrameId) -> Cow<'p, str> + Sync),
     top: usize,
 ) -> Vec<FrameWeight> {
     if top == 0 {

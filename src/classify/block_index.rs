@@ -28,6 +28,8 @@ pub struct BlockIndex {
     regex_block: Vec<usize>,
     /// `module` globs in block order.
     modules: Vec<(usize, Glob)>,
+    /// The first block whose `module` globs match a frame without one (`(none)`).
+    no_module: Option<usize>,
     files: Vec<(usize, Glob)>,
     /// The first block naming each crate.
     crates: FxHashMap<String, usize>,
@@ -50,6 +52,7 @@ impl BlockIndex {
             regexes: None,
             regex_block: Vec::new(),
             modules: Vec::new(),
+            no_module: None,
             files: Vec::new(),
             crates: FxHashMap::default(),
             kinds: [None; FrameKind::ALL.len()],
@@ -69,6 +72,9 @@ impl BlockIndex {
             index
                 .modules
                 .extend(any.module.iter().map(|g| (block, g.clone())));
+            if any.module.iter().any(Glob::is_no_module) {
+                index.no_module.get_or_insert(block);
+            }
             index
                 .files
                 .extend(any.file.iter().map(|g| (block, g.clone())));
@@ -109,11 +115,10 @@ impl BlockIndex {
         {
             best = earlier(best, self.crates.get(krate).copied());
         }
-        let module = frame.module_basename();
-        best = earlier(
-            best,
-            before(&self.modules, best, |g| g.matches_module(module)),
-        );
+        best = match frame.module_basename() {
+            Some(module) => earlier(best, before(&self.modules, best, |g| g.matches(module))),
+            None => earlier(best, self.no_module),
+        };
         if let Some(file) = frame.file.as_deref() {
             best = earlier(best, before(&self.files, best, |g| g.matches(file)));
         }

@@ -30,6 +30,7 @@ use crate::model::{
 };
 use auto_owner::Unit;
 use block_index::BlockIndex;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -273,30 +274,48 @@ impl RuleSet {
         let Some(context) = self.guess_context else {
             return;
         };
-        for (frame, owner) in profile.frames().zip(&mut class.frame_owner) {
-            let umbrella = self.umbrella_owners.contains(owner);
-            if *owner != OwnerId::UNCLASSIFIED && !umbrella {
-                continue;
-            }
-            let key = match_key::match_key(&frame.name);
-            let Some(unit) = auto_owner::unit(frame, &key, context) else {
-                continue;
-            };
-            if umbrella {
-                // the umbrella's own preset block, not a rule of that name the user wrote
-                let by_umbrella = self
-                    .first_block(frame, &key)
-                    .is_some_and(|block| self.umbrella_blocks.contains(&block));
-                if !by_umbrella {
-                    continue;
-                }
-            } else if self.rules_name_unclassified && self.block_owner(frame).is_some() {
-                continue; // the rules call it unclassified
-            }
-            *owner = match self.guessed_owner.get(&unit) {
+        // which frames have a unit to be owned by is judged per frame, on every core; owners
+        // are then made in frame order, so their order does not depend on the scheduling
+        let units: Vec<(usize, Unit)> = (profile.frame_slice().par_iter())
+            .zip(&class.frame_owner)
+            .enumerate()
+            .filter_map(|(i, (frame, owner))| {
+                Some((i, self.guessable_unit(frame, *owner, context)?))
+            })
+            .collect();
+        for (i, unit) in units {
+            class.frame_owner[i] = match self.guessed_owner.get(&unit) {
                 Some(id) => *id,
                 None => self.add_guessed_owner(unit),
             };
+        }
+    }
+
+    /// The unit of `frame`, owned by `owner` so far, when the guess gives the frame to it:
+    /// an unclassified frame the rules do not call unclassified, or a frame of an umbrella
+    /// owner's own preset block.
+    fn guessable_unit(
+        &self,
+        frame: &Frame,
+        owner: OwnerId,
+        context: auto_owner::Context,
+    ) -> Option<Unit> {
+        let umbrella = self.umbrella_owners.contains(&owner);
+        if owner != OwnerId::UNCLASSIFIED && !umbrella {
+            return None;
+        }
+        let key = match_key::match_key(&frame.name);
+        let unit = auto_owner::unit(frame, &key, context)?;
+        if umbrella {
+            // the umbrella's own preset block, not a rule of that name the user wrote
+            let by_umbrella = self
+                .first_block(frame, &key)
+                .is_some_and(|block| self.umbrella_blocks.contains(&block));
+            by_umbrella.then_some(unit)
+        } else if self.rules_name_unclassified && self.block_owner(frame).is_some() {
+            None // the rules call it unclassified
+        } else {
+            Some(unit)
         }
     }
 
@@ -438,8 +457,7 @@ impl RuleSet {
 
     /// Classifies every distinct frame of a profile once.
     pub fn classify(&self, profile: &Profile) -> Classification {
-        let frame_owner = profile
-            .frames()
+        let frame_owner = (profile.frame_slice().par_iter())
             .map(|f| self.decide(f, &match_key::match_key(&f.name)).0)
             .collect();
         Classification { frame_owner }

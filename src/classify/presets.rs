@@ -7,6 +7,7 @@ use super::{Probe, match_key};
 use crate::error::Result;
 use crate::model::Frame;
 use crate::model::Profile;
+use rayon::prelude::*;
 
 /// Every preset, in the order they apply when several are selected: the more specific
 /// ecosystems first, so e.g. Kotlin's `kotlin.reflect.` claims frames before the JVM's rules.
@@ -79,23 +80,48 @@ pub fn detect(profiles: &[Profile]) -> Result<Vec<&'static str>> {
         }
     }
     let mut found: Vec<&'static str> = Vec::new();
-    // the signatures not found yet, compiled together; a hit takes its signature out and the
-    // rest are compiled again (at most once per preset), so each frame is looked up once
-    let mut index = SignatureIndex::new(signatures);
-    'profiles: for profile in profiles {
-        for frame in profile.frames() {
-            let key = match_key::match_key(&frame.name);
-            while let Some(name) = index.first(frame, &key) {
+    // each core looks through its share of the frames with its own compiled signatures
+    let parts = rayon::current_num_threads().max(1);
+    for profile in profiles {
+        let frames = profile.frame_slice();
+        let rest: Vec<(&'static str, Detect)> = (signatures.iter())
+            .filter(|(name, _)| !found.contains(name))
+            .cloned()
+            .collect();
+        if rest.is_empty() {
+            break;
+        }
+        let found_in_parts: Vec<Vec<&'static str>> = frames
+            .par_chunks(frames.len().div_ceil(parts).max(1))
+            .map(|part| detect_in(part, rest.clone()))
+            .collect();
+        for name in found_in_parts.into_iter().flatten() {
+            if !found.contains(&name) {
                 found.push(name);
-                index.remove(name);
-                if index.is_empty() {
-                    break 'profiles;
-                }
             }
         }
     }
     found.sort_by_key(|n| rank(n));
     Ok(found)
+}
+
+/// The presets of `signatures` some frame of `frames` matches. The signatures not found yet
+/// are compiled together; a hit takes its signature out and the rest are compiled again (at
+/// most once per preset), so each frame is looked up once.
+fn detect_in(frames: &[Frame], signatures: Vec<(&'static str, Detect)>) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    let mut index = SignatureIndex::new(signatures);
+    for frame in frames {
+        let key = match_key::match_key(&frame.name);
+        while let Some(name) = index.first(frame, &key) {
+            found.push(name);
+            index.remove(name);
+            if index.is_empty() {
+                return found;
+            }
+        }
+    }
+    found
 }
 
 /// The presets' `detect` tables not matched yet, compiled for lookup.

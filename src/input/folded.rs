@@ -60,6 +60,13 @@ impl CacheUse {
     }
 }
 
+/// The frames text of the line before (after its thread frames) and its frames, root first.
+#[derive(Default)]
+struct PreviousLine {
+    text: Vec<u8>,
+    ids: Vec<FrameId>,
+}
+
 struct Folder {
     path: PathBuf,
     format: InputFormat,
@@ -70,6 +77,8 @@ struct Folder {
     frames: BoundedTextMap<FrameId>,
     /// Whether `stacks` still pays for itself.
     stack_cache: CacheUse,
+    /// The frames of the line before, for the ones the next line shares.
+    previous: PreviousLine,
     frame_buf: Vec<FrameId>,
     line_no: u64,
     samples: u64,
@@ -104,6 +113,7 @@ impl Folder {
                 hits: 0,
                 misses: 0,
             },
+            previous: PreviousLine::default(),
             frame_buf: Vec::new(),
             line_no: 0,
             samples: 0,
@@ -226,11 +236,9 @@ impl Folder {
         let (thread, frames_text) = self.leading_thread(text, is_thread);
         let mut frame_buf = std::mem::take(&mut self.frame_buf);
         frame_buf.clear();
-        if !frames_text.is_empty() {
-            for part in frames_text.rsplit(';') {
-                frame_buf.push(self.frame_of(part));
-            }
-        }
+        let root_first = self.frames_root_first(frames_text);
+        frame_buf.extend(root_first.iter().rev());
+        self.previous.ids = root_first;
         if thread.is_none()
             && let Some(&root) = frame_buf.last()
         {
@@ -240,6 +248,34 @@ impl Folder {
         let stack = self.profile.intern_stack(&frame_buf);
         self.frame_buf = frame_buf;
         (stack, thread)
+    }
+
+    /// The frames of `text`, root first. Folded files are sorted, so a line mostly repeats
+    /// the frames of the line before it: those are taken from it without looking each one up
+    /// (frames are equal when their text up to and including the `;` after them is).
+    fn frames_root_first(&mut self, text: &str) -> Vec<FrameId> {
+        let mut ids = std::mem::take(&mut self.previous.ids);
+        if text.is_empty() {
+            ids.clear();
+            self.previous.text.clear();
+            return ids;
+        }
+        let same = (self.previous.text.iter())
+            .zip(text.as_bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let shared = &text.as_bytes()[..same];
+        ids.truncate(shared.iter().filter(|&&b| b == b';').count());
+        let start = shared.iter().rposition(|&b| b == b';').map_or(0, |i| i + 1);
+        // the others are made leaf first, the order ids have always been given in
+        let kept = ids.len();
+        for part in text[start..].rsplit(';') {
+            ids.push(self.frame_of(part));
+        }
+        ids[kept..].reverse();
+        self.previous.text.clear();
+        self.previous.text.extend_from_slice(text.as_bytes());
+        ids
     }
 
     /// The row's thread named by the leading thread frames of `text`, if any, and the text
@@ -339,6 +375,7 @@ impl Folder {
             .collect();
         self.stacks = BoundedTextMap::with_budget(STACK_CACHE_BYTES);
         self.frames = BoundedTextMap::with_budget(FRAME_CACHE_BYTES);
+        self.previous = PreviousLine::default();
     }
 
     /// `stackcollapse-perf.pl` and inferno's collapse-perf put the process name at the root of
@@ -726,6 +763,39 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lines that share whole frames, part of a frame, or nothing with the line before:
+    /// only whole shared frames are taken from it.
+    #[test]
+    fn frames_shared_with_the_line_before_are_the_same_frames() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.folded");
+        let text = "a;bc;d 1\na;bd;e 2\na;bd;e;f 3\nx 4\na;bc;d 5\na;bc;d; 6\na;b 7\n";
+        std::fs::write(&path, text).unwrap();
+        let source = Source::open(&path).unwrap();
+        let profile = read(source, InputFormat::Folded, &ReadOptions::default()).unwrap();
+        let rows: Vec<(String, u128)> = profile
+            .rows()
+            .map(|row| {
+                let names: Vec<&str> = (profile.stack(row.stack).iter().rev())
+                    .map(|&f| &*profile.frame(f).name)
+                    .collect();
+                (names.join(";"), row.values[0])
+            })
+            .collect();
+        let want = [
+            ("a;bc;d", 6),
+            ("a;bd;e", 2),
+            ("a;bd;e;f", 3),
+            ("x", 4),
+            ("a;bc;d;", 6),
+            ("a;b", 7),
+        ];
+        let want: Vec<(String, u128)> = want.iter().map(|(s, w)| (s.to_string(), *w)).collect();
+        assert_eq!(rows, want);
+        // one frame per distinct text, `a` once
+        assert_eq!(profile.frame_count(), 9);
+    }
 
     fn count(text: &str) -> std::result::Result<(u64, u32), String> {
         parse_count(text.as_bytes()).map(|c| (c.value, c.decimals))

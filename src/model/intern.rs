@@ -136,6 +136,10 @@ impl<T: Hash + Eq> Interner<T> {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &T> {
         self.values.iter()
     }
+
+    pub fn as_slice(&self) -> &[T] {
+        &self.values
+    }
 }
 
 /// Distinct slices of `T` (stacks of frame ids), stored back to back in one vector: a stack

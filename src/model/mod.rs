@@ -177,7 +177,11 @@ impl Profile {
         }
         let row = self.row_keys.len() as u32;
         self.row_keys.push(key);
-        self.values.extend_from_slice(values);
+        match values {
+            // one sample type, as folded, perf and most inputs have: no copy loop per row
+            [value] => self.values.push(*value),
+            _ => self.values.extend_from_slice(values),
+        }
         budget::charge(n * 16 + std::mem::size_of::<RowKey>() + 4);
         match thread {
             None => {
@@ -203,6 +207,11 @@ impl Profile {
 
     pub fn frames(&self) -> impl ExactSizeIterator<Item = &Frame> {
         self.frames.iter()
+    }
+
+    /// The distinct frames by `FrameId`, for work split between cores.
+    pub fn frame_slice(&self) -> &[Frame] {
+        self.frames.as_slice()
     }
 
     pub fn frame_count(&self) -> usize {
