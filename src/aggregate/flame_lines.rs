@@ -21,6 +21,7 @@ use crate::classify::{Classification, RuleSet};
 use crate::model::{FrameId, FrameKind, OwnerId, Profile, StackId};
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::io::Write;
 
@@ -370,6 +371,7 @@ pub fn flame_lines(
         by_frame_and_owner: FxHashMap::default(),
         roots: FxHashMap::default(),
         no_frames: FxHashMap::default(),
+        text: String::new(),
     };
     if options.annotate != Some(ColorBy::Sample) {
         builder.by_frame = vec![u32::MAX; profile.frame_count()];
@@ -409,6 +411,8 @@ struct Builder<'a> {
     roots: FxHashMap<OwnerId, u32>,
     /// Sample owner → the text standing in for a stack without frames.
     no_frames: FxHashMap<OwnerId, u32>,
+    /// Where a frame's text is written before it is interned.
+    text: String,
 }
 
 impl Builder<'_> {
@@ -482,19 +486,22 @@ impl Builder<'_> {
             return id;
         }
         let name = folded_name(&self.profile.frame(f).name);
-        let owner_name = |o: OwnerId| folded_name(&self.rules.owner(o).name).into_owned();
-        let id = match self.options.annotate {
-            None => texts.intern(&name, color_owner),
-            Some(ColorBy::Sample) if own != sample_owner => texts.intern(
-                &format!(
-                    "{name} [{} → {}]",
-                    owner_name(own),
-                    owner_name(sample_owner)
-                ),
-                color_owner,
-            ),
-            Some(_) => texts.intern(&format!("{name} [{}]", owner_name(own)), color_owner),
-        };
+        let owner_name = |o: OwnerId| folded_name(&self.rules.owner(o).name);
+        // the text is written into one buffer: a new frame costs no allocation of its own
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        match self.options.annotate {
+            None => text.push_str(&name),
+            Some(ColorBy::Sample) if own != sample_owner => {
+                let (from, to) = (owner_name(own), owner_name(sample_owner));
+                let _ = write!(text, "{name} [{from} → {to}]");
+            }
+            Some(_) => {
+                let _ = write!(text, "{name} [{}]", owner_name(own));
+            }
+        }
+        let id = texts.intern(&text, color_owner);
+        self.text = text;
         match self.by_frame.get_mut(f.0 as usize) {
             Some(slot) => *slot = id,
             None => {
