@@ -11,12 +11,14 @@
 #   3. 1,000 real-shaped pprof files (bench/make_fleet.py): `whose report --each` into Parquet
 #      rows (target: 1,000 profiles/s, peak RSS flat in the number of files)
 # Each timing is the best of $RUNS (default 3) wall-clock runs; RSS is that run's peak.
+# OLD=/path/to/whose adds an older build's line under each of whose's, in the same run.
 #
-#   bash bench/speed.sh                  # RUNS=5 OUT=/tmp/x bash bench/speed.sh
+#   bash bench/speed.sh                  # RUNS=5 OLD=/tmp/whose-old bash bench/speed.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT=${OUT:-/tmp/whose-speed-bench}
 RUNS=${RUNS:-3}
+OLD=${OLD:-}
 BIG=${BIG:-/tmp/whose-bench}
 corpus=${CORPUS:-$(cd "$ROOT/../shared/corpus" 2> /dev/null && pwd || true)}
 mkdir -p "$OUT"
@@ -63,7 +65,9 @@ report=$(best report "$WHOSE" report "$f")
 flame=$(best flame "$WHOSE" flame "$f" -o "$OUT/whose.svg")
 inferno=$(best inferno inferno-flamegraph "$f")
 line "whose report" "$report" "$n"
+[ -z "$OLD" ] || line "old whose report" "$(best old-report "$OLD" report "$f")" "$n"
 line "whose flame -o" "$flame" "$n"
+[ -z "$OLD" ] || line "old whose flame -o" "$(best old-flame "$OLD" flame "$f" -o "$OUT/old.svg")" "$n"
 line "inferno-flamegraph" "$inferno" "$n"
 ratio "report time / inferno time" "${report%% *}" "${inferno%% *}" "target <= 1"
 ratio "flame time / report time" "${flame%% *}" "${report%% *}" "target <= 1.5"
@@ -77,6 +81,7 @@ if [ -s "$data" ]; then
   whose_perf=$(best perf "$WHOSE" report "$data")
   samply=$(best samply samply import --save-only --unstable-presymbolicate -o "$OUT/samply.json.gz" "$data")
   line "whose report" "$whose_perf"
+  [ -z "$OLD" ] || line "old whose report" "$(best old-perf "$OLD" report "$data")"
   line "samply import --save-only --unstable-presymbolicate" "$samply"
   ratio "samply time / whose time" "${samply%% *}" "${whose_perf%% *}" "target >= 10"
 else
@@ -99,6 +104,11 @@ if [ -n "$corpus" ] && [ -d "$corpus/go-svc" ]; then
     --preset go --preset jvm --preset native --preset allocators --preset kernel \
     --user main. --user example.com/ --user com.acme.)
   line "whose report --each" "$each"
+  [ -z "$OLD" ] || line "old whose report --each" "$(best old-each "$OLD" report --each "$fleet" \
+    --format parquet -o "$OUT/old-rows.parquet" \
+    --label-from-path '(?P<service>svc-[0-9]+)/(?P<date>[0-9]{8})/' \
+    --preset go --preset jvm --preset native --preset allocators --preset kernel \
+    --user main. --user example.com/ --user com.acme.)"
   awk -v t="$each" 'BEGIN { split(t, a, " "); printf "  %-44s %7.0f profiles/s (target >= 1000)\n", "throughput", 1000 / a[1] }'
 else
   echo "== 3. skipped: no ../shared/corpus beside the checkout (CORPUS=path to set it)"

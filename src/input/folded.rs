@@ -764,39 +764,6 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
-    /// Lines that share whole frames, part of a frame, or nothing with the line before:
-    /// only whole shared frames are taken from it.
-    #[test]
-    fn frames_shared_with_the_line_before_are_the_same_frames() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("shared.folded");
-        let text = "a;bc;d 1\na;bd;e 2\na;bd;e;f 3\nx 4\na;bc;d 5\na;bc;d; 6\na;b 7\n";
-        std::fs::write(&path, text).unwrap();
-        let source = Source::open(&path).unwrap();
-        let profile = read(source, InputFormat::Folded, &ReadOptions::default()).unwrap();
-        let rows: Vec<(String, u128)> = profile
-            .rows()
-            .map(|row| {
-                let names: Vec<&str> = (profile.stack(row.stack).iter().rev())
-                    .map(|&f| &*profile.frame(f).name)
-                    .collect();
-                (names.join(";"), row.values[0])
-            })
-            .collect();
-        let want = [
-            ("a;bc;d", 6),
-            ("a;bd;e", 2),
-            ("a;bd;e;f", 3),
-            ("x", 4),
-            ("a;bc;d;", 6),
-            ("a;b", 7),
-        ];
-        let want: Vec<(String, u128)> = want.iter().map(|(s, w)| (s.to_string(), *w)).collect();
-        assert_eq!(rows, want);
-        // one frame per distinct text, `a` once
-        assert_eq!(profile.frame_count(), 9);
-    }
-
     fn count(text: &str) -> std::result::Result<(u64, u32), String> {
         parse_count(text.as_bytes()).map(|c| (c.value, c.decimals))
     }
@@ -861,5 +828,37 @@ mod tests {
         ] {
             assert!(!looks_like_process_name(name), "{name}");
         }
+    }
+
+    /// Lines that share whole frames, part of a frame, or nothing with the line before:
+    /// only whole shared frames are taken from it.
+    #[test]
+    fn frames_shared_with_the_line_before_are_the_same_frames() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let text = "a;bc;d 1\na;bd;e 2\na;bd;e;f 3\nx 4\na;bc;d 5\na;bc;d; 6\na;b 7\n";
+        std::fs::write(file.path(), text).unwrap();
+        let source = Source::open(file.path()).unwrap();
+        let profile = read(source, InputFormat::Folded, &ReadOptions::default()).unwrap();
+        let rows: Vec<(String, u128)> = profile
+            .rows()
+            .map(|row| {
+                let names: Vec<&str> = (profile.stack(row.stack).iter().rev())
+                    .map(|&f| &*profile.frame(f).name)
+                    .collect();
+                (names.join(";"), row.values[0])
+            })
+            .collect();
+        let want = [
+            ("a;bc;d", 6),
+            ("a;bd;e", 2),
+            ("a;bd;e;f", 3),
+            ("x", 4),
+            ("a;bc;d;", 6),
+            ("a;b", 7),
+        ];
+        let want: Vec<(String, u128)> = want.iter().map(|(s, w)| (s.to_string(), *w)).collect();
+        assert_eq!(rows, want);
+        // one frame per distinct text, `a` once
+        assert_eq!(profile.frame_count(), 9);
     }
 }
