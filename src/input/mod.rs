@@ -102,6 +102,7 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
 
 /// A reader's profile as every reader's ends: the format noted first, the model checked.
 fn finish(path: &Path, format: InputFormat, mut profile: Profile) -> Result<Profile> {
+    profile.release_indexes();
     profile
         .meta
         .notes

@@ -77,6 +77,8 @@ impl HashIndex {
 pub struct Interner<T: Hash + Eq> {
     values: Vec<T>,
     index: HashIndex,
+    /// Whether `index` holds every value ([`Interner::release_index`] empties it).
+    indexed: bool,
 }
 
 impl<T: Hash + Eq> Default for Interner<T> {
@@ -84,6 +86,7 @@ impl<T: Hash + Eq> Default for Interner<T> {
         Interner {
             values: Vec::new(),
             index: HashIndex::default(),
+            indexed: true,
         }
     }
 }
@@ -97,6 +100,7 @@ impl<T: Hash + Eq> Interner<T> {
         Q: Hash + Eq + ToOwned + ?Sized,
         Q::Owned: Into<T>,
     {
+        self.ensure_index();
         let hash = hash_of(value);
         let values = &self.values;
         if let Some(id) = self
@@ -110,12 +114,30 @@ impl<T: Hash + Eq> Interner<T> {
 
     /// The index of an owned value, inserting it if it is new.
     pub fn intern_owned(&mut self, value: T) -> u32 {
+        self.ensure_index();
         let hash = hash_of(&value);
         let values = &self.values;
         if let Some(id) = self.index.find(hash, |id| values[id as usize] == value) {
             return id;
         }
         self.insert_new(hash, value)
+    }
+
+    /// Frees the hash index; the next [`Interner::intern`] builds it again. Readers release
+    /// it when they are done: from then on values are read by id, and on millions of distinct
+    /// values the index is a tenth of the profile's memory.
+    pub fn release_index(&mut self) {
+        self.index = HashIndex::default();
+        self.indexed = false;
+    }
+
+    fn ensure_index(&mut self) {
+        if !self.indexed {
+            for (id, value) in self.values.iter().enumerate() {
+                self.index.insert(hash_of(value), id as u32);
+            }
+            self.indexed = true;
+        }
     }
 
     fn insert_new(&mut self, hash: u64, value: T) -> u32 {
@@ -151,6 +173,8 @@ pub struct SliceInterner<T: Hash + Eq + Copy> {
     /// `u64` because the total length of all slices may pass 2^32 where their count does not.
     ends: Vec<u64>,
     index: HashIndex,
+    /// Whether `index` holds every slice ([`SliceInterner::release_index`] empties it).
+    indexed: bool,
 }
 
 impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
@@ -159,6 +183,7 @@ impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
             items: Vec::new(),
             ends: Vec::new(),
             index: HashIndex::default(),
+            indexed: true,
         }
     }
 }
@@ -166,6 +191,12 @@ impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
 impl<T: Hash + Eq + Copy> SliceInterner<T> {
     /// The index of `slice`, inserting it if it is new.
     pub fn intern(&mut self, slice: &[T]) -> u32 {
+        if !self.indexed {
+            for id in 0..self.ends.len() as u32 {
+                self.index.insert(hash_of(self.get(id)), id);
+            }
+            self.indexed = true;
+        }
         let hash = hash_of(slice);
         if let Some(id) = self
             .index
@@ -182,6 +213,12 @@ impl<T: Hash + Eq + Copy> SliceInterner<T> {
 
     pub fn get(&self, id: u32) -> &[T] {
         slice_at(&self.items, &self.ends, id)
+    }
+
+    /// Frees the hash index, as [`Interner::release_index`] does.
+    pub fn release_index(&mut self) {
+        self.index = HashIndex::default();
+        self.indexed = false;
     }
 
     pub fn len(&self) -> usize {
@@ -318,6 +355,11 @@ mod tests {
         }
         assert_eq!(stacks.intern(&[2, 3]), t);
         assert_eq!(stacks.len(), 1002);
+        // a released index is built again by the next lookup
+        stacks.release_index();
+        names.release_index();
+        assert_eq!((stacks.intern(&[2, 3]), stacks.intern(&[7, 7])), (t, 1002));
+        assert_eq!((names.intern::<str>("b"), names.intern::<str>("c")), (b, 2));
     }
 
     #[test]

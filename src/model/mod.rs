@@ -209,6 +209,13 @@ impl Profile {
         self.frames.iter()
     }
 
+    /// Frees the indexes that find a frame or stack by value: a profile read is looked up by
+    /// id ([`crate::input`] calls this when a reader is done); interning again rebuilds them.
+    pub fn release_indexes(&mut self) {
+        self.frames.release_index();
+        self.stacks.release_index();
+    }
+
     /// The distinct frames by `FrameId`, for work split between cores.
     pub fn frame_slice(&self) -> &[Frame] {
         self.frames.as_slice()
