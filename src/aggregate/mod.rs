@@ -24,14 +24,13 @@ pub mod timeline;
 
 use crate::classify::{Classification, RuleSet};
 use crate::model::UNKNOWN;
-use crate::model::{Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId};
-use hashbrown::HashTable;
-use hashbrown::hash_table::Entry;
+use crate::model::{
+    Category, Frame, FrameId, FrameKind, HashIndex, OwnerId, Profile, StackId, hash_of,
+};
 use marks::Marks;
 use quality::Quality;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::hash::BuildHasher;
 
 /// What to aggregate. Built once from the command line.
 #[derive(Debug, Clone)]
@@ -1165,18 +1164,18 @@ fn label_groups<K: std::hash::Hash + Eq>(
     key: impl Fn(FrameId) -> K,
 ) -> Vec<u32> {
     let mut groups = vec![u32::MAX; frame_count];
-    let mut firsts: HashTable<(u64, FrameId)> = HashTable::with_capacity(frame_count.min(1 << 20));
+    let mut firsts = HashIndex::with_capacity(frame_count.min(1 << 20));
     for f in frames {
         let k = key(f);
-        let hash = FxBuildHasher.hash_one(&k);
-        let first = match firsts.entry(hash, |&(h, g)| h == hash && key(g) == k, |&(h, _)| h) {
-            Entry::Occupied(e) => e.get().1,
-            Entry::Vacant(slot) => {
-                slot.insert((hash, f));
-                f
+        let hash = hash_of(&k);
+        let first = match firsts.find(hash, |g| key(FrameId(g)) == k) {
+            Some(first) => first,
+            None => {
+                firsts.insert(hash, f.0);
+                f.0
             }
         };
-        groups[f.0 as usize] = first.0;
+        groups[f.0 as usize] = first;
     }
     groups
 }

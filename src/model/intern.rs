@@ -22,7 +22,7 @@ fn next_id(len: usize) -> u32 {
 }
 
 /// A value's hash as the stores compute it (Fx: the inputs are adversarial only in size).
-fn hash_of<Q: Hash + ?Sized>(value: &Q) -> u64 {
+pub fn hash_of<Q: Hash + ?Sized>(value: &Q) -> u64 {
     FxBuildHasher.hash_one(value)
 }
 
@@ -38,7 +38,7 @@ struct Slot {
 /// again (a million distinct frames were hashed about three times each before). The table
 /// is keyed by [`HashIndex::spread`] of those bits, so lookups and growth agree.
 #[derive(Debug, Clone, Default)]
-struct HashIndex {
+pub struct HashIndex {
     table: HashTable<Slot>,
 }
 
@@ -54,7 +54,15 @@ impl HashIndex {
         u64::from(bits).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
-    fn find(&self, hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+    /// An index with room for `n` ids before it grows.
+    pub fn with_capacity(n: usize) -> HashIndex {
+        HashIndex {
+            table: HashTable::with_capacity(n),
+        }
+    }
+
+    /// The id of the value whose hash is `hash` and for which `is_match(id)` holds.
+    pub fn find(&self, hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
         let bits = Self::fold(hash);
         self.table
             .find(Self::spread(bits), |slot| {
@@ -63,7 +71,8 @@ impl HashIndex {
             .map(|slot| slot.id)
     }
 
-    fn insert(&mut self, hash: u64, id: u32) {
+    /// Adds `id` of a value with hash `hash` (not in the index yet).
+    pub fn insert(&mut self, hash: u64, id: u32) {
         let bits = Self::fold(hash);
         self.table
             .insert_unique(Self::spread(bits), Slot { id, hash: bits }, |slot| {
