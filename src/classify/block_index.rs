@@ -17,6 +17,35 @@ use crate::model::{Frame, FrameKind};
 use aho_corasick::{AhoCorasick, Anchored, Input, MatchKind, StartKind};
 use regex::RegexSet;
 use rustc_hash::FxHashMap;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Lookups answered by trying blocks in order before the index is compiled: compiling the
+/// presets' automaton and regex set costs about as much as trying them on a few thousand
+/// frames, which is more than a small profile has (a 50 k-instruction report would take
+/// 60 M more); past this, every further frame pays it back.
+pub const LOOKUPS_BEFORE_INDEX: usize = 4096;
+
+/// A [`BlockIndex`] compiled on the [`LOOKUPS_BEFORE_INDEX`]-th lookup, once, shared by the
+/// threads and the clones of a rule set.
+#[derive(Debug, Default)]
+pub struct LazyBlockIndex {
+    lookups: AtomicUsize,
+    index: OnceLock<Option<BlockIndex>>,
+}
+
+impl LazyBlockIndex {
+    /// The index, if enough lookups have asked for it; `compile` makes it.
+    pub fn get(&self, compile: impl FnOnce() -> Option<BlockIndex>) -> Option<&BlockIndex> {
+        if let Some(index) = self.index.get() {
+            return index.as_ref();
+        }
+        if self.lookups.fetch_add(1, Ordering::Relaxed) < LOOKUPS_BEFORE_INDEX {
+            return None;
+        }
+        self.index.get_or_init(compile).as_ref()
+    }
+}
 
 /// Blocks compiled for [`BlockIndex::first`]; block `i` is the `i`-th `(any, all)` pair given.
 #[derive(Debug, Clone)]

@@ -29,7 +29,7 @@ use crate::model::{
     Category, Frame, FrameId, FrameKind, Owner, OwnerId, Profile, UNCLASSIFIED, UNSYMBOLIZED,
 };
 use auto_owner::Unit;
-use block_index::BlockIndex;
+use block_index::{BlockIndex, LazyBlockIndex};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
@@ -61,9 +61,10 @@ pub struct RuleSet {
     /// Shared between clones: `report --each` gives each input a copy of a compiled set with
     /// its own guessed owners, and a regex's clone would start with empty caches.
     blocks: Arc<[(OwnerId, OwnerBlock)]>,
-    /// The blocks compiled for finding the first that matches; `None` if they would not
-    /// compile together, and then they are tried one by one.
-    index: Option<Arc<BlockIndex>>,
+    /// The blocks compiled for finding the first that matches, once enough frames ask
+    /// ([`LazyBlockIndex`]); until then, or if they would not compile together, they are
+    /// tried one by one.
+    index: Arc<LazyBlockIndex>,
     /// Presets in effect, for the report header; `auto` says whether they were detected.
     pub presets: Vec<String>,
     pub presets_detected: bool,
@@ -188,9 +189,9 @@ impl RuleSet {
         // the program's own code (Go's module, a Rust binary's crate), guessed among what no
         // preset claims, goes after the user's rules and before the presets
         let preset_blocks = &builder.blocks[presets_start..];
-        let preset_index = index_blocks(preset_blocks);
+        let preset_index = LazyBlockIndex::default();
         let claimed_by_presets =
-            |frame: &Frame| first_block(preset_blocks, preset_index.as_ref(), frame).is_some();
+            |frame: &Frame| first_block(preset_blocks, &preset_index, frame).is_some();
         let own_code::Guesses {
             found: own_code,
             declined: own_code_declined,
@@ -228,7 +229,7 @@ impl RuleSet {
             .map(|&i| builder.blocks[i].0)
             .collect();
         umbrella_owners.dedup();
-        let index = index_blocks(&builder.blocks).map(Arc::new);
+        let index = Arc::new(LazyBlockIndex::default());
         Ok(RuleSet {
             owners: builder.owners,
             blocks: builder.blocks.into(),
@@ -435,7 +436,7 @@ impl RuleSet {
 
     /// The first block that matches `frame` (whose match key is `key`).
     fn first_block(&self, frame: &Frame, key: &str) -> Option<usize> {
-        match &self.index {
+        match self.index.get(|| index_blocks(&self.blocks)) {
             Some(index) => index.first(frame, key),
             None => first_block_in_order(&self.blocks, frame, key),
         }
@@ -445,7 +446,7 @@ impl RuleSet {
     /// presets" means when the program's own code is guessed, for `report --each`'s sets
     /// ([`shared`]) as for [`RuleSet::build_base`].
     pub fn claims(&self, frame: &Frame) -> bool {
-        first_block(&self.blocks, self.index.as_deref(), frame).is_some()
+        first_block(&self.blocks, &self.index, frame).is_some()
     }
 
     /// The owner the blocks alone give `frame`, if any matches.
@@ -486,14 +487,14 @@ fn index_blocks(blocks: &[(OwnerId, OwnerBlock)]) -> Option<BlockIndex> {
     BlockIndex::new(blocks.iter().map(|(_, b)| (&b.any, b.all.as_slice())))
 }
 
-/// The first of `blocks` that matches `frame`, through `index` when it was compiled.
+/// The first of `blocks` that matches `frame`, through `index` once it is compiled.
 fn first_block(
     blocks: &[(OwnerId, OwnerBlock)],
-    index: Option<&BlockIndex>,
+    index: &LazyBlockIndex,
     frame: &Frame,
 ) -> Option<usize> {
     let key = match_key::match_key(&frame.name);
-    match index {
+    match index.get(|| index_blocks(blocks)) {
         Some(index) => index.first(frame, &key),
         None => first_block_in_order(blocks, frame, &key),
     }

@@ -1,7 +1,7 @@
 //! The presets shipped in `rules/`, compiled into the binary so `whose` works from any
 //! directory, and the guess of which presets a profile needs when the user names none.
 
-use super::block_index::BlockIndex;
+use super::block_index::{BlockIndex, LOOKUPS_BEFORE_INDEX};
 use super::rules::{self, Detect};
 use super::{Probe, match_key};
 use crate::error::Result;
@@ -91,8 +91,10 @@ pub fn detect(profiles: &[Profile]) -> Result<Vec<&'static str>> {
         if rest.is_empty() {
             break;
         }
+        // a part small enough to try the signatures in order gains nothing from a core
+        let part = frames.len().div_ceil(parts).max(LOOKUPS_BEFORE_INDEX);
         let found_in_parts: Vec<Vec<&'static str>> = frames
-            .par_chunks(frames.len().div_ceil(parts).max(1))
+            .par_chunks(part)
             .map(|part| detect_in(part, rest.clone()))
             .collect();
         for name in found_in_parts.into_iter().flatten() {
@@ -110,7 +112,9 @@ pub fn detect(profiles: &[Profile]) -> Result<Vec<&'static str>> {
 /// most once per preset), so each frame is looked up once.
 fn detect_in(frames: &[Frame], signatures: Vec<(&'static str, Detect)>) -> Vec<&'static str> {
     let mut found = Vec::new();
-    let mut index = SignatureIndex::new(signatures);
+    // compiling costs more than trying the signatures in order on a few thousand frames
+    let compile = frames.len() >= LOOKUPS_BEFORE_INDEX;
+    let mut index = SignatureIndex::new(signatures, compile);
     for frame in frames {
         let key = match_key::match_key(&frame.name);
         while let Some(name) = index.first(frame, &key) {
@@ -127,13 +131,21 @@ fn detect_in(frames: &[Frame], signatures: Vec<(&'static str, Detect)>) -> Vec<&
 /// The presets' `detect` tables not matched yet, compiled for lookup.
 struct SignatureIndex {
     signatures: Vec<(&'static str, Detect)>,
+    /// Whether to compile them (else they are tried in order).
+    compile: bool,
     index: Option<BlockIndex>,
 }
 
 impl SignatureIndex {
-    fn new(signatures: Vec<(&'static str, Detect)>) -> SignatureIndex {
-        let index = BlockIndex::new(signatures.iter().map(|(_, d)| (&d.any, d.all.as_slice())));
-        SignatureIndex { signatures, index }
+    fn new(signatures: Vec<(&'static str, Detect)>, compile: bool) -> SignatureIndex {
+        let index = compile
+            .then(|| BlockIndex::new(signatures.iter().map(|(_, d)| (&d.any, d.all.as_slice()))))
+            .flatten();
+        SignatureIndex {
+            signatures,
+            compile,
+            index,
+        }
     }
 
     /// The first preset whose signature matches `frame`.
@@ -151,7 +163,8 @@ impl SignatureIndex {
 
     fn remove(&mut self, name: &str) {
         let rest = std::mem::take(&mut self.signatures);
-        *self = SignatureIndex::new(rest.into_iter().filter(|(n, _)| *n != name).collect());
+        let rest = rest.into_iter().filter(|(n, _)| *n != name).collect();
+        *self = SignatureIndex::new(rest, self.compile);
     }
 
     fn is_empty(&self) -> bool {
