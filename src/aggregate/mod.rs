@@ -866,6 +866,15 @@ impl FrameAccumulator {
         classes: &Classification,
         top: usize,
     ) -> FrameLists {
+        if top == 0 {
+            // no list is shown (flame's legend, fleet rows): no grouping to make
+            return FrameLists {
+                top_self: Vec::new(),
+                top_owner_frames: Vec::new(),
+                unclassified: Vec::new(),
+                types: type_weights(profile, self.types),
+            };
+        }
         let owner_name = |f: FrameId| rules.owner(classes.owner_of(f)).name.as_str();
         let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
         // self and owner lists show a row per owner and name: one grouping serves both
