@@ -6,7 +6,7 @@
 //! code (`node:` modules and `internal/...`, which the node preset claims) nor a package under
 //! `node_modules/` (npm's install tree, whatever the package manager: npm, yarn, pnpm's
 //! `node_modules/.pnpm/...`). The guess claims their common directory, entry by entry below
-//! it ([`own_code::file_globs`]), never a `node_modules/` tree inside it.
+//! it ([`own_code::own_files`]), never a `node_modules/` tree inside it.
 
 use super::own_code::{self, OwnCode};
 use crate::model::{Frame, FrameKind, Profile};
@@ -19,31 +19,19 @@ pub fn own_code(
 ) -> Option<OwnCode> {
     let mut own: BTreeSet<&str> = BTreeSet::new();
     let mut others: BTreeSet<&str> = BTreeSet::new();
-    for profile in profiles {
-        for frame in profile.frames() {
-            let Some(file) = frame.file.as_deref().filter(|f| is_script_path(f)) else {
-                continue;
-            };
-            // a .cpuprofile's or perf map's JavaScript frame (jit), or a script by its file
-            // name in inputs that do not say the language (pprof from @datadog/pprof)
-            if !matches!(frame.kind, FrameKind::Jit | FrameKind::Interpreted)
-                && !is_script_file(file)
-            {
-                continue;
-            }
-            if is_dependency(file) || claimed_by_presets(frame) {
-                others.insert(file);
-            } else {
-                own.insert(file);
-            }
+    for (frame, file) in own_code::frames_with_file(profiles, is_script_path) {
+        // a .cpuprofile's or perf map's JavaScript frame (jit), or a script by its file
+        // name in inputs that do not say the language (pprof from @datadog/pprof)
+        if !matches!(frame.kind, FrameKind::Jit | FrameKind::Interpreted) && !is_script_file(file) {
+            continue;
+        }
+        if is_dependency(file) || claimed_by_presets(frame) {
+            others.insert(file);
+        } else {
+            own.insert(file);
         }
     }
-    if own.is_empty() {
-        return None;
-    }
-    let others: Vec<&str> = others.into_iter().collect();
-    let (dir, files) = own_code::file_globs(&own, &others);
-    let names: Vec<&str> = own.iter().copied().collect();
+    let (dir, files, names) = own_code::own_files(&own, others)?;
     Some(OwnCode {
         unit: "node scripts",
         name: dir.clone(),

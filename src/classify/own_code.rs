@@ -154,13 +154,41 @@ pub fn detect(
     guesses
 }
 
+/// Every frame of `profiles` whose file `keep` accepts, with that file: where the script
+/// guesses look for the program's own files.
+pub fn frames_with_file<'a>(
+    profiles: &'a [Profile],
+    keep: impl Fn(&str) -> bool + 'a,
+) -> impl Iterator<Item = (&'a Frame, &'a str)> + 'a {
+    profiles
+        .iter()
+        .flat_map(Profile::frames)
+        .filter_map(move |frame| {
+            let file = frame.file.as_deref()?;
+            keep(file).then_some((frame, file))
+        })
+}
+
 /// The program's script files as `file` globs (issue 29): the common directory of `own`
 /// (absolute paths, or the relative names py-spy shortens them to), one glob per entry below
 /// it (`/app/src/*` for a directory, `/app/main.js` for a file), so that a file added to the
 /// program's tree later is its code too. A glob that would also match one of `others` (the
 /// profile's third-party or runtime files: `/app/node_modules/...`) is replaced by the exact
-/// files of `own` under it. Returns the directory (empty when the files have none in common)
-/// and the globs, sorted.
+/// files of `own` under it. Returns the directory (empty when the files have none in common),
+/// the globs, sorted, and the files' names; `None` without files of the program's own.
+pub fn own_files<'a>(
+    own: &std::collections::BTreeSet<&'a str>,
+    others: std::collections::BTreeSet<&'a str>,
+) -> Option<(String, Vec<String>, Vec<&'a str>)> {
+    if own.is_empty() {
+        return None;
+    }
+    let others: Vec<&str> = others.into_iter().collect();
+    let (dir, files) = file_globs(own, &others);
+    Some((dir, files, own.iter().copied().collect()))
+}
+
+/// The directory and the globs of [`own_files`].
 pub fn file_globs<'a>(
     own: &std::collections::BTreeSet<&'a str>,
     others: &[&'a str],

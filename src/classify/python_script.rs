@@ -40,33 +40,23 @@ pub fn own_code(
     let mut own: BTreeSet<&str> = BTreeSet::new();
     let mut others: BTreeSet<&str> = BTreeSet::new();
     let mut shortened: BTreeSet<&str> = BTreeSet::new();
-    for profile in profiles {
-        for frame in profile.frames() {
-            let Some(file) = frame.file.as_deref().filter(|f| is_python_file(f)) else {
-                continue;
-            };
-            if frame.kind != FrameKind::Interpreted {
-                continue;
-            }
-            if claimed_by_presets(frame) || installed_package(file).is_some() {
-                others.insert(file);
-            } else if !file.starts_with('/')
-                && let Some((top, _)) = file.split_once('/')
-                && installed.contains(top)
-            {
-                shortened.insert(top);
-                others.insert(file);
-            } else {
-                own.insert(file);
-            }
+    for (frame, file) in own_code::frames_with_file(profiles, is_python_file) {
+        if frame.kind != FrameKind::Interpreted {
+            continue;
+        }
+        if claimed_by_presets(frame) || installed_package(file).is_some() {
+            others.insert(file);
+        } else if !file.starts_with('/')
+            && let Some((top, _)) = file.split_once('/')
+            && installed.contains(top)
+        {
+            shortened.insert(top);
+            others.insert(file);
+        } else {
+            own.insert(file);
         }
     }
-    if own.is_empty() {
-        return None;
-    }
-    let others: Vec<&str> = others.into_iter().collect();
-    let (dir, files) = own_code::file_globs(&own, &others);
-    let names: Vec<&str> = own.iter().copied().collect();
+    let (dir, files, names) = own_code::own_files(&own, others)?;
     let place = if dir.is_empty() {
         "named relative to sys.path".to_string()
     } else {
