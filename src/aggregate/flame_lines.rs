@@ -418,7 +418,7 @@ struct Builder<'a> {
 impl Builder<'_> {
     /// Appends the line of `stack` to `out`.
     fn stack(&mut self, stack: StackId, weight: u128, out: &mut FlameLines) {
-        let owner = self.facts.get(stack).owner;
+        let owner = self.facts.owners(stack).owner;
         let mut frames = self.profile.stack(stack);
         if !self.options.types_as_frames {
             let types = frames

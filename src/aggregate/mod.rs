@@ -447,20 +447,29 @@ impl<'a> FactCache<'a> {
         f
     }
 
-    fn compute(&mut self, stack: StackId) -> StackFacts {
+    /// The frames of `stack` its owners are read from: the allocated-class leaf says *what*
+    /// was allocated, not who, and is skipped unless types are frames.
+    fn owned_frames(&self, stack: StackId) -> &'a [FrameId] {
         let all = self.profile.stack(stack);
-        let traits = |f: FrameId| self.traits[f.0 as usize];
-        let alloc_type = all.first().copied().filter(|&f| traits(f).alloc_type);
-        // By default the allocated-class leaf says *what* was allocated, not who: skip it.
         let skip = if self.types_as_frames {
             0
         } else {
-            all.iter().take_while(|&&f| traits(f).alloc_type).count()
+            (all.iter())
+                .take_while(|&&f| self.traits[f.0 as usize].alloc_type)
+                .count()
         };
-        let frames = &all[skip..];
-        let unsymbolized = OwnerId::UNSYMBOLIZED;
+        &all[skip..]
+    }
+
+    /// The owners of `frames` (a stack's [`FactCache::owned_frames`]), and the owner frame
+    /// with its position: the one place the self and owner views' walk is decided. The owner
+    /// is the first non-transparent frame's from the leaf; a stack of transparent frames
+    /// only stays with its leaf's owner.
+    fn walk(&self, frames: &[FrameId]) -> (StackOwners, Option<FrameId>, Option<usize>) {
         let owner_of = |f: FrameId| self.classes.owner_of(f);
-        let self_owner = frames.first().map_or(unsymbolized, |&f| owner_of(f));
+        let self_owner = frames
+            .first()
+            .map_or(OwnerId::UNSYMBOLIZED, |&f| owner_of(f));
         let owner_pos = frames
             .iter()
             .position(|&f| !self.rules.owner(owner_of(f)).transparent);
@@ -468,6 +477,22 @@ impl<'a> FactCache<'a> {
             Some(i) => (owner_of(frames[i]), Some(frames[i])),
             None => (self_owner, frames.first().copied()),
         };
+        (StackOwners { self_owner, owner }, owner_frame, owner_pos)
+    }
+
+    /// The self and owner views' owners of `stack`, without the rest of its facts.
+    fn owners(&self, stack: StackId) -> StackOwners {
+        self.walk(self.owned_frames(stack)).0
+    }
+
+    fn compute(&mut self, stack: StackId) -> StackFacts {
+        let all = self.profile.stack(stack);
+        let alloc_type = all
+            .first()
+            .copied()
+            .filter(|&f| self.traits[f.0 as usize].alloc_type);
+        let frames = self.owned_frames(stack);
+        let (StackOwners { self_owner, owner }, owner_frame, owner_pos) = self.walk(frames);
         let (anywhere, categories, unclassified) = self.collect_owners(frames);
         let traits = |f: FrameId| self.traits[f.0 as usize];
         let owner_of = |f: FrameId| self.classes.owner_of(f);
@@ -1000,16 +1025,9 @@ pub fn stack_owners(
     classes: &Classification,
     types_as_frames: bool,
 ) -> Vec<StackOwners> {
-    // each stack is asked for once: nothing to keep
-    let mut cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
+    let cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
     (0..profile.stack_count())
-        .map(|i| {
-            let facts = cache.get(StackId(i as u32));
-            StackOwners {
-                self_owner: facts.self_owner,
-                owner: facts.owner,
-            }
-        })
+        .map(|i| cache.owners(StackId(i as u32)))
         .collect()
 }
 
