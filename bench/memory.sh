@@ -25,12 +25,7 @@ WHOSE="$ROOT/target/release/whose"
 
 for n in 100000 400000 1000000 5000000; do
   f="$OUT/distinct-$n.folded"
-  [ -s "$f" ] || python3 -c "
-import sys
-with open(sys.argv[1], 'w') as out:
-    for i in range(int(sys.argv[2])):
-        out.write(f'main;run;fn_{i} {i % 7 + 1}\n')
-" "$f" "$n"
+  [ -s "$f" ] || python3 bench/make_distinct.py "$f" "$n"
 done
 for d in 1000 10000 100000 1000000; do
   f="$OUT/deep-$d.folded"

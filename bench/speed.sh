@@ -54,12 +54,7 @@ ratio() { # label a b target-words
 
 n=1000000
 f="$OUT/distinct-$n.folded"
-[ -s "$f" ] || python3 -c "
-import sys
-with open(sys.argv[1], 'w') as out:
-    for i in range(int(sys.argv[2])):
-        out.write(f'main;run;fn_{i} {i % 7 + 1}\n')
-" "$f" "$n"
+[ -s "$f" ] || python3 bench/make_distinct.py "$f" "$n"
 echo "== 1. $n distinct folded stacks ($(($(stat -c %s "$f") / 1000000)) MB), best of $RUNS"
 report=$(best report "$WHOSE" report "$f")
 flame=$(best flame "$WHOSE" flame "$f" -o "$OUT/whose.svg")
