@@ -190,8 +190,10 @@ impl RuleSet {
         // preset claims, goes after the user's rules and before the presets
         let preset_blocks = &builder.blocks[presets_start..];
         let preset_index = LazyBlockIndex::default();
-        let claimed_by_presets =
-            |frame: &Frame| first_block(preset_blocks, &preset_index, frame).is_some();
+        let claimed_by_presets = |frame: &Frame| {
+            let key = match_key::match_key(&frame.name);
+            first_block(preset_blocks, &preset_index, frame, &key).is_some()
+        };
         let own_code::Guesses {
             found: own_code,
             declined: own_code_declined,
@@ -436,17 +438,15 @@ impl RuleSet {
 
     /// The first block that matches `frame` (whose match key is `key`).
     fn first_block(&self, frame: &Frame, key: &str) -> Option<usize> {
-        match self.index.get(|| index_blocks(&self.blocks)) {
-            Some(index) => index.first(frame, key),
-            None => first_block_in_order(&self.blocks, frame, key),
-        }
+        first_block(&self.blocks, &self.index, frame, key)
     }
 
     /// Whether some block of the set matches `frame` (guesses aside): what "claimed by the
     /// presets" means when the program's own code is guessed, for `report --each`'s sets
     /// ([`shared`]) as for [`RuleSet::build_base`].
     pub fn claims(&self, frame: &Frame) -> bool {
-        first_block(&self.blocks, &self.index, frame).is_some()
+        let key = match_key::match_key(&frame.name);
+        self.first_block(frame, &key).is_some()
     }
 
     /// The owner the blocks alone give `frame`, if any matches.
@@ -487,16 +487,17 @@ fn index_blocks(blocks: &[(OwnerId, OwnerBlock)]) -> Option<BlockIndex> {
     BlockIndex::new(blocks.iter().map(|(_, b)| (&b.any, b.all.as_slice())))
 }
 
-/// The first of `blocks` that matches `frame`, through `index` once it is compiled.
+/// The first of `blocks` that matches `frame` (whose match key is `key`), through `index`
+/// once it is compiled.
 fn first_block(
     blocks: &[(OwnerId, OwnerBlock)],
     index: &LazyBlockIndex,
     frame: &Frame,
+    key: &str,
 ) -> Option<usize> {
-    let key = match_key::match_key(&frame.name);
     match index.get(|| index_blocks(blocks)) {
-        Some(index) => index.first(frame, &key),
-        None => first_block_in_order(blocks, frame, &key),
+        Some(index) => index.first(frame, key),
+        None => first_block_in_order(blocks, frame, key),
     }
 }
 
