@@ -18,7 +18,7 @@
 
 use super::{FactCache, line_order};
 use crate::classify::{Classification, RuleSet};
-use crate::model::{FrameId, FrameKind, OwnerId, Profile, StackId};
+use crate::model::{FrameId, OwnerId, Profile, StackId};
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::fmt::Write as _;
@@ -418,15 +418,10 @@ struct Builder<'a> {
 impl Builder<'_> {
     /// Appends the line of `stack` to `out`.
     fn stack(&mut self, stack: StackId, weight: u128, out: &mut FlameLines) {
-        let owner = self.facts.owners(stack).owner;
-        let mut frames = self.profile.stack(stack);
-        if !self.options.types_as_frames {
-            let types = frames
-                .iter()
-                .take_while(|&&f| self.profile.frame(f).kind == FrameKind::AllocType)
-                .count();
-            frames = &frames[types..];
-        }
+        // the frames the owners are read from are the frames drawn (the allocated-class
+        // leaf left out unless types are frames, as the facts were built)
+        let frames = self.facts.owned_frames(stack);
+        let owner = self.facts.walk(frames).0.owner;
         let start = out.frames.len();
         if self.options.owner_root {
             let id = self.root(owner, &mut out.texts);
@@ -516,7 +511,7 @@ impl Builder<'_> {
 mod tests {
     use super::*;
     use crate::classify::RuleOptions;
-    use crate::model::{Frame, SampleType};
+    use crate::model::{Frame, FrameKind, SampleType};
 
     /// `main → app.handle → lib.parse → malloc`, and `main → app.idle`.
     fn profile() -> (Profile, RuleSet, Classification) {

@@ -1141,9 +1141,11 @@ fn heaviest<'p>(
             *sum = sum.saturating_add(w);
         }
     }
-    let weight = |f: FrameId| match merged.is_empty() {
-        true => totals.get(f),
-        false => merged.get(&f).copied().unwrap_or_else(|| totals.get(f)),
+    let weight = |f: FrameId| {
+        if merged.is_empty() {
+            return totals.get(f);
+        }
+        merged.get(&f).copied().unwrap_or_else(|| totals.get(f))
     };
     let order = |a: &FrameId, b: &FrameId| {
         weight(*b)

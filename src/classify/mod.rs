@@ -507,10 +507,19 @@ fn first_block_in_order(
     frame: &Frame,
     key: &str,
 ) -> Option<usize> {
+    let matchers = blocks.iter().map(|(_, b)| (&b.any, b.all.as_slice()));
+    first_in_order(matchers, frame, key)
+}
+
+/// The first of `matchers` (each an `any` set and its `all` entries, as [`BlockIndex::new`]
+/// takes them) that matches `frame`, tried one by one: what the index answers at once.
+fn first_in_order<'m>(
+    matchers: impl IntoIterator<Item = (&'m Matchers, &'m [Matchers])>,
+    frame: &Frame,
+    key: &str,
+) -> Option<usize> {
     let probe = Probe::new(frame, key);
-    blocks
-        .iter()
-        .position(|(_, block)| probe.block_match(block).is_some())
+    (matchers.into_iter()).position(|(any, all)| probe.first_match(any, all).is_some())
 }
 
 /// The owner of every frame of one profile, indexed by `FrameId`.

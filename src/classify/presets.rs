@@ -3,7 +3,7 @@
 
 use super::block_index::{BlockIndex, LOOKUPS_BEFORE_INDEX};
 use super::rules::{self, Detect};
-use super::{Probe, match_key};
+use super::{first_in_order, match_key};
 use crate::error::Result;
 use crate::model::Frame;
 use crate::model::Profile;
@@ -153,9 +153,11 @@ impl SignatureIndex {
         let i = match &self.index {
             Some(index) => index.first(frame, key)?,
             None => {
-                let probe = Probe::new(frame, key);
-                (self.signatures.iter())
-                    .position(|(_, d)| probe.first_match(&d.any, &d.all).is_some())?
+                let matchers = self
+                    .signatures
+                    .iter()
+                    .map(|(_, d)| (&d.any, d.all.as_slice()));
+                first_in_order(matchers, frame, key)?
             }
         };
         Some(self.signatures[i].0)
