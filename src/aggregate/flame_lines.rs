@@ -21,7 +21,6 @@ use crate::classify::{Classification, RuleSet};
 use crate::model::{FrameId, OwnerId, Profile, StackId};
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
-use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::io::Write;
 
@@ -367,15 +366,12 @@ pub fn flame_lines(
         // each stack once: nothing to keep
         facts: FactCache::new(profile, rules, classes, options.types_as_frames, Vec::new()),
         classes,
-        by_frame: Vec::new(),
+        by_frame: vec![u32::MAX; profile.frame_count()],
         by_frame_and_owner: FxHashMap::default(),
         roots: FxHashMap::default(),
         no_frames: FxHashMap::default(),
         text: String::new(),
     };
-    if options.annotate != Some(ColorBy::Sample) {
-        builder.by_frame = vec![u32::MAX; profile.frame_count()];
-    }
     let mut out = FlameLines::default();
     // about a text per frame; colouring by the sample's owner can make more
     out.texts.reserve(profile.frame_count() + 2);
@@ -402,10 +398,12 @@ struct Builder<'a> {
     classes: &'a Classification,
     options: &'a FlameOptions,
     facts: FactCache<'a>,
-    /// Frame → its text's id, when a frame's text does not depend on the sample's owner
-    /// (`u32::MAX`: not seen yet); one slot per frame costs less than a map's entry.
+    /// Frame → the id of its text coloured by its own owner (`u32::MAX`: not seen yet): one
+    /// slot per frame costs less than a map's entry, and most frames are in samples their
+    /// owner owns.
     by_frame: Vec<u32>,
-    /// (frame, sample owner) → its text's id, when colouring by the sample's owner.
+    /// (frame, sample owner) → its text's id, when colouring by the sample's owner and that
+    /// is not the frame's own.
     by_frame_and_owner: FxHashMap<(FrameId, OwnerId), u32>,
     /// Sample owner → its `[owner: NAME]` text.
     roots: FxHashMap<OwnerId, u32>,
@@ -473,9 +471,11 @@ impl Builder<'_> {
             Some(ColorBy::Sample) => sample_owner,
             _ => own,
         };
-        let known = match self.by_frame.get(f.0 as usize) {
-            Some(&id) => (id != u32::MAX).then_some(id),
-            None => self.by_frame_and_owner.get(&(f, color_owner)).copied(),
+        let own_color = color_owner == own;
+        let known = if own_color {
+            Some(self.by_frame[f.0 as usize]).filter(|&id| id != u32::MAX)
+        } else {
+            self.by_frame_and_owner.get(&(f, color_owner)).copied()
         };
         if let Some(id) = known {
             return id;
@@ -485,23 +485,27 @@ impl Builder<'_> {
         // the text is written into one buffer: a new frame costs no allocation of its own
         let mut text = std::mem::take(&mut self.text);
         text.clear();
+        text.push_str(&name);
         match self.options.annotate {
-            None => text.push_str(&name),
+            None => {}
             Some(ColorBy::Sample) if own != sample_owner => {
                 let (from, to) = (owner_name(own), owner_name(sample_owner));
-                let _ = write!(text, "{name} [{from} → {to}]");
+                for part in [" [", &from, " → ", &to, "]"] {
+                    text.push_str(part);
+                }
             }
             Some(_) => {
-                let _ = write!(text, "{name} [{}]", owner_name(own));
+                for part in [" [", &owner_name(own), "]"] {
+                    text.push_str(part);
+                }
             }
         }
         let id = texts.intern(&text, color_owner);
         self.text = text;
-        match self.by_frame.get_mut(f.0 as usize) {
-            Some(slot) => *slot = id,
-            None => {
-                self.by_frame_and_owner.insert((f, color_owner), id);
-            }
+        if own_color {
+            self.by_frame[f.0 as usize] = id;
+        } else {
+            self.by_frame_and_owner.insert((f, color_owner), id);
         }
         id
     }
