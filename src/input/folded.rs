@@ -22,6 +22,11 @@ use crate::names::{self, TypeSuffix};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
 
+/// The text of a stack text's first (root) frame.
+fn first_frame_text(stack_text: &str) -> &str {
+    memchr::memchr(b';', stack_text.as_bytes()).map_or(stack_text, |end| &stack_text[..end])
+}
+
 /// Reads a whole folded input into a profile with one sample type (named after `--unit`).
 pub fn read(mut source: Source, format: InputFormat, options: &ReadOptions) -> Result<Profile> {
     let unit = options.unit.clone().unwrap_or(Unit::Count);
@@ -42,9 +47,10 @@ const STACK_CACHE_BYTES: usize = 16 << 20;
 /// Bytes the cache of distinct raw frame texts may hold.
 const FRAME_CACHE_BYTES: usize = 4 << 20;
 
-/// How often the line cache found a line. Collapsers write each distinct stack once, so on
-/// their output the cache only costs a hash, an insert and memory per line; a reader that
-/// sees mostly new lines after [`CacheUse::TRIAL`] of them stops using it.
+/// How often a text cache found its text. Collapsers write each distinct stack once, so on
+/// their output the line cache only costs a hash, an insert and memory per line, and on a
+/// merge of millions of distinct frames so does the frame cache; a reader that sees mostly
+/// new texts after [`CacheUse::TRIAL`] of them stops using that cache.
 struct CacheUse {
     on: bool,
     hits: u64,
@@ -54,8 +60,18 @@ struct CacheUse {
 impl CacheUse {
     const TRIAL: u64 = 1 << 16;
 
-    /// After the trial, fewer than one line in eight was a repeat.
-    fn is_useless(&self) -> bool {
+    fn new() -> CacheUse {
+        CacheUse {
+            on: true,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Counts a miss; whether the cache is now useless: after the trial, fewer than one
+    /// text in eight was a repeat.
+    fn missed(&mut self) -> bool {
+        self.misses += 1;
         self.misses >= Self::TRIAL && self.hits * 8 < self.misses
     }
 }
@@ -77,6 +93,8 @@ struct Folder {
     frames: BoundedTextMap<FrameId>,
     /// Whether `stacks` still pays for itself.
     stack_cache: CacheUse,
+    /// Whether `frames` does.
+    frame_cache: CacheUse,
     /// The frames of the line before, for the ones the next line shares.
     previous: PreviousLine,
     frame_buf: Vec<FrameId>,
@@ -108,11 +126,8 @@ impl Folder {
             profile: Profile::new(vec![SampleType::new(type_name, unit)]),
             stacks: BoundedTextMap::with_budget(STACK_CACHE_BYTES),
             frames: BoundedTextMap::with_budget(FRAME_CACHE_BYTES),
-            stack_cache: CacheUse {
-                on: true,
-                hits: 0,
-                misses: 0,
-            },
+            stack_cache: CacheUse::new(),
+            frame_cache: CacheUse::new(),
             previous: PreviousLine::default(),
             frame_buf: Vec::new(),
             line_no: 0,
@@ -170,8 +185,7 @@ impl Folder {
         self.refuse_differential(text)?;
         let hit = self.intern_stack_text(text);
         self.stacks.insert(key, hit);
-        self.stack_cache.misses += 1;
-        if self.stack_cache.is_useless() {
+        if self.stack_cache.missed() {
             self.stack_cache.on = false;
             self.stacks = BoundedTextMap::with_budget(0);
         }
@@ -236,46 +250,59 @@ impl Folder {
         let (thread, frames_text) = self.leading_thread(text, is_thread);
         let mut frame_buf = std::mem::take(&mut self.frame_buf);
         frame_buf.clear();
-        let root_first = self.frames_root_first(frames_text);
+        let frames_before = self.profile.frame_count();
+        let (root_first, root_is_new) = self.frames_root_first(frames_text);
         frame_buf.extend(root_first.iter().rev());
         self.previous.ids = root_first;
+        // a root shared with the line before is recorded already
         if thread.is_none()
+            && root_is_new
             && let Some(&root) = frame_buf.last()
         {
-            let raw = frames_text.split(';').next().unwrap_or_default();
+            let raw = first_frame_text(frames_text);
             self.root_texts.entry(root).or_insert_with(|| raw.into());
         }
-        let stack = self.profile.intern_stack(&frame_buf);
+        // a frame first seen on this line is in no stack before it
+        let stack = if frame_buf.iter().any(|f| f.0 as usize >= frames_before) {
+            self.profile.push_new_stack(&frame_buf)
+        } else {
+            self.profile.intern_stack(&frame_buf)
+        };
         self.frame_buf = frame_buf;
         (stack, thread)
     }
 
-    /// The frames of `text`, root first. Folded files are sorted, so a line mostly repeats
-    /// the frames of the line before it: those are taken from it without looking each one up
-    /// (frames are equal when their text up to and including the `;` after them is).
-    fn frames_root_first(&mut self, text: &str) -> Vec<FrameId> {
+    /// The frames of `text`, root first, and whether its root is not the line before's.
+    /// Folded files are sorted, so a line mostly repeats the frames of the line before it:
+    /// those are taken from it without looking each one up (frames are equal when their text
+    /// up to and including the `;` after them is).
+    fn frames_root_first(&mut self, text: &str) -> (Vec<FrameId>, bool) {
         let mut ids = std::mem::take(&mut self.previous.ids);
         if text.is_empty() {
             ids.clear();
             self.previous.text.clear();
-            return ids;
+            return (ids, true);
         }
         let same = (self.previous.text.iter())
             .zip(text.as_bytes())
             .take_while(|(a, b)| a == b)
             .count();
         let shared = &text.as_bytes()[..same];
-        ids.truncate(shared.iter().filter(|&&b| b == b';').count());
-        let start = shared.iter().rposition(|&b| b == b';').map_or(0, |i| i + 1);
+        ids.truncate(memchr::memchr_iter(b';', shared).count());
+        let start = memchr::memrchr(b';', shared).map_or(0, |i| i + 1);
         // the others are made leaf first, the order ids have always been given in
         let kept = ids.len();
-        for part in text[start..].rsplit(';') {
-            ids.push(self.frame_of(part));
+        let mut end = text.len();
+        for split in memchr::memrchr_iter(b';', &text.as_bytes()[start..]) {
+            let at = start + split;
+            ids.push(self.frame_of(&text[at + 1..end]));
+            end = at;
         }
+        ids.push(self.frame_of(&text[start..end]));
         ids[kept..].reverse();
         self.previous.text.clear();
         self.previous.text.extend_from_slice(text.as_bytes());
-        ids
+        (ids, kept == 0)
     }
 
     /// The row's thread named by the leading thread frames of `text`, if any, and the text
@@ -285,7 +312,7 @@ impl Folder {
         text: &'t str,
         is_thread: fn(&str) -> bool,
     ) -> (Option<ThreadId>, &'t str) {
-        if text.is_empty() || !is_thread(text.split(';').next().unwrap_or_default()) {
+        if text.is_empty() || !is_thread(first_frame_text(text)) {
             return (None, text);
         }
         let names: Vec<&str> = text.split(';').take_while(|p| is_thread(p)).collect();
@@ -298,13 +325,20 @@ impl Folder {
     /// The frame of one raw frame text, parsed once per distinct text while the cache has
     /// room.
     fn frame_of(&mut self, raw: &str) -> FrameId {
+        if !self.frame_cache.on {
+            return self.profile.intern_frame(self.make_frame(raw));
+        }
         let key = TextKey::new(raw.as_bytes());
         if let Some(id) = self.frames.get(key) {
+            self.frame_cache.hits += 1;
             return id;
         }
-        let frame = self.make_frame(raw);
-        let id = self.profile.intern_frame(frame);
+        let id = self.profile.intern_frame(self.make_frame(raw));
         self.frames.insert(key, id);
+        if self.frame_cache.missed() {
+            self.frame_cache.on = false;
+            self.frames = BoundedTextMap::with_budget(0);
+        }
         id
     }
 

@@ -182,8 +182,9 @@ pub struct SliceInterner<T: Hash + Eq + Copy> {
     /// `u64` because the total length of all slices may pass 2^32 where their count does not.
     ends: Vec<u64>,
     index: HashIndex,
-    /// Whether `index` holds every slice ([`SliceInterner::release_index`] empties it).
-    indexed: bool,
+    /// `index` holds the slices with ids below this; the others are added when a lookup
+    /// needs them ([`SliceInterner::push_new`], [`SliceInterner::release_index`]).
+    indexed: u32,
 }
 
 impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
@@ -192,7 +193,7 @@ impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
             items: Vec::new(),
             ends: Vec::new(),
             index: HashIndex::default(),
-            indexed: true,
+            indexed: 0,
         }
     }
 }
@@ -200,12 +201,10 @@ impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
 impl<T: Hash + Eq + Copy> SliceInterner<T> {
     /// The index of `slice`, inserting it if it is new.
     pub fn intern(&mut self, slice: &[T]) -> u32 {
-        if !self.indexed {
-            for id in 0..self.ends.len() as u32 {
-                self.index.insert(hash_of(self.get(id)), id);
-            }
-            self.indexed = true;
+        for id in self.indexed..self.ends.len() as u32 {
+            self.index.insert(hash_of(self.get(id)), id);
         }
+        self.indexed = self.ends.len() as u32;
         let hash = hash_of(slice);
         if let Some(id) = self
             .index
@@ -213,10 +212,20 @@ impl<T: Hash + Eq + Copy> SliceInterner<T> {
         {
             return id;
         }
+        let id = self.push_new(slice);
+        self.index.insert(hash, id);
+        self.indexed = id + 1;
+        id
+    }
+
+    /// Adds a slice the caller knows is new (it holds a value no slice held before) without
+    /// looking it up or indexing it: a folded file of a million distinct stacks, each with a
+    /// frame of its own, then never builds the index (a cache miss per stack and 9 bytes per
+    /// slot), unless a later lookup needs it.
+    pub fn push_new(&mut self, slice: &[T]) -> u32 {
         let id = next_id(self.ends.len());
         self.items.extend_from_slice(slice);
         self.ends.push(self.items.len() as u64);
-        self.index.insert(hash, id);
         id
     }
 
@@ -227,7 +236,7 @@ impl<T: Hash + Eq + Copy> SliceInterner<T> {
     /// Frees the hash index, as [`Interner::release_index`] does.
     pub fn release_index(&mut self) {
         self.index = HashIndex::default();
-        self.indexed = false;
+        self.indexed = 0;
     }
 
     pub fn len(&self) -> usize {
@@ -369,6 +378,23 @@ mod tests {
         names.release_index();
         assert_eq!((stacks.intern(&[2, 3]), stacks.intern(&[7, 7])), (t, 1002));
         assert_eq!((names.intern::<str>("b"), names.intern::<str>("c")), (b, 2));
+    }
+
+    #[test]
+    fn slices_pushed_as_new_are_found_by_a_later_lookup() {
+        let mut stacks: SliceInterner<u32> = SliceInterner::default();
+        let a = stacks.intern(&[1, 2]);
+        let b = stacks.push_new(&[3, 2]);
+        let c = stacks.push_new(&[4]);
+        // the index catches up with the pushed slices before it looks
+        assert_eq!(stacks.intern(&[3, 2]), b);
+        assert_eq!(stacks.intern(&[4]), c);
+        assert_eq!(stacks.intern(&[1, 2]), a);
+        let d = stacks.push_new(&[5]);
+        stacks.release_index();
+        assert_eq!(stacks.intern(&[5]), d);
+        assert_eq!(stacks.intern(&[6]), 4);
+        assert_eq!(stacks.len(), 5);
     }
 
     #[test]

@@ -137,6 +137,14 @@ impl Profile {
         StackId(id)
     }
 
+    /// Adds a stack the caller knows is new because it holds a frame interned for it just
+    /// now, without looking it up: a reader of mostly distinct stacks then builds no index
+    /// of them (see [`SliceInterner::push_new`]).
+    pub fn push_new_stack(&mut self, leaf_first: &[FrameId]) -> StackId {
+        budget::charge(leaf_first.len() * 4 + 16);
+        StackId(self.stacks.push_new(leaf_first))
+    }
+
     pub fn intern_thread(&mut self, name: &str) -> ThreadId {
         let before = self.threads.len();
         let id = self.threads.intern::<str>(name);
