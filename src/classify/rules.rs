@@ -30,64 +30,77 @@ struct DetectOnlyToml {
     detect: Option<Spanned<DetectToml>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DetectToml {
-    #[serde(default)]
-    prefix: Vec<String>,
-    #[serde(default)]
-    regex: Vec<Spanned<String>>,
-    #[serde(default)]
-    module: Vec<String>,
-    #[serde(default)]
-    file: Vec<String>,
-    #[serde(default, rename = "crate")]
-    crates: Vec<String>,
-    #[serde(default)]
-    kind: Vec<Spanned<String>>,
-    #[serde(default)]
-    all: Vec<Spanned<MatchersToml>>,
+/// Declares a rule-file table that holds the matcher keys (`prefix`, `regex`, `module`,
+/// `file`, `crate`, `kind`) between its own fields (in that order, the order error messages
+/// list the keys in), and `take_matchers`, which moves them out
+/// as a [`MatchersToml`]. The keys are declared here once rather than flattened from
+/// `MatchersToml`: serde cannot combine `flatten` with `deny_unknown_fields`.
+macro_rules! with_matcher_keys {
+    (
+        $(#[$meta:meta])* struct $name:ident { $($(#[$field_meta:meta])* $field:ident: $ty:ty,)* }
+        then { $($(#[$last_meta:meta])* $last:ident: $last_ty:ty,)* }
+    ) => {
+        $(#[$meta])*
+        #[serde(deny_unknown_fields)]
+        struct $name {
+            $($(#[$field_meta])* $field: $ty,)*
+            #[serde(default)]
+            prefix: Vec<String>,
+            #[serde(default)]
+            regex: Vec<Spanned<String>>,
+            #[serde(default)]
+            module: Vec<String>,
+            #[serde(default)]
+            file: Vec<String>,
+            #[serde(default, rename = "crate")]
+            crates: Vec<String>,
+            #[serde(default)]
+            kind: Vec<Spanned<String>>,
+            $($(#[$last_meta])* $last: $last_ty,)*
+        }
+
+        impl $name {
+            #[allow(dead_code)] // MatchersToml is its own matcher keys
+            fn take_matchers(&mut self) -> MatchersToml {
+                MatchersToml {
+                    prefix: std::mem::take(&mut self.prefix),
+                    regex: std::mem::take(&mut self.regex),
+                    module: std::mem::take(&mut self.module),
+                    file: std::mem::take(&mut self.file),
+                    crates: std::mem::take(&mut self.crates),
+                    kind: std::mem::take(&mut self.kind),
+                }
+            }
+        }
+    };
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OwnerToml {
-    name: Spanned<String>,
-    category: Spanned<String>,
-    transparent: Option<bool>,
-    // The matcher keys are repeated here rather than flattened from `MatchersToml`:
-    // serde cannot combine `flatten` with `deny_unknown_fields`.
-    #[serde(default)]
-    prefix: Vec<String>,
-    #[serde(default)]
-    regex: Vec<Spanned<String>>,
-    #[serde(default)]
-    module: Vec<String>,
-    #[serde(default)]
-    file: Vec<String>,
-    #[serde(default, rename = "crate")]
-    crates: Vec<String>,
-    #[serde(default)]
-    kind: Vec<Spanned<String>>,
-    #[serde(default)]
-    all: Vec<Spanned<MatchersToml>>,
+with_matcher_keys! {
+    #[derive(Debug, Deserialize)]
+    struct DetectToml {}
+    then {
+        #[serde(default)]
+        all: Vec<Spanned<MatchersToml>>,
+    }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MatchersToml {
-    #[serde(default)]
-    prefix: Vec<String>,
-    #[serde(default)]
-    regex: Vec<Spanned<String>>,
-    #[serde(default)]
-    module: Vec<String>,
-    #[serde(default)]
-    file: Vec<String>,
-    #[serde(default, rename = "crate")]
-    crates: Vec<String>,
-    #[serde(default)]
-    kind: Vec<Spanned<String>>,
+with_matcher_keys! {
+    #[derive(Debug, Deserialize)]
+    struct OwnerToml {
+        name: Spanned<String>,
+        category: Spanned<String>,
+        transparent: Option<bool>,
+    }
+    then {
+        #[serde(default)]
+        all: Vec<Spanned<MatchersToml>>,
+    }
+}
+
+with_matcher_keys! {
+    #[derive(Debug, Default, Deserialize)]
+    struct MatchersToml {}
+    then {}
 }
 
 /// Where a block was declared, for `explain` and for error messages.
@@ -231,15 +244,8 @@ impl Located<'_> {
             Position::LineColumn(l, _) => l,
             _ => 0,
         };
-        let detect = detect.into_inner();
-        let any = self.matchers(MatchersToml {
-            prefix: detect.prefix,
-            regex: detect.regex,
-            module: detect.module,
-            file: detect.file,
-            crates: detect.crates,
-            kind: detect.kind,
-        })?;
+        let mut detect = detect.into_inner();
+        let any = self.matchers(detect.take_matchers())?;
         let all = self.all_entries(detect.all)?;
         if any.is_empty() && all.is_empty() {
             return Err(self.error(Position::Line(line), "`detect` has no matcher"));
@@ -285,7 +291,7 @@ impl Located<'_> {
             Position::LineColumn(l, _) => l,
             _ => 0,
         };
-        let block = block.into_inner();
+        let mut block = block.into_inner();
         let category = Category::parse(block.category.get_ref()).ok_or_else(|| {
             self.at(
                 &block.category,
@@ -300,14 +306,7 @@ impl Located<'_> {
         if name.is_empty() {
             return Err(self.at(&block.name, "owner name must not be empty"));
         }
-        let any = self.matchers(MatchersToml {
-            prefix: block.prefix,
-            regex: block.regex,
-            module: block.module,
-            file: block.file,
-            crates: block.crates,
-            kind: block.kind,
-        })?;
+        let any = self.matchers(block.take_matchers())?;
         let all = self.all_entries(block.all)?;
         if any.is_empty() && all.is_empty() {
             return Err(self.at(

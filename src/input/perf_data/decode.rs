@@ -2,18 +2,25 @@
 //! batches of the events the folding thread needs.
 
 use super::*;
+use linux_perf_data::linux_perf_event_reader::RawEventRecord;
+
+/// The sample fields the folding thread uses.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SampleEvent {
+    pub attr: usize,
+    pub pid: i32,
+    pub tid: Option<i32>,
+    /// Nanoseconds, for `--time`.
+    pub time: Option<u64>,
+    pub period: Option<u64>,
+    pub kernel: bool,
+    pub ip: Option<u64>,
+}
 
 /// A record as the reader uses it, owned, so that decoding can run on another thread.
 pub(super) enum Event {
     Sample {
-        attr: usize,
-        pid: i32,
-        tid: Option<i32>,
-        /// Nanoseconds, for `--time`.
-        time: Option<u64>,
-        period: Option<u64>,
-        kernel: bool,
-        ip: Option<u64>,
+        sample: SampleEvent,
         /// The cache key in the batch's `chains`: pid, tid, mode byte, then the callchain's
         /// raw bytes (file byte order).
         chain: Option<std::ops::Range<usize>>,
@@ -151,12 +158,12 @@ pub(super) fn decode_all<R: Read>(
     let _ = tx.send(Ok(batch));
 }
 
-/// One kernel record into the batch; `Err((record kind, reason))` when it is corrupt.
-fn decode_event(
-    attr: usize,
-    record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
-    batch: &mut Batch,
-) -> std::result::Result<(), (&'static str, String)> {
+/// What decoding one record into the batch gives: `Err((record kind, reason))` when the
+/// record is corrupt.
+type Decoded = std::result::Result<(), (&'static str, String)>;
+
+/// One kernel record into the batch.
+fn decode_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> Decoded {
     let data = record.data.as_slice();
     // checks the parser would otherwise turn into a panic
     if record.record_type == RecordType::MMAP2
@@ -251,11 +258,7 @@ fn push_chain_key(
 /// A SAMPLE, decoded here rather than by the library: only the fields whose uses, and every
 /// length checked. With `--call-graph dwarf` events the valid part of the user stack copy is
 /// handed on for unwinding.
-fn decode_sample_event(
-    attr: usize,
-    record: &linux_perf_data::linux_perf_event_reader::RawEventRecord<'_>,
-    batch: &mut Batch,
-) -> std::result::Result<(), (&'static str, String)> {
+fn decode_sample_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> Decoded {
     let data = record.data.as_slice();
     let s = decode_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?;
     let pid = s.pid.unwrap_or(-1);
@@ -278,13 +281,15 @@ fn decode_sample_event(
         }
     });
     batch.events.push(Event::Sample {
-        attr,
-        pid,
-        tid: s.tid,
-        time: s.time,
-        period: s.period,
-        kernel,
-        ip: s.ip,
+        sample: SampleEvent {
+            attr,
+            pid,
+            tid: s.tid,
+            time: s.time,
+            period: s.period,
+            kernel,
+            ip: s.ip,
+        },
         chain,
         hash,
         user,

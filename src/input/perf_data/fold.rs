@@ -127,17 +127,6 @@ struct Folding {
     timeline: Option<Timeline>,
 }
 
-/// The sample fields the folding thread uses.
-struct SampleEvent {
-    attr: usize,
-    pid: i32,
-    tid: Option<i32>,
-    time: Option<u64>,
-    period: Option<u64>,
-    kernel: bool,
-    ip: Option<u64>,
-}
-
 /// pid (4 bytes), tid (4), mode (1) before the callchain in a cache key.
 const CHAIN_KEY_PREFIX: usize = 9;
 
@@ -400,29 +389,14 @@ impl Reader<'_> {
     pub(super) fn apply(&mut self, event: &Event, batch: &Batch, little: bool) {
         match event {
             Event::Sample {
-                attr,
-                pid,
-                tid,
-                time,
-                period,
-                kernel,
-                ip,
+                sample,
                 chain,
                 hash,
                 user,
             } => {
                 let key = chain.clone().map(|r| &batch.chains[r]);
-                let sample = SampleEvent {
-                    attr: *attr,
-                    pid: *pid,
-                    tid: *tid,
-                    time: *time,
-                    period: *period,
-                    kernel: *kernel,
-                    ip: *ip,
-                };
                 let user = user.as_ref().map(|u| (u, &batch.stacks[u.stack.clone()]));
-                self.sample(&sample, key, *hash, little, user);
+                self.sample(sample, key, *hash, little, user);
             }
             Event::Mmap {
                 pid,

@@ -28,7 +28,7 @@ mod fold;
 mod header;
 mod inflate;
 
-use decode::{Batch, Event, UserCopy, decode_all};
+use decode::{Batch, Event, SampleEvent, UserCopy, decode_all};
 use fold::Reader;
 use header::{Counting, CutProbe, Refusal, check_header};
 use inflate::{InflationCheck, PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2};
