@@ -135,6 +135,9 @@ impl Ranks {
         // runs still to sort: (start, end, depth) of lines equal above depth
         let mut runs: Vec<(usize, usize, usize)> = vec![(0, order.len(), 0)];
         while let Some((start, end, depth)) = runs.pop() {
+            if end - start < 2 {
+                continue;
+            }
             let run = &mut order[start..end];
             keyed.clear();
             keyed.extend(run.iter().map(|&i| (self.key_at(frames(i), depth), i)));
@@ -250,6 +253,13 @@ mod tests {
         let mut text = lines.to_vec();
         text.sort();
         assert_eq!(sorted_by_ids(&lines, Weights::AsText), text);
+    }
+
+    #[test]
+    fn no_line_and_one_line_sort() {
+        assert!(sorted_by_ids(&[], Weights::AsText).is_empty());
+        let one = ["a;b 1".to_string()];
+        assert_eq!(sorted_by_ids(&one, Weights::AsText), one);
     }
 
     #[test]

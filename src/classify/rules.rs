@@ -32,8 +32,7 @@ struct DetectOnlyToml {
 
 /// Declares a rule-file table that holds the matcher keys (`prefix`, `regex`, `module`,
 /// `file`, `crate`, `kind`) between its own fields (in that order, the order error messages
-/// list the keys in), and `take_matchers`, which moves them out
-/// as a [`MatchersToml`]. The keys are declared here once rather than flattened from
+/// list the keys in), and `take_matchers`, which moves them out as a [`MatchersToml`]. The keys are declared here once rather than flattened from
 /// `MatchersToml`: serde cannot combine `flatten` with `deny_unknown_fields`.
 macro_rules! with_matcher_keys {
     (
