@@ -137,7 +137,7 @@ mod tests {
     fn lines_of_one_function_are_counted_once_per_sample() {
         let mut p = Profile::new(vec![SampleType::samples()]);
         let line = |l: u32| Frame {
-            line: Some(l),
+            line: std::num::NonZeroU32::new(l),
             ..Frame::named("f", FrameKind::Native)
         };
         let (f1, f2) = (p.intern_frame(line(1)), p.intern_frame(line(2)));

@@ -190,7 +190,7 @@ pub fn write_profile_gz(
         frame_lines.push(FrameLine {
             mapping,
             function,
-            line: frame.line.unwrap_or(0),
+            line: frame.line.map_or(0, u32::from),
         });
     }
     let keys = [

@@ -418,7 +418,7 @@ pub fn js_frame(name: &str, url: &str, line: Option<u32>) -> Frame {
         name: name.into(),
         module: None,
         file: Some(file_of_url(url).into()),
-        line,
+        line: line.and_then(std::num::NonZeroU32::new),
         kind: FrameKind::Jit,
     }
 }
@@ -533,7 +533,7 @@ mod tests {
         assert_eq!(p.meta.duration_nanos, Some(100_000));
         let work = p.frames().find(|f| &*f.name == "work").unwrap();
         assert_eq!(work.file.as_deref(), Some("/app/src/w.js"));
-        assert_eq!(work.line, Some(5));
+        assert_eq!(work.line.map(u32::from), Some(5));
         assert_eq!(work.kind, FrameKind::Jit);
         assert!(p.frames().all(|f| &*f.name != "(root)"));
     }

@@ -20,6 +20,7 @@ use crate::model::{
 use crate::model::{NO_FRAMES, UNKNOWN};
 use crate::names::{self, TypeSuffix};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 /// The text of a stack text's first (root) frame.
@@ -709,7 +710,7 @@ pub fn folded_frame(raw: &str) -> Frame {
                 name: entry.name.into(),
                 module: None,
                 file: entry.file.map(Into::into),
-                line: entry.line,
+                line: entry.line.and_then(NonZeroU32::new),
                 kind,
             };
         }
@@ -740,7 +741,7 @@ pub fn pyspy_model_frame(raw: &str) -> Option<Frame> {
     Some(Frame {
         name: py.name.into(),
         file: py.file.map(Into::into),
-        line: py.line,
+        line: py.line.and_then(NonZeroU32::new),
         kind: match py.kind {
             names::PyFrameKind::Python => FrameKind::Interpreted,
             names::PyFrameKind::Native => FrameKind::Native,

@@ -35,6 +35,7 @@ use hashbrown::HashTable;
 use prost::Message;
 use rustc_hash::FxHashMap;
 use std::cell::Cell;
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
 /// String label keys whose value names the thread (or goroutine) a sample ran on.
@@ -888,7 +889,7 @@ impl<'a> Builder<'a> {
             name: name.clone(),
             module,
             file: file.clone(),
-            line: u32::try_from(line.line).ok().filter(|&l| l > 0),
+            line: u32::try_from(line.line).ok().and_then(NonZeroU32::new),
             kind,
         })
     }

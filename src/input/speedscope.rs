@@ -18,6 +18,7 @@ use crate::error::{Error, Position, Result, quote};
 use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId, Unit};
 use serde::Deserialize;
 use std::cell::Cell;
+use std::num::NonZeroU32;
 use std::path::Path;
 
 #[derive(Deserialize)]
@@ -309,7 +310,7 @@ fn make_frame(f: &FrameJson, pyspy: bool) -> Frame {
     }
     let mut frame = folded_frame(&f.name);
     frame.file = f.file.as_deref().map(Into::into);
-    frame.line = line;
+    frame.line = line.and_then(NonZeroU32::new);
     frame
 }
 

@@ -37,7 +37,7 @@ impl Profile {
                             let _ = write!(s, " [{m}]");
                         }
                         if let Some(file) = &fr.file {
-                            let _ = write!(s, " <{file}:{}>", fr.line.unwrap_or(0));
+                            let _ = write!(s, " <{file}:{}>", fr.line.map_or(0, u32::from));
                         }
                         let _ = write!(s, " {{{}}}", fr.kind);
                         s

@@ -72,9 +72,13 @@ pub struct Frame {
     pub module: Option<Box<str>>,
     /// Source file, where the input has it (pprof, DWARF, py-spy).
     pub file: Option<Box<str>>,
-    pub line: Option<u32>,
+    /// Source line; every input means "unknown" by line 0, so it is none here, and the
+    /// niche keeps the frame at 56 bytes rather than 64 (a million distinct frames: 8 MB).
+    pub line: Option<std::num::NonZeroU32>,
     pub kind: FrameKind,
 }
+
+const _: () = assert!(std::mem::size_of::<Frame>() == 56);
 
 impl Frame {
     pub fn named(name: impl Into<Box<str>>, kind: FrameKind) -> Frame {

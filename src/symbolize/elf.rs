@@ -15,6 +15,7 @@ use crate::model::{Frame, FrameKind, Unresolved, perf};
 use crate::names;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 /// A module's files found and loaded (symbol table sorted, DWARF opened): the part of
@@ -320,7 +321,7 @@ impl Symbolizer {
                 name: normal,
                 module: Some(self.module.clone()),
                 file: file.map(Into::into),
-                line: line_of(line),
+                line: line_of(line).and_then(NonZeroU32::new),
                 kind: FrameKind::Inlined,
             });
         }
@@ -340,7 +341,7 @@ impl Symbolizer {
                 name,
                 module: Some(self.module.clone()),
                 file: outer_file.map(Into::into),
-                line: line_of(outer_line),
+                line: line_of(outer_line).and_then(NonZeroU32::new),
                 kind: self.kind,
             }),
             // inlined frames without their function would mislead: all or nothing

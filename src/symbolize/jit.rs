@@ -11,6 +11,7 @@ use super::{ModuleResult, all_unknown, unknown_frame};
 use crate::model::{Frame, FrameKind, Unresolved};
 use crate::names;
 use rustc_hash::FxHashMap;
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
 /// A parsed map: entries sorted by start, each `(start, end, line index, name index)`.
@@ -76,7 +77,7 @@ pub fn map_frame(sym: &str, module: &str) -> Frame {
             name: entry.name.into(),
             module: None,
             file: entry.file.map(Into::into),
-            line: entry.line,
+            line: entry.line.and_then(NonZeroU32::new),
             kind: match entry.language {
                 names::MapLanguage::Python => FrameKind::Interpreted,
                 names::MapLanguage::JavaScript | names::MapLanguage::V8Stub => FrameKind::Jit,

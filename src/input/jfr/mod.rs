@@ -32,6 +32,7 @@ use crate::model::{
 use chunk::{Bad, Cursor, HEADER_LEN, Header, Metadata, Pools, Str, Value};
 use rustc_hash::FxHashMap;
 use std::io::Read;
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
 /// A JFR thread as the model keeps it: the interned thread, the OS thread id, the Java name.
@@ -627,7 +628,7 @@ impl Reader {
         };
         let frame = Frame {
             name: name.into(),
-            line: line.filter(|&l| l > 0).map(|l| l as u32),
+            line: line.and_then(|l| NonZeroU32::new(l as u32)),
             kind,
             ..Frame::default()
         };
