@@ -24,9 +24,7 @@ pub mod timeline;
 
 use crate::classify::{Classification, RuleSet};
 use crate::model::UNKNOWN;
-use crate::model::{
-    Category, Frame, FrameId, FrameKind, HashIndex, OwnerId, Profile, StackId, hash_of,
-};
+use crate::model::{Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId, hash_of};
 use marks::Marks;
 use quality::Quality;
 use rustc_hash::FxHashMap;
@@ -1186,25 +1184,33 @@ fn heaviest<'p>(
 
 /// For every frame `frames` yields, the first of them (in id order) with the same `key`:
 /// the frames a list shows as one row (`u32::MAX` for the frames not yielded). Each key is
-/// hashed once and its hash kept, so the index never hashes a name again as it grows.
+/// hashed once; the frames are sorted by 32 bits of that hash (8 bytes a frame, where a hash
+/// index held 18 and was the largest table of a report on a million distinct frames), and
+/// only frames of one hash are compared by key.
 fn label_groups<K: std::hash::Hash + Eq>(
     frame_count: usize,
     frames: impl Iterator<Item = FrameId>,
     key: impl Fn(FrameId) -> K,
 ) -> Vec<u32> {
+    use rayon::slice::ParallelSliceMut as _;
     let mut groups = vec![u32::MAX; frame_count];
-    let mut firsts = HashIndex::with_capacity(frame_count.min(1 << 20));
-    for f in frames {
-        let k = key(f);
-        let hash = hash_of(&k);
-        let first = match firsts.find(hash, |g| key(FrameId(g)) == k) {
-            Some(first) => first,
-            None => {
-                firsts.insert(hash, f.0);
-                f.0
-            }
-        };
-        groups[f.0 as usize] = first;
+    let mut by_hash: Vec<(u32, u32)> = frames
+        .map(|f| {
+            let hash = hash_of(&key(f));
+            ((hash >> 32) as u32 ^ hash as u32, f.0)
+        })
+        .collect();
+    by_hash.par_sort_unstable();
+    for run in by_hash.chunk_by(|a, b| a.0 == b.0) {
+        if let [(_, only)] = run {
+            groups[*only as usize] = *only;
+            continue;
+        }
+        // ids ascend within a run, so the first of a key is met first
+        let mut firsts: FxHashMap<K, u32> = FxHashMap::default();
+        for &(_, f) in run {
+            groups[f as usize] = *firsts.entry(key(FrameId(f))).or_insert(f);
+        }
     }
     groups
 }
@@ -1241,6 +1247,29 @@ fn type_weights(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_groups_name_the_first_frame_of_each_key_also_when_hashes_collide() {
+        let keys = ["a", "b", "a", "c", "b", "a"];
+        let all = || (0..keys.len() as u32).map(FrameId);
+        let by_text = label_groups(keys.len() + 1, all(), |f| keys[f.0 as usize]);
+        assert_eq!(by_text, [0, 1, 0, 3, 1, 0, u32::MAX]);
+        /// Every key hashes alike, so all frames meet in one run of equal hashes.
+        #[derive(PartialEq, Eq)]
+        struct Colliding(&'static str);
+        impl std::hash::Hash for Colliding {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                state.write_u8(7);
+            }
+        }
+        let colliding = label_groups(keys.len(), all(), |f| Colliding(keys[f.0 as usize]));
+        assert_eq!(colliding, [0, 1, 0, 3, 1, 0]);
+        // frames not yielded keep no group
+        let some = label_groups(keys.len(), [1, 2, 4].map(FrameId).into_iter(), |f| {
+            keys[f.0 as usize]
+        });
+        assert_eq!(some, [u32::MAX, 1, 2, u32::MAX, 1, u32::MAX]);
+    }
 
     #[test]
     fn frame_totals_are_as_wide_as_the_total_needs() {

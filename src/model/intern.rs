@@ -54,13 +54,6 @@ impl HashIndex {
         u64::from(bits).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
-    /// An index with room for `n` ids before it grows.
-    pub fn with_capacity(n: usize) -> HashIndex {
-        HashIndex {
-            table: HashTable::with_capacity(n),
-        }
-    }
-
     /// The id of the value whose hash is `hash` and for which `is_match(id)` holds.
     pub fn find(&self, hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
         let bits = Self::fold(hash);

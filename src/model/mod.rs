@@ -17,7 +17,7 @@ mod units;
 mod unresolved;
 
 pub use frame::{Frame, FrameKind, NO_FRAMES, UNKNOWN};
-pub use intern::{BoundedTextMap, HashIndex, Interner, SliceInterner, TextKey, hash_of};
+pub use intern::{BoundedTextMap, Interner, SliceInterner, TextKey, hash_of};
 pub use negative::NegativeWeights;
 pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
