@@ -244,6 +244,7 @@ impl ReportPlan {
             &args.label,
             args.label_from_path.as_deref(),
             &args.pprof_label,
+            &crate::render::rows::column_names(),
         )
         .map_err(Error::Usage)?;
         let rows = args.format.row_format().is_some();

@@ -97,11 +97,13 @@ pub struct RowLabels {
 
 impl RowLabels {
     /// Checks and compiles the label options: `KEY=VALUE` with a non-empty key, a regex with
-    /// at least one named group, and no key twice or equal to a fixed column's name.
+    /// at least one named group, and no key twice or equal to one of `columns` (the rows' own
+    /// columns, which the writer declares).
     pub fn new(
         fixed: &[String],
         from_path: Option<&str>,
         pprof: &[String],
+        columns: &[&str],
     ) -> Result<RowLabels, String> {
         let mut labels = RowLabels::default();
         for pair in fixed {
@@ -109,7 +111,7 @@ impl RowLabels {
                 .split_once('=')
                 .filter(|(k, _)| !k.is_empty())
                 .ok_or_else(|| format!("--label {pair}: expected KEY=VALUE"))?;
-            labels.add_key(key, "--label")?;
+            labels.add_key(key, "--label", columns)?;
             labels.fixed.push(value.to_string());
         }
         if let Some(text) = from_path {
@@ -122,23 +124,23 @@ impl RowLabels {
                 ));
             }
             for name in &names {
-                labels.add_key(name, "--label-from-path")?;
+                labels.add_key(name, "--label-from-path", columns)?;
             }
             labels.from_path = Some(regex);
         }
         for key in pprof {
-            labels.add_key(key, "--pprof-label")?;
+            labels.add_key(key, "--pprof-label", columns)?;
             labels.pprof.push(key.clone());
         }
         Ok(labels)
     }
 
-    fn add_key(&mut self, key: &str, option: &str) -> Result<(), String> {
-        if FIXED_COLUMNS.contains(&key) {
+    fn add_key(&mut self, key: &str, option: &str, columns: &[&str]) -> Result<(), String> {
+        if columns.contains(&key) {
             return Err(format!(
                 "{option}: `{key}` is a column of the rows already; the label columns must have \
                  other names than {}",
-                FIXED_COLUMNS.join(", ")
+                columns.join(", ")
             ));
         }
         if self.keys.iter().any(|k| k == key) {
@@ -181,37 +183,6 @@ pub struct InputLabels {
     pub keys: RowLabels,
     pub values: Vec<Vec<Option<String>>>,
 }
-
-/// Column names of the row schema that a label may not take.
-pub const FIXED_COLUMNS: &[&str] = &[
-    "schema",
-    "path",
-    "metric",
-    "unit",
-    "total",
-    "negative_total",
-    "owner",
-    "category",
-    "view",
-    "bucket_start_ns",
-    "bucket_end_ns",
-    "weight",
-    "guessed",
-    "callchains",
-    "max_depth",
-    "ownerless",
-    "unresolved_leaf",
-    "unresolved_owner",
-    "unresolved_anywhere",
-    "module_only_leaf",
-    "call_graph",
-    "samples",
-    "lost_events",
-    "lost_samples",
-    "throttles",
-    "warnings",
-    "error",
-];
 
 /// `value` as a row integer, or the error that names the input and the figure.
 fn exact(value: u128, path: &str, what: &str) -> Result<i64, String> {
@@ -374,6 +345,7 @@ mod tests {
             &["region=eu".to_string()],
             Some(r"(?P<service>svc-\w+)/(?:(?P<date>\d{8})/)?"),
             &["pod".to_string()],
+            &["schema", "path"],
         )
         .unwrap();
         assert_eq!(labels.keys, ["region", "service", "date", "pod"]);
@@ -391,7 +363,13 @@ mod tests {
             labels.values("/q/x.pb", vec![None]),
             [some("eu"), None, None, None]
         );
-        let twice = RowLabels::new(&["a=1".into()], Some("(?P<a>x)"), &[]).unwrap_err();
+        let twice = RowLabels::new(&["a=1".into()], Some("(?P<a>x)"), &[], &[]).unwrap_err();
         assert!(twice.contains("label `a` given twice"), "{twice}");
+        let column = RowLabels::new(&["path=x".into()], None, &[], &["schema", "path"]);
+        assert!(
+            column
+                .unwrap_err()
+                .contains("`path` is a column of the rows already")
+        );
     }
 }

@@ -7,7 +7,7 @@
 //! column (null where an error row has no figure), so that a reader infers one schema.
 
 use super::json::SCHEMA;
-use crate::aggregate::rows::{InputFigures, InputRows, OwnerRow, RowLabels};
+use crate::aggregate::rows::{InputFigures, InputRows, OwnerRow, RowLabels, RowQuality};
 use arrow_array::builder::{BooleanBuilder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -138,78 +138,215 @@ fn write_ndjson(labels: &RowLabels, rows: &InputRows, out: &mut dyn Write) -> st
     for row in rows_of(rows) {
         let mut ser = serde_json::Serializer::new(&mut *out);
         let mut map = ser.serialize_map(None)?;
-        map.serialize_entry("schema", row.schema)?;
-        map.serialize_entry("path", row.path)?;
-        for (key, value) in labels.keys.iter().zip(row.labels) {
-            map.serialize_entry(key, value)?;
+        for (i, column) in COLUMNS.iter().enumerate() {
+            map.serialize_entry(column.name, &(column.cell)(&row))?;
+            if i + 1 == LABELS_AFTER {
+                for (key, value) in labels.keys.iter().zip(row.labels) {
+                    map.serialize_entry(key, value)?;
+                }
+            }
         }
-        let f = row.figures;
-        let q = f.map(|f| &f.quality);
-        map.serialize_entry("metric", &f.map(|f| &f.metric))?;
-        map.serialize_entry("unit", &f.map(|f| &f.unit))?;
-        map.serialize_entry("total", &row_total(&row))?;
-        map.serialize_entry("negative_total", &f.map(|f| f.negative_total))?;
-        map.serialize_entry("owner", &row.owner.map(|o| &o.owner))?;
-        map.serialize_entry("category", &row.owner.and_then(|o| o.category))?;
-        map.serialize_entry("view", &row.owner.map(|o| o.view.as_str()))?;
-        let bucket = row.owner.and_then(|o| o.bucket);
-        map.serialize_entry("bucket_start_ns", &bucket.map(|b| b.start_ns))?;
-        map.serialize_entry("bucket_end_ns", &bucket.map(|b| b.end_ns))?;
-        map.serialize_entry("weight", &row.owner.map(|o| o.weight))?;
-        map.serialize_entry("guessed", &row.owner.map(|o| o.guessed))?;
-        map.serialize_entry("callchains", &q.map(|q| q.callchains))?;
-        map.serialize_entry("max_depth", &q.map(|q| q.max_depth))?;
-        map.serialize_entry("ownerless", &q.map(|q| q.ownerless))?;
-        map.serialize_entry("unresolved_leaf", &q.map(|q| q.unresolved_leaf))?;
-        map.serialize_entry("unresolved_owner", &q.map(|q| q.unresolved_owner))?;
-        map.serialize_entry("unresolved_anywhere", &q.map(|q| q.unresolved_anywhere))?;
-        map.serialize_entry("module_only_leaf", &q.map(|q| q.module_only_leaf))?;
-        map.serialize_entry("call_graph", &q.and_then(|q| q.call_graph))?;
-        map.serialize_entry("samples", &q.map(|q| q.samples))?;
-        map.serialize_entry("lost_events", &q.map(|q| q.lost_events))?;
-        map.serialize_entry("lost_samples", &q.map(|q| q.lost_samples))?;
-        map.serialize_entry("throttles", &q.map(|q| q.throttles))?;
-        map.serialize_entry("warnings", &row.warnings)?;
-        map.serialize_entry("error", &row.error)?;
         map.end()?;
         out.write_all(b"\n")?;
     }
     Ok(())
 }
 
-/// The Arrow schema of the rows: the fixed columns with the label columns after `path`.
+/// The names of the row columns (labels apart), which a label column may not take.
+pub fn column_names() -> Vec<&'static str> {
+    COLUMNS.iter().map(|c| c.name).collect()
+}
+
+/// One row column: its name, its Arrow type, and its value in a row. Every column is
+/// declared here once; NDJSON, the Parquet schema and its builders all read this table.
+struct Column {
+    name: &'static str,
+    kind: Kind,
+    cell: for<'r> fn(&'r Row<'r>) -> Cell<'r>,
+}
+
+/// A column's type: text (nullable or not), a 64-bit integer or a boolean, null where a row
+/// has no such figure (an error row, a row without an owner).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text { nullable: bool },
+    Int,
+    Bool,
+}
+
+/// One value of a row.
+enum Cell<'a> {
+    Text(Option<&'a str>),
+    Int(Option<i64>),
+    Bool(Option<bool>),
+}
+
+impl serde::Serialize for Cell<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Cell::Text(v) => v.serialize(serializer),
+            Cell::Int(v) => v.serialize(serializer),
+            Cell::Bool(v) => v.serialize(serializer),
+        }
+    }
+}
+
+/// The label columns come after this many columns (`schema`, `path`).
+const LABELS_AFTER: usize = 2;
+
+/// The row columns in schema order.
+static COLUMNS: [Column; 27] = [
+    Column {
+        name: "schema",
+        kind: Kind::Text { nullable: false },
+        cell: |r| Cell::Text(Some(r.schema)),
+    },
+    Column {
+        name: "path",
+        kind: Kind::Text { nullable: false },
+        cell: |r| Cell::Text(Some(r.path)),
+    },
+    Column {
+        name: "metric",
+        kind: Kind::Text { nullable: true },
+        cell: |r| Cell::Text(r.figures.map(|f| f.metric.as_str())),
+    },
+    Column {
+        name: "unit",
+        kind: Kind::Text { nullable: true },
+        cell: |r| Cell::Text(r.figures.map(|f| f.unit.as_str())),
+    },
+    Column {
+        name: "total",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(row_total(r)),
+    },
+    Column {
+        name: "negative_total",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(r.figures.map(|f| f.negative_total)),
+    },
+    Column {
+        name: "owner",
+        kind: Kind::Text { nullable: true },
+        cell: |r| Cell::Text(r.owner.map(|o| o.owner.as_str())),
+    },
+    Column {
+        name: "category",
+        kind: Kind::Text { nullable: true },
+        cell: |r| Cell::Text(r.owner.and_then(|o| o.category)),
+    },
+    Column {
+        name: "view",
+        kind: Kind::Text { nullable: true },
+        cell: |r| Cell::Text(r.owner.map(|o| o.view.as_str())),
+    },
+    Column {
+        name: "bucket_start_ns",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(r.owner.and_then(|o| o.bucket).map(|b| b.start_ns)),
+    },
+    Column {
+        name: "bucket_end_ns",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(r.owner.and_then(|o| o.bucket).map(|b| b.end_ns)),
+    },
+    Column {
+        name: "weight",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(r.owner.map(|o| o.weight)),
+    },
+    Column {
+        name: "guessed",
+        kind: Kind::Bool,
+        cell: |r| Cell::Bool(r.owner.map(|o| o.guessed)),
+    },
+    Column {
+        name: "callchains",
+        kind: Kind::Bool,
+        cell: |r| Cell::Bool(quality(r).map(|q| q.callchains)),
+    },
+    Column {
+        name: "max_depth",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.max_depth)),
+    },
+    Column {
+        name: "ownerless",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.ownerless)),
+    },
+    Column {
+        name: "unresolved_leaf",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.unresolved_leaf)),
+    },
+    Column {
+        name: "unresolved_owner",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.unresolved_owner)),
+    },
+    Column {
+        name: "unresolved_anywhere",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.unresolved_anywhere)),
+    },
+    Column {
+        name: "module_only_leaf",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.module_only_leaf)),
+    },
+    Column {
+        name: "call_graph",
+        kind: Kind::Text { nullable: true },
+        cell: |r| Cell::Text(quality(r).and_then(|q| q.call_graph)),
+    },
+    Column {
+        name: "samples",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.samples)),
+    },
+    Column {
+        name: "lost_events",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.lost_events)),
+    },
+    Column {
+        name: "lost_samples",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.lost_samples)),
+    },
+    Column {
+        name: "throttles",
+        kind: Kind::Int,
+        cell: |r| Cell::Int(quality(r).map(|q| q.throttles)),
+    },
+    Column {
+        name: "warnings",
+        kind: Kind::Text { nullable: true },
+        cell: |r| Cell::Text(r.warnings.as_deref()),
+    },
+    Column {
+        name: "error",
+        kind: Kind::Text { nullable: true },
+        cell: |r| Cell::Text(r.error),
+    },
+];
+
+fn quality<'r>(row: &'r Row<'r>) -> Option<&'r RowQuality> {
+    row.figures.map(|f| &f.quality)
+}
+
+/// The Arrow schema of the rows: the row columns with the label columns after `path`.
 pub fn arrow_schema(labels: &RowLabels) -> SchemaRef {
-    let text = |name: &str, nullable| Field::new(name, DataType::Utf8, nullable);
-    let int = |name: &str| Field::new(name, DataType::Int64, true);
-    let mut fields = vec![text("schema", false), text("path", false)];
-    fields.extend(labels.keys.iter().map(|k| text(k, true)));
-    fields.extend([
-        text("metric", true),
-        text("unit", true),
-        int("total"),
-        int("negative_total"),
-        text("owner", true),
-        text("category", true),
-        text("view", true),
-        int("bucket_start_ns"),
-        int("bucket_end_ns"),
-        int("weight"),
-        Field::new("guessed", DataType::Boolean, true),
-        Field::new("callchains", DataType::Boolean, true),
-        int("max_depth"),
-        int("ownerless"),
-        int("unresolved_leaf"),
-        int("unresolved_owner"),
-        int("unresolved_anywhere"),
-        int("module_only_leaf"),
-        text("call_graph", true),
-        int("samples"),
-        int("lost_events"),
-        int("lost_samples"),
-        int("throttles"),
-        text("warnings", true),
-        text("error", true),
-    ]);
+    let field = |column: &Column| match column.kind {
+        Kind::Text { nullable } => Field::new(column.name, DataType::Utf8, nullable),
+        Kind::Int => Field::new(column.name, DataType::Int64, true),
+        Kind::Bool => Field::new(column.name, DataType::Boolean, true),
+    };
+    let mut fields: Vec<Field> = COLUMNS[..LABELS_AFTER].iter().map(field).collect();
+    fields.extend((labels.keys.iter()).map(|k| Field::new(k.as_str(), DataType::Utf8, true)));
+    fields.extend(COLUMNS[LABELS_AFTER..].iter().map(field));
     let metadata = [("whose.schema".to_string(), SCHEMA.to_string())].into();
     Arc::new(Schema::new_with_metadata(fields, metadata))
 }
@@ -220,44 +357,44 @@ struct ParquetRows {
     schema: SchemaRef,
     writer: ArrowWriter<Vec<u8>>,
     buffered: usize,
-    text: Vec<StringBuilder>,
+    /// One builder per row column, in [`COLUMNS`] order.
+    columns: Vec<Builder>,
     labels: Vec<StringBuilder>,
-    ints: Vec<Int64Builder>,
-    guessed: BooleanBuilder,
-    callchains: BooleanBuilder,
 }
 
-/// Text columns in builder order (labels apart).
-const TEXT: [&str; 9] = [
-    "schema",
-    "path",
-    "metric",
-    "unit",
-    "owner",
-    "category",
-    "view",
-    "call_graph",
-    "warnings",
-];
-const ERROR_TEXT: usize = TEXT.len();
-/// Integer columns in builder order.
-const INTS: [&str; 15] = [
-    "total",
-    "negative_total",
-    "bucket_start_ns",
-    "bucket_end_ns",
-    "weight",
-    "max_depth",
-    "ownerless",
-    "unresolved_leaf",
-    "unresolved_owner",
-    "unresolved_anywhere",
-    "module_only_leaf",
-    "samples",
-    "lost_events",
-    "lost_samples",
-    "throttles",
-];
+/// The builder of one row column.
+enum Builder {
+    Text(StringBuilder),
+    Int(Int64Builder),
+    Bool(BooleanBuilder),
+}
+
+impl Builder {
+    fn new(kind: Kind) -> Builder {
+        match kind {
+            Kind::Text { .. } => Builder::Text(StringBuilder::new()),
+            Kind::Int => Builder::Int(Int64Builder::new()),
+            Kind::Bool => Builder::Bool(BooleanBuilder::new()),
+        }
+    }
+
+    fn append(&mut self, cell: Cell<'_>) {
+        match (self, cell) {
+            (Builder::Text(b), Cell::Text(v)) => b.append_option(v),
+            (Builder::Int(b), Cell::Int(v)) => b.append_option(v),
+            (Builder::Bool(b), Cell::Bool(v)) => b.append_option(v),
+            _ => unreachable!("a column's cells are of its kind"),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Builder::Text(b) => Arc::new(b.finish()),
+            Builder::Int(b) => Arc::new(b.finish()),
+            Builder::Bool(b) => Arc::new(b.finish()),
+        }
+    }
+}
 
 impl ParquetRows {
     fn new(labels: &RowLabels) -> std::io::Result<ParquetRows> {
@@ -272,60 +409,19 @@ impl ParquetRows {
             schema,
             writer,
             buffered: 0,
-            text: (0..=TEXT.len()).map(|_| StringBuilder::new()).collect(),
+            columns: COLUMNS.iter().map(|c| Builder::new(c.kind)).collect(),
             labels: labels.keys.iter().map(|_| StringBuilder::new()).collect(),
-            ints: INTS.iter().map(|_| Int64Builder::new()).collect(),
-            guessed: BooleanBuilder::new(),
-            callchains: BooleanBuilder::new(),
         })
     }
 
     fn push(&mut self, rows: &InputRows) {
         for row in rows_of(rows) {
-            let f = row.figures;
-            let q = f.map(|f| &f.quality);
-            let o = row.owner;
-            let texts: [Option<&str>; TEXT.len() + 1] = [
-                Some(row.schema),
-                Some(row.path),
-                f.map(|f| f.metric.as_str()),
-                f.map(|f| f.unit.as_str()),
-                o.map(|o| o.owner.as_str()),
-                o.and_then(|o| o.category),
-                o.map(|o| o.view.as_str()),
-                q.and_then(|q| q.call_graph),
-                row.warnings.as_deref(),
-                row.error,
-            ];
-            for (builder, value) in self.text.iter_mut().zip(texts) {
-                builder.append_option(value);
+            for (builder, column) in self.columns.iter_mut().zip(&COLUMNS) {
+                builder.append((column.cell)(&row));
             }
             for (builder, value) in self.labels.iter_mut().zip(row.labels) {
                 builder.append_option(value.as_deref());
             }
-            let bucket = o.and_then(|o| o.bucket);
-            let ints: [Option<i64>; INTS.len()] = [
-                row_total(&row),
-                f.map(|f| f.negative_total),
-                bucket.map(|b| b.start_ns),
-                bucket.map(|b| b.end_ns),
-                o.map(|o| o.weight),
-                q.map(|q| q.max_depth),
-                q.map(|q| q.ownerless),
-                q.map(|q| q.unresolved_leaf),
-                q.map(|q| q.unresolved_owner),
-                q.map(|q| q.unresolved_anywhere),
-                q.map(|q| q.module_only_leaf),
-                q.map(|q| q.samples),
-                q.map(|q| q.lost_events),
-                q.map(|q| q.lost_samples),
-                q.map(|q| q.throttles),
-            ];
-            for (builder, value) in self.ints.iter_mut().zip(ints) {
-                builder.append_option(value);
-            }
-            self.guessed.append_option(o.map(|o| o.guessed));
-            self.callchains.append_option(q.map(|q| q.callchains));
             self.buffered += 1;
         }
     }
@@ -346,34 +442,13 @@ impl ParquetRows {
 
     /// The builders' rows as a batch in schema order.
     fn batch(&mut self) -> std::io::Result<RecordBatch> {
-        let mut by_name: Vec<(&str, ArrayRef)> = Vec::new();
-        for (name, builder) in TEXT.iter().zip(&mut self.text) {
-            by_name.push((name, Arc::new(builder.finish())));
-        }
-        by_name.push(("error", Arc::new(self.text[ERROR_TEXT].finish())));
-        for (name, builder) in INTS.iter().zip(&mut self.ints) {
-            by_name.push((name, Arc::new(builder.finish())));
-        }
-        by_name.push(("guessed", Arc::new(self.guessed.finish())));
-        by_name.push(("callchains", Arc::new(self.callchains.finish())));
-        let labels: Vec<ArrayRef> = self
+        let mut arrays: Vec<ArrayRef> = self.columns.iter_mut().map(Builder::finish).collect();
+        let labels = self
             .labels
             .iter_mut()
-            .map(|b| Arc::new(b.finish()) as ArrayRef)
-            .collect();
-        let mut labels = labels.into_iter();
-        let columns: Vec<ArrayRef> = self
-            .schema
-            .fields()
-            .iter()
-            .map(
-                |field| match by_name.iter().find(|(n, _)| *n == field.name()) {
-                    Some((_, array)) => array.clone(),
-                    None => labels.next().expect("one builder per label column"),
-                },
-            )
-            .collect();
-        RecordBatch::try_new(self.schema.clone(), columns).map_err(std::io::Error::other)
+            .map(|b| Arc::new(b.finish()) as ArrayRef);
+        arrays.splice(LABELS_AFTER..LABELS_AFTER, labels);
+        RecordBatch::try_new(self.schema.clone(), arrays).map_err(std::io::Error::other)
     }
 
     fn finish(mut self, out: &mut dyn Write) -> std::io::Result<()> {
@@ -386,20 +461,16 @@ impl ParquetRows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregate::rows::FIXED_COLUMNS;
 
-    /// The columns are named in three places (the schema, the builders' order, and the names
-    /// a label may not take): they must be one set, or a label could shadow a column.
+    /// The schema is made from the column table with the labels after `path`.
     #[test]
-    fn the_schema_the_builders_and_the_reserved_names_agree() {
-        let schema = arrow_schema(&RowLabels::default());
+    fn the_schema_has_every_column_and_the_labels_after_path() {
+        let labels = RowLabels::new(&["team=a".into()], None, &[], &column_names()).unwrap();
+        let schema = arrow_schema(&labels);
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        assert_eq!(names, FIXED_COLUMNS);
-        let mut built: Vec<&str> = TEXT.iter().chain(&INTS).copied().collect();
-        built.extend(["guessed", "callchains", "error"]);
-        built.sort_unstable();
-        let mut fixed = FIXED_COLUMNS.to_vec();
-        fixed.sort_unstable();
-        assert_eq!(built, fixed);
+        let mut want = column_names();
+        want.insert(LABELS_AFTER, "team");
+        assert_eq!(names, want);
+        assert_eq!(&names[..3], ["schema", "path", "team"]);
     }
 }
