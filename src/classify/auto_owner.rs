@@ -228,8 +228,8 @@ pub fn unit(frame: &Frame, key: &str, context: Context) -> Option<Unit> {
 /// `/app/node_modules/@scope/name/lib/x.js` → `@scope/name`; the last `node_modules/` is the
 /// package's own (pnpm and nested installs put packages inside others).
 pub fn npm_package(path: &str) -> Option<String> {
-    // `contains` is the vectorised search; most names asked have no `node_modules/`
-    if !path.contains("node_modules/") {
+    // most names asked have no `/` at all, found without building a substring searcher
+    if memchr::memchr(b'/', path.as_bytes()).is_none() || !path.contains("node_modules/") {
         return None;
     }
     let (_, rest) = path.rsplit_once("node_modules/")?;
@@ -342,12 +342,12 @@ pub fn java_vendor(name: &str) -> Option<String> {
     // a JVM name has no spaces, `::`, `/` or parentheses before its method (a lambda's
     // `$$Lambda` and inner classes' `$` are part of the class)
     let head = name.split('(').next().unwrap_or(name);
-    if head.contains("::") || head.contains(['/', ' ']) {
+    // two packages, a class and a method: three dots at least (checked first, as most names
+    // asked are no Java method)
+    if head.bytes().filter(|&b| b == b'.').count() < 3 {
         return None;
     }
-    // two packages, a class and a method: three dots at least (checked before collecting,
-    // as most names asked are no Java method)
-    if head.bytes().filter(|&b| b == b'.').count() < 3 {
+    if head.contains("::") || head.contains(['/', ' ']) {
         return None;
     }
     let segments: Vec<&str> = head.split('.').collect();

@@ -135,7 +135,11 @@ impl BlockIndex {
     pub fn first(&self, frame: &Frame, key: &str) -> Option<usize> {
         let mut best = self.first_prefix(key);
         best = earlier(best, self.kinds[kind_slot(frame.kind)]);
-        if let Some(set) = &self.regexes {
+        // (`is_match` stops at the first match and most frames match no regex; `matches`
+        // runs every pattern to the end)
+        if let Some(set) = &self.regexes
+            && set.is_match(&frame.name)
+        {
             let first = set.matches(&frame.name).iter().next();
             best = earlier(best, first.map(|i| self.regex_block[i]));
         }

@@ -68,6 +68,8 @@ pub fn match_key(name: &str) -> Cow<'_, str> {
 
 /// The Rust crate a frame's name belongs to: the first `::` segment of its match key.
 pub fn rust_crate(key: &str) -> Option<&str> {
+    // (a `:` looked for first: a search for `::` builds a searcher per call)
+    memchr::memchr(b':', key.as_bytes())?;
     let (first, _) = key.split_once("::")?;
     (!first.is_empty() && first.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .then_some(first)
