@@ -81,13 +81,20 @@ impl FlameStack {
 ///
 /// Equal texts get one id, so two lines share a frame exactly when they share its id: a
 /// flame graph tool merges frames by text, and so can whose without writing the lines out.
+///
+/// Texts known to be distinct are pushed without a lookup ([`FrameTexts::push_distinct`]):
+/// the hash index is built on the first [`FrameTexts::intern`] only. On a million distinct
+/// frames a lookup in it is a cache miss or two per text, more than half of building the
+/// lines (issue 24).
 #[derive(Debug, Clone, Default)]
 pub struct FrameTexts {
     arena: String,
     /// `ends[i]` is where text `i` ends in `arena`; it starts where text `i - 1` ends.
     ends: Vec<usize>,
     owners: Vec<OwnerId>,
+    /// Every text by its hash, once `indexed`; empty before.
     index: HashTable<u32>,
+    indexed: bool,
 }
 
 impl FrameTexts {
@@ -97,22 +104,14 @@ impl FrameTexts {
     }
 
     pub fn text(&self, id: u32) -> &str {
-        let i = id as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.arena[start..self.ends[i]]
+        text_at(&self.arena, &self.ends, id)
     }
 
-    /// Room for `more` texts, so that the index is not rebuilt as it grows (rebuilding
-    /// hashes every text again).
+    /// Room for `more` texts (and for the index, should one be built: building it again as
+    /// it grows hashes every text again).
     fn reserve(&mut self, more: usize) {
         self.ends.reserve(more);
         self.owners.reserve(more);
-        let (arena, ends) = (&self.arena, &self.ends);
-        self.index.reserve(more, |&id| {
-            let i = id as usize;
-            let start = if i == 0 { 0 } else { ends[i - 1] };
-            FxBuildHasher.hash_one(&arena[start..ends[i]])
-        });
     }
 
     /// The owner whose colour text `id` takes.
@@ -122,22 +121,60 @@ impl FrameTexts {
 
     /// The id of `text`; a new text takes `owner`'s colour, a known one keeps its first.
     pub fn intern(&mut self, text: &str, owner: OwnerId) -> u32 {
+        self.build_index();
         let hash = FxBuildHasher.hash_one(text);
-        if let Some(&id) = self.index.find(hash, |&id| self.text(id) == text) {
-            return id;
+        let (arena, ends) = (&self.arena, &self.ends);
+        let rehash = |&id: &u32| FxBuildHasher.hash_one(text_at(arena, ends, id));
+        match (self.index).entry(hash, |&id| text_at(arena, ends, id) == text, rehash) {
+            hashbrown::hash_table::Entry::Occupied(known) => *known.get(),
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                let id = u32::try_from(self.ends.len()).expect("more than 2^32 frame texts");
+                slot.insert(id);
+                self.push(text, owner);
+                id
+            }
+        }
+    }
+
+    /// The id of a new `text` that no text pushed so far with this call equals (the caller
+    /// knows: its texts are grouped by content); once anything was interned, interned, as
+    /// an interned text might equal it.
+    pub fn push_distinct(&mut self, text: &str, owner: OwnerId) -> u32 {
+        if self.indexed {
+            return self.intern(text, owner);
         }
         let id = u32::try_from(self.ends.len()).expect("more than 2^32 frame texts");
+        self.push(text, owner);
+        id
+    }
+
+    fn push(&mut self, text: &str, owner: OwnerId) {
         self.arena.push_str(text);
         self.ends.push(self.arena.len());
         self.owners.push(owner);
-        let (arena, ends) = (&self.arena, &self.ends);
-        self.index.insert_unique(hash, id, |&id| {
-            let i = id as usize;
-            let start = if i == 0 { 0 } else { ends[i - 1] };
-            FxBuildHasher.hash_one(&arena[start..ends[i]])
-        });
-        id
     }
+
+    /// Indexes the texts pushed before the first lookup: they are distinct, so each is
+    /// inserted without one.
+    fn build_index(&mut self) {
+        if self.indexed {
+            return;
+        }
+        self.indexed = true;
+        let (arena, ends) = (&self.arena, &self.ends);
+        let hash = |id: u32| FxBuildHasher.hash_one(text_at(arena, ends, id));
+        self.index.reserve(ends.capacity(), |&id| hash(id));
+        for id in 0..ends.len() as u32 {
+            self.index.insert_unique(hash(id), id, |&id| hash(id));
+        }
+    }
+}
+
+/// Text `id` of an arena of texts back to back, `ends[i]` where text `i` ends.
+fn text_at<'a>(arena: &'a str, ends: &[usize], id: u32) -> &'a str {
+    let i = id as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    &arena[start..ends[i]]
 }
 
 /// Every distinct stack of one profile as folded lines (`root;…;leaf weight`), kept as frame
@@ -366,6 +403,7 @@ pub fn flame_lines(
         // each stack once: nothing to keep
         facts: FactCache::new(profile, rules, classes, options.types_as_frames, Vec::new()),
         classes,
+        groups: own_text_groups(profile, rules, classes, options),
         by_frame: vec![u32::MAX; profile.frame_count()],
         by_frame_and_owner: FxHashMap::default(),
         roots: FxHashMap::default(),
@@ -398,9 +436,11 @@ struct Builder<'a> {
     classes: &'a Classification,
     options: &'a FlameOptions,
     facts: FactCache<'a>,
-    /// Frame → the id of its text coloured by its own owner (`u32::MAX`: not seen yet): one
-    /// slot per frame costs less than a map's entry, and most frames are in samples their
-    /// owner owns.
+    /// Frame → the first frame of its own-colour text ([`own_text_groups`]).
+    groups: Vec<u32>,
+    /// First frame of a text → the id of its text coloured by its own owner (`u32::MAX`: not
+    /// seen yet): one slot per frame costs less than a map's entry, and most frames are in
+    /// samples their owner owns.
     by_frame: Vec<u32>,
     /// (frame, sample owner) → its text's id, when colouring by the sample's owner and that
     /// is not the frame's own.
@@ -471,44 +511,104 @@ impl Builder<'_> {
             Some(ColorBy::Sample) => sample_owner,
             _ => own,
         };
-        let own_color = color_owner == own;
-        let known = if own_color {
-            Some(self.by_frame[f.0 as usize]).filter(|&id| id != u32::MAX)
-        } else {
-            self.by_frame_and_owner.get(&(f, color_owner)).copied()
-        };
-        if let Some(id) = known {
+        if color_owner == own {
+            return self.own_text(f, own, texts);
+        }
+        if let Some(&id) = self.by_frame_and_owner.get(&(f, color_owner)) {
             return id;
         }
-        let name = folded_name(&self.profile.frame(f).name);
-        let owner_name = |o: OwnerId| folded_name(&self.rules.owner(o).name);
-        // the text is written into one buffer: a new frame costs no allocation of its own
         let mut text = std::mem::take(&mut self.text);
         text.clear();
-        text.push_str(&name);
-        match self.options.annotate {
-            None => {}
-            Some(ColorBy::Sample) if own != sample_owner => {
-                let (from, to) = (owner_name(own), owner_name(sample_owner));
-                for part in [" [", &from, " → ", &to, "]"] {
-                    text.push_str(part);
-                }
-            }
-            Some(_) => {
-                for part in [" [", &owner_name(own), "]"] {
-                    text.push_str(part);
-                }
-            }
+        text.push_str(&folded_name(&self.profile.frame(f).name));
+        let owner_name = |o: OwnerId| folded_name(&self.rules.owner(o).name);
+        let (from, to) = (owner_name(own), owner_name(sample_owner));
+        for part in [" [", &from, " → ", &to, "]"] {
+            text.push_str(part);
         }
         let id = texts.intern(&text, color_owner);
         self.text = text;
-        if own_color {
-            self.by_frame[f.0 as usize] = id;
-        } else {
-            self.by_frame_and_owner.insert((f, color_owner), id);
-        }
+        self.by_frame_and_owner.insert((f, color_owner), id);
         id
     }
+
+    /// The text of frame `f` coloured by its own owner `own`: one per group of frames of
+    /// that text, pushed without a lookup when it is new ([`own_text_groups`]).
+    fn own_text(&mut self, f: FrameId, own: OwnerId, texts: &mut FrameTexts) -> u32 {
+        let slot = self.groups[f.0 as usize] as usize;
+        if self.by_frame[slot] != u32::MAX {
+            return self.by_frame[slot];
+        }
+        // the text is written into one buffer: a new frame costs no allocation of its own
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        write_own_text(
+            self.profile,
+            self.rules,
+            self.classes,
+            self.options,
+            f,
+            &mut text,
+        );
+        let id = texts.push_distinct(&text, own);
+        self.text = text;
+        self.by_frame[slot] = id;
+        id
+    }
+}
+
+/// Writes the text of frame `f` coloured by its own owner: its name, annotated with that
+/// owner unless names stay bare. (A frame in a sample its own owner owns, with colour by
+/// sample owner, reads the same.)
+fn write_own_text(
+    profile: &Profile,
+    rules: &RuleSet,
+    classes: &Classification,
+    options: &FlameOptions,
+    f: FrameId,
+    text: &mut String,
+) {
+    text.push_str(&folded_name(&profile.frame(f).name));
+    if options.annotate.is_some() {
+        let owner = folded_name(&rules.owner(classes.owner_of(f)).name);
+        for part in [" [", &owner, "]"] {
+            text.push_str(part);
+        }
+    }
+}
+
+/// For every frame, the first frame (by id) of the same own-colour text
+/// ([`write_own_text`]): frames of one text share its id, found without a lookup per frame
+/// in a map of every text. Texts are hashed on every core and grouped by sorting the hashes.
+fn own_text_groups(
+    profile: &Profile,
+    rules: &RuleSet,
+    classes: &Classification,
+    options: &FlameOptions,
+) -> Vec<u32> {
+    use rayon::prelude::*;
+    let write = |f: FrameId, text: &mut String| {
+        text.clear();
+        write_own_text(profile, rules, classes, options, f, text);
+    };
+    let hashed = |text: &mut String, f: u32| {
+        write(FrameId(f), text);
+        (super::hash32(FxBuildHasher.hash_one(text.as_str())), f)
+    };
+    let count = profile.frame_count();
+    let by_hash: Vec<(u32, u32)> = if count >= super::PARALLEL_GROUPING {
+        (0..count as u32)
+            .into_par_iter()
+            .map_init(String::new, hashed)
+            .collect()
+    } else {
+        let mut text = String::new();
+        (0..count as u32).map(|f| hashed(&mut text, f)).collect()
+    };
+    super::first_of_each_key(count, by_hash, |f| {
+        let mut text = String::new();
+        write(f, &mut text);
+        text
+    })
 }
 
 #[cfg(test)]
@@ -589,6 +689,61 @@ mod tests {
         };
         assert_eq!(owner_of("malloc [libc]"), "libc");
         assert_eq!(owner_of("main [unclassified]"), "unclassified");
+    }
+
+    #[test]
+    fn frames_of_one_text_share_its_id_without_a_lookup() {
+        let (mut p, rules, _) = profile();
+        // more frames of texts there are: `lib.parse,x [lib]` in another module and from a
+        // name that folds to it (`,` for `;`), and `app.idle [app]` of another kind
+        let mut in_module = Frame::named("lib.parse;x", FrameKind::Native);
+        in_module.module = Some("liblib.so".into());
+        let in_module = p.intern_frame(in_module);
+        let comma = p.intern_frame(Frame::named("lib.parse,x", FrameKind::Native));
+        let kernel = p.intern_frame(Frame::named("app.idle", FrameKind::Kernel));
+        let main = p.intern_frame(Frame::named("main", FrameKind::Native));
+        for leaf in [in_module, comma, kernel] {
+            let stack = p.intern_stack(&[leaf, main]);
+            p.add_sample(stack, None, &[1]);
+        }
+        let classes = rules.classify(&p);
+        let options = FlameOptions {
+            annotate: Some(ColorBy::Frame),
+            ..FlameOptions::default()
+        };
+        let lines = flame_lines(&p, &rules, &classes, &options);
+        let texts: Vec<String> = text_owners(&lines).into_iter().map(|(t, _)| t).collect();
+        let mut distinct = texts.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(texts.len(), distinct.len(), "a text twice: {texts:?}");
+        assert_eq!(texts.len(), 5, "{texts:?}");
+        assert_eq!(
+            sorted(&lines, None),
+            [
+                "main [unclassified];app.handle [app];lib.parse,x [lib];malloc [libc] 5",
+                "main [unclassified];app.idle [app] 1",
+                "main [unclassified];app.idle [app] 4",
+                "main [unclassified];lib.parse,x [lib] 1",
+                "main [unclassified];lib.parse,x [lib] 1",
+            ]
+        );
+    }
+
+    #[test]
+    fn texts_pushed_as_distinct_are_found_once_a_lookup_builds_the_index() {
+        let mut texts = FrameTexts::default();
+        let (a, b) = (OwnerId(1), OwnerId(2));
+        assert_eq!(texts.push_distinct("x [a]", a), 0);
+        assert_eq!(texts.push_distinct("y [a]", a), 1);
+        assert_eq!(texts.intern("y [a]", b), 1, "found, with its first owner");
+        assert_eq!(texts.owner(1), a);
+        assert_eq!(texts.intern("z [a → b]", b), 2);
+        // once looked up, a text pushed as distinct is looked up too
+        assert_eq!(texts.push_distinct("z [a → b]", a), 2);
+        assert_eq!(texts.push_distinct("w [b]", b), 3);
+        assert_eq!(texts.intern("w [b]", a), 3);
+        assert_eq!(texts.count(), 4);
     }
 
     #[test]

@@ -1192,15 +1192,33 @@ fn label_groups<K: std::hash::Hash + Eq>(
     frames: impl Iterator<Item = FrameId>,
     key: impl Fn(FrameId) -> K,
 ) -> Vec<u32> {
+    let by_hash: Vec<(u32, u32)> = frames.map(|f| (hash32(hash_of(&key(f))), f.0)).collect();
+    first_of_each_key(frame_count, by_hash, key)
+}
+
+/// Frames at least this many are grouped on every core.
+const PARALLEL_GROUPING: usize = 1 << 16;
+
+/// 32 bits of a 64-bit hash, both halves mixed in.
+fn hash32(hash: u64) -> u32 {
+    (hash >> 32) as u32 ^ hash as u32
+}
+
+/// [`label_groups`] from each frame's hash of its key (32 bits, as [`hash32`] folds it) next
+/// to its id, for callers that hash without making the key (`flame_lines` writes a frame's
+/// text into one buffer, and on all cores).
+fn first_of_each_key<K: std::hash::Hash + Eq>(
+    frame_count: usize,
+    mut by_hash: Vec<(u32, u32)>,
+    key: impl Fn(FrameId) -> K,
+) -> Vec<u32> {
     use rayon::slice::ParallelSliceMut as _;
     let mut groups = vec![u32::MAX; frame_count];
-    let mut by_hash: Vec<(u32, u32)> = frames
-        .map(|f| {
-            let hash = hash_of(&key(f));
-            ((hash >> 32) as u32 ^ hash as u32, f.0)
-        })
-        .collect();
-    by_hash.par_sort_unstable();
+    if by_hash.len() >= PARALLEL_GROUPING {
+        by_hash.par_sort_unstable();
+    } else {
+        by_hash.sort_unstable();
+    }
     for run in by_hash.chunk_by(|a, b| a.0 == b.0) {
         if let [(_, only)] = run {
             groups[*only as usize] = *only;
