@@ -26,5 +26,6 @@ pub fn run(plan: DiffPlan) -> Result<Outcome> {
     write_output(plan.output.as_deref(), |out, term| {
         render::comparison::render(&result, plan.format, term.width, out)
     })?;
+    super::leave_to_exit(loaded);
     Ok(Outcome::Success)
 }

@@ -82,5 +82,6 @@ pub fn run(plan: ExplainPlan) -> Result<Outcome> {
     write_output(None, |out, term| {
         explain::write(&loaded.rules, &input.aggregate, &explained, term.width, out)
     })?;
+    super::leave_to_exit(loaded);
     Ok(Outcome::Success)
 }

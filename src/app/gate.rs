@@ -60,6 +60,7 @@ fn decide(plan: &GatePlan) -> Result<gate::GateOutcome> {
         }
         results.push(gate::check(&reports[at].1, requirement, &plan.decision)?);
     }
+    super::leave_to_exit(loaded);
     Ok(gate::decide(results, plan.mode, &plan.decision))
 }
 

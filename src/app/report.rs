@@ -81,6 +81,7 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
     write_output(plan.output.as_deref(), |out, term| {
         render::render(&report, plan.format, term, &labels, out)
     })?;
+    super::leave_to_exit(loaded);
     Ok(Outcome::Success)
 }
 

@@ -72,5 +72,6 @@ pub fn run(plan: TopPlan) -> Result<Outcome> {
         by_cum: plan.by_cum,
     };
     write_output(plan.output.as_deref(), |out, _| top::write(&listing, out))?;
+    super::leave_to_exit(loaded);
     Ok(Outcome::Success)
 }
