@@ -32,23 +32,7 @@ pub fn function_weights<K: Hash + Eq>(
     types_as_frames: bool,
     key: impl Fn(FrameId) -> K,
 ) -> Vec<FunctionWeight> {
-    let mut group_of_key: FxHashMap<K, u32> = FxHashMap::default();
-    let mut first_frame: Vec<FrameId> = Vec::new();
-    let group_of: Vec<Option<u32>> = (0..profile.frame_count() as u32)
-        .map(FrameId)
-        .map(|f| {
-            if !types_as_frames && profile.frame(f).kind == FrameKind::AllocType {
-                return None;
-            }
-            let next = first_frame.len() as u32;
-            let g = *group_of_key.entry(key(f)).or_insert(next);
-            if g == next {
-                first_frame.push(f);
-            }
-            Some(g)
-        })
-        .collect();
-    drop(group_of_key);
+    let (group_of, first_frame) = function_groups(profile, types_as_frames, key);
     // rows summed per distinct stack first: the stack walk is then once per stack
     let mut stack_weight = vec![0u128; profile.stack_count()];
     for row in profile.rows() {
@@ -63,15 +47,11 @@ pub fn function_weights<K: Hash + Eq>(
             continue;
         }
         seen.clear();
-        let mut leaf = true;
-        for &f in profile.stack(crate::model::StackId(stack as u32)) {
-            let Some(g) = group_of[f.0 as usize] else {
-                continue;
-            };
-            let g = g as usize;
-            if leaf {
+        let stack = profile.stack(crate::model::StackId(stack as u32));
+        let groups = stack.iter().filter_map(|f| group_of[f.0 as usize]);
+        for (i, g) in groups.map(|g| g as usize).enumerate() {
+            if i == 0 {
                 flat[g] += w;
-                leaf = false;
             }
             if seen.insert(g) {
                 cum[g] += w;
@@ -91,6 +71,32 @@ pub fn function_weights<K: Hash + Eq>(
             .then(a.frame.cmp(&b.frame))
     });
     functions
+}
+
+/// The function (group of frames of one `key`) of every frame, `None` for an allocated-type
+/// leaf left out, and the first frame of each function.
+fn function_groups<K: Hash + Eq>(
+    profile: &Profile,
+    types_as_frames: bool,
+    key: impl Fn(FrameId) -> K,
+) -> (Vec<Option<u32>>, Vec<FrameId>) {
+    let mut group_of_key: FxHashMap<K, u32> = FxHashMap::default();
+    let mut first_frame: Vec<FrameId> = Vec::new();
+    let group_of = (0..profile.frame_count() as u32)
+        .map(FrameId)
+        .map(|f| {
+            if !types_as_frames && profile.frame(f).kind == FrameKind::AllocType {
+                return None;
+            }
+            let next = first_frame.len() as u32;
+            let g = *group_of_key.entry(key(f)).or_insert(next);
+            if g == next {
+                first_frame.push(f);
+            }
+            Some(g)
+        })
+        .collect();
+    (group_of, first_frame)
 }
 
 /// What would claim the heaviest unclassified functions, for `explain`'s last line.

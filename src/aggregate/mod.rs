@@ -881,29 +881,15 @@ impl FrameAccumulator {
         }
     }
 
-    /// The heaviest `top` of each list, named; the allocated types.
-    fn finish(
-        self,
+    /// The frames each list shows as one row: by owner and name (self and owner lists), and
+    /// by label for unclassified frames when some have a module (else the first serves).
+    fn groupings(
+        &self,
         profile: &Profile,
-        rules: &RuleSet,
         classes: &Classification,
-        top: usize,
-    ) -> FrameLists {
-        if top == 0 {
-            // no list is shown (flame's legend, fleet rows): no grouping to make
-            return FrameLists {
-                top_self: Vec::new(),
-                top_owner_frames: Vec::new(),
-                unclassified: Vec::new(),
-                types: type_weights(profile, self.types),
-            };
-        }
-        let owner_name = |f: FrameId| rules.owner(classes.owner_of(f)).name.as_str();
-        let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
-        // self and owner lists show a row per owner and name: one grouping serves both
-        // the groupings, then the three lists, two at a time on two cores: on millions of
-        // distinct frames each is a pass over all of them
-        let (by_name, own_groups) = rayon::join(
+    ) -> (Vec<u32>, Option<Vec<u32>>) {
+        // the two on two cores: on millions of distinct frames each is a pass over all of them
+        rayon::join(
             // owner names are unique: the id stands for the name, and hashes cheaper
             || {
                 label_groups(
@@ -925,7 +911,30 @@ impl FrameAccumulator {
                     )
                 })
             },
-        );
+        )
+    }
+
+    /// The heaviest `top` of each list, named; the allocated types.
+    fn finish(
+        self,
+        profile: &Profile,
+        rules: &RuleSet,
+        classes: &Classification,
+        top: usize,
+    ) -> FrameLists {
+        if top == 0 {
+            // no list is shown (flame's legend, fleet rows): no grouping to make
+            return FrameLists {
+                top_self: Vec::new(),
+                top_owner_frames: Vec::new(),
+                unclassified: Vec::new(),
+                types: type_weights(profile, self.types),
+            };
+        }
+        let owner_name = |f: FrameId| rules.owner(classes.owner_of(f)).name.as_str();
+        let name = |f: FrameId| Cow::Borrowed(&*profile.frame(f).name);
+        // self and owner lists show a row per owner and name: one grouping serves both
+        let (by_name, own_groups) = self.groupings(profile, classes);
         let groups = own_groups.as_deref().unwrap_or(&by_name);
         let name_frames =
             |totals: &FrameTotals| heaviest(totals, &by_name, &owner_name, &name, top);
@@ -1128,17 +1137,7 @@ fn heaviest<'p>(
     if top == 0 {
         return Vec::new();
     }
-    // the first frame of each group stands for the others; the sums of those that stand for
-    // more than one are kept apart, in u128 (one stack may hold two frames of one label, so
-    // such a sum may pass the total that sized `totals`)
-    let mut merged: FxHashMap<FrameId, u128> = FxHashMap::default();
-    for (f, w) in totals.weighed() {
-        let first = FrameId(groups[f.0 as usize]);
-        if first != f {
-            let sum = merged.entry(first).or_insert_with(|| totals.get(first));
-            *sum = sum.saturating_add(w);
-        }
-    }
+    let merged = group_sums(totals, groups);
     let weight = |f: FrameId| {
         if merged.is_empty() {
             return totals.get(f);
@@ -1180,6 +1179,21 @@ fn heaviest<'p>(
             weight: weight(f),
         })
         .collect()
+}
+
+/// The first frame of each group stands for the others: the sums of those that stand for
+/// more than one, kept apart, in u128 (one stack may hold two frames of one label, so such a
+/// sum may pass the total that sized `totals`).
+fn group_sums(totals: &FrameTotals, groups: &[u32]) -> FxHashMap<FrameId, u128> {
+    let mut merged: FxHashMap<FrameId, u128> = FxHashMap::default();
+    for (f, w) in totals.weighed() {
+        let first = FrameId(groups[f.0 as usize]);
+        if first != f {
+            let sum = merged.entry(first).or_insert_with(|| totals.get(first));
+            *sum = sum.saturating_add(w);
+        }
+    }
+    merged
 }
 
 /// For every frame `frames` yields, the first of them (in id order) with the same `key`:

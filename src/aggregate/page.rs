@@ -78,61 +78,28 @@ pub fn page_input(
     let tree = FullTree::build(profile, types_as_frames, weights);
     let total: u128 = tree.totals[0];
     let floor = (total as f64 * min_share).ceil() as u128;
-    // nodes keep their order (parents before children): the drawn ones get new ids
-    let mut kept: Vec<Option<u32>> = vec![None; tree.nodes.len()];
     let mut page = PageInput::default();
-    let mut frame_index: FxHashMap<FrameId, u32> = FxHashMap::default();
-    kept[0] = Some(0);
-    page.nodes.push(Node {
-        parent: 0,
-        frame: u32::MAX,
-    });
-    for (i, &(parent, frame)) in tree.nodes.iter().enumerate().skip(1) {
-        let Some(parent) = kept[parent as usize] else {
-            continue;
-        };
-        if tree.totals[i] < floor.max(1) {
-            continue;
+    let kept = keep_nodes(&tree, floor.max(1), &mut page, |frame| {
+        // the owner the report gives the frame, and the rule `explain` names for it
+        let (_, reason) = rules.classify_frame(profile.frame(frame));
+        PageFrame {
+            id: frame,
+            owner: classes.owner_of(frame),
+            reason,
         }
-        let next = page.frames.len() as u32;
-        let f = *frame_index.entry(frame).or_insert_with(|| {
-            // the owner the report gives the frame, and the rule `explain` names for it
-            let (_, reason) = rules.classify_frame(profile.frame(frame));
-            let owner = classes.owner_of(frame);
-            page.frames.push(PageFrame {
-                id: frame,
-                owner,
-                reason,
-            });
-            next
-        });
-        kept[i] = Some(page.nodes.len() as u32);
-        page.nodes.push(Node { parent, frame: f });
-    }
+    });
     page.pruned_nodes = tree.nodes.len() - page.nodes.len();
-    let mut cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
-    let mut stack_attr: FxHashMap<StackId, (OwnerId, OwnerId, Option<u32>)> = FxHashMap::default();
-    let mut sets: FxHashMap<Vec<OwnerId>, u32> = FxHashMap::default();
+    let cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
+    let mut owners = OwnerSets::new(cache);
     let mut merged: FxHashMap<Entry, usize> = FxHashMap::default();
     for &(bucket, stack, weight) in weights {
         let full = tree.leaf_of[&stack];
         if kept[full as usize].is_none() {
             page.pruned_weight += weight;
         }
-        let node = nearest_kept(&tree, &kept, full);
-        let (self_owner, owner, anywhere) = *stack_attr.entry(stack).or_insert_with(|| {
-            let f = cache.get(stack);
-            let set = (!f.stackless).then(|| {
-                let (a, b) = f.anywhere;
-                let mut owners = cache.owners_flat[a as usize..b as usize].to_vec();
-                owners.sort_unstable();
-                let next = sets.len() as u32;
-                *sets.entry(owners).or_insert(next)
-            });
-            (f.self_owner, f.owner, set)
-        });
+        let (self_owner, owner, anywhere) = owners.of(stack);
         let entry = Entry {
-            node,
+            node: nearest_kept(&tree, &kept, full),
             bucket: bucket as u32,
             self_owner,
             owner,
@@ -146,11 +113,84 @@ pub fn page_input(
             }
         }
     }
-    page.owner_sets = vec![Vec::new(); sets.len()];
-    for (set, i) in sets {
-        page.owner_sets[i as usize] = set;
-    }
+    page.owner_sets = owners.into_sets();
     page
+}
+
+/// Puts the nodes of `tree` at least `floor` heavy under a drawn parent into `page` (each
+/// distinct frame once, made by `frame`); the new id of each node of the tree, `None` where
+/// it is not drawn. Nodes keep their order, parents before children.
+fn keep_nodes(
+    tree: &FullTree,
+    floor: u128,
+    page: &mut PageInput,
+    frame: impl Fn(FrameId) -> PageFrame,
+) -> Vec<Option<u32>> {
+    let mut kept: Vec<Option<u32>> = vec![None; tree.nodes.len()];
+    let mut frame_index: FxHashMap<FrameId, u32> = FxHashMap::default();
+    kept[0] = Some(0);
+    page.nodes.push(Node {
+        parent: 0,
+        frame: u32::MAX,
+    });
+    for (i, &(parent, id)) in tree.nodes.iter().enumerate().skip(1) {
+        let Some(parent) = kept[parent as usize] else {
+            continue;
+        };
+        if tree.totals[i] < floor {
+            continue;
+        }
+        let next = page.frames.len() as u32;
+        let f = *frame_index.entry(id).or_insert_with(|| {
+            page.frames.push(frame(id));
+            next
+        });
+        kept[i] = Some(page.nodes.len() as u32);
+        page.nodes.push(Node { parent, frame: f });
+    }
+    kept
+}
+
+/// Each stack's self and owner view owners and its set of anywhere owners (an index into
+/// the distinct sets, `None` for a stack without frames), found once per stack.
+struct OwnerSets<'a> {
+    cache: FactCache<'a>,
+    by_stack: FxHashMap<StackId, (OwnerId, OwnerId, Option<u32>)>,
+    sets: FxHashMap<Vec<OwnerId>, u32>,
+}
+
+impl<'a> OwnerSets<'a> {
+    fn new(cache: FactCache<'a>) -> OwnerSets<'a> {
+        OwnerSets {
+            cache,
+            by_stack: FxHashMap::default(),
+            sets: FxHashMap::default(),
+        }
+    }
+
+    fn of(&mut self, stack: StackId) -> (OwnerId, OwnerId, Option<u32>) {
+        let (cache, sets) = (&mut self.cache, &mut self.sets);
+        *self.by_stack.entry(stack).or_insert_with(|| {
+            let f = cache.get(stack);
+            let set = (!f.stackless).then(|| {
+                let (a, b) = f.anywhere;
+                let mut owners = cache.owners_flat[a as usize..b as usize].to_vec();
+                owners.sort_unstable();
+                let next = sets.len() as u32;
+                *sets.entry(owners).or_insert(next)
+            });
+            (f.self_owner, f.owner, set)
+        })
+    }
+
+    /// The distinct sets, by their index.
+    fn into_sets(self) -> Vec<Vec<OwnerId>> {
+        let mut out = vec![Vec::new(); self.sets.len()];
+        for (set, i) in self.sets {
+            out[i as usize] = set;
+        }
+        out
+    }
 }
 
 /// The drawn node a stack's weight goes to: its own, or its nearest drawn ancestor.

@@ -170,34 +170,7 @@ impl Report {
 
     /// Rows of these attributions (one per input, or one time bucket), aligned the same way.
     pub fn rows_for(&self, attributions: &[Attribution]) -> Vec<ShareRow> {
-        let mut rows: Vec<ShareRow> = match self.by {
-            GroupBy::Category => Category::ALL
-                .iter()
-                .enumerate()
-                .map(|(i, c)| ShareRow {
-                    name: c.as_str().to_string(),
-                    category: Some(*c),
-                    transparent: c.transparent_by_default(),
-                    guessed: false,
-                    weights: attributions
-                        .iter()
-                        .map(|a| a.categories[i].clone())
-                        .collect(),
-                })
-                .collect(),
-            _ => self
-                .owners
-                .iter()
-                .enumerate()
-                .map(|(i, o)| ShareRow {
-                    name: o.name.clone(),
-                    category: Some(o.category),
-                    transparent: o.transparent,
-                    guessed: o.guessed,
-                    weights: attributions.iter().map(|a| a.owners[i].clone()).collect(),
-                })
-                .collect(),
-        };
+        let mut rows = self.grouped_rows(attributions);
         rows.retain(|r| r.weights.iter().any(|w| w.self_ + w.owner + w.anywhere > 0));
         if attributions.iter().any(|a| a.stackless > 0) {
             // samples without a stack: their own line, the same weight in every view
@@ -232,6 +205,34 @@ impl Report {
                 .then_with(|| a.name.cmp(&b.name))
         });
         rows
+    }
+
+    /// A row per category or per owner, as the report groups, with every input's weights.
+    fn grouped_rows(&self, attributions: &[Attribution]) -> Vec<ShareRow> {
+        if self.by == GroupBy::Category {
+            let rows = Category::ALL.iter().enumerate();
+            return rows
+                .map(|(i, c)| ShareRow {
+                    name: c.as_str().to_string(),
+                    category: Some(*c),
+                    transparent: c.transparent_by_default(),
+                    guessed: false,
+                    weights: attributions
+                        .iter()
+                        .map(|a| a.categories[i].clone())
+                        .collect(),
+                })
+                .collect();
+        }
+        (self.owners.iter().enumerate())
+            .map(|(i, o)| ShareRow {
+                name: o.name.clone(),
+                category: Some(o.category),
+                transparent: o.transparent,
+                guessed: o.guessed,
+                weights: attributions.iter().map(|a| a.owners[i].clone()).collect(),
+            })
+            .collect()
     }
 
     /// The weight an owner (or category, by name) has in one view of one input.

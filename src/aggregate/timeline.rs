@@ -265,6 +265,112 @@ struct Owners {
     anywhere: Option<((u32, u32), (u32, u32))>,
 }
 
+/// A stack's anywhere owners and categories.
+type AnywhereOf<'s> = (&'s [OwnerId], &'s [u8]);
+
+/// The [`Owners`] of each stack the buckets refer to, kept by stack (a stack is in many
+/// buckets), with their anywhere owners and categories back to back.
+struct StackOwners<'a> {
+    cache: FactCache<'a>,
+    known: Vec<Option<u32>>,
+    owners: Vec<Owners>,
+    anywhere_flat: Vec<OwnerId>,
+    categories_flat: Vec<u8>,
+}
+
+impl<'a> StackOwners<'a> {
+    fn new(cache: FactCache<'a>, stack_count: usize) -> StackOwners<'a> {
+        StackOwners {
+            cache,
+            known: vec![None; stack_count],
+            owners: Vec::new(),
+            anywhere_flat: Vec::new(),
+            categories_flat: Vec::new(),
+        }
+    }
+
+    /// The owners of `stack`, with its anywhere owners and categories (none for a stack
+    /// without frames).
+    fn of(&mut self, stack: StackId) -> (&Owners, Option<AnywhereOf<'_>>) {
+        let k = match self.known[stack.0 as usize] {
+            Some(k) => k,
+            None => {
+                let k = self.add(stack);
+                self.known[stack.0 as usize] = Some(k);
+                k
+            }
+        };
+        let owners = &self.owners[k as usize];
+        let flat = owners.anywhere.map(|((a, b), (c, d))| {
+            (
+                &self.anywhere_flat[a as usize..b as usize],
+                &self.categories_flat[c as usize..d as usize],
+            )
+        });
+        (owners, flat)
+    }
+
+    fn add(&mut self, stack: StackId) -> u32 {
+        let f = self.cache.get(stack);
+        let anywhere = (!f.stackless).then(|| {
+            let (start, cat_start) = (
+                self.anywhere_flat.len() as u32,
+                self.categories_flat.len() as u32,
+            );
+            let (a, b) = f.anywhere;
+            (self.anywhere_flat).extend_from_slice(&self.cache.owners_flat[a as usize..b as usize]);
+            let (a, b) = f.categories;
+            (self.categories_flat)
+                .extend_from_slice(&self.cache.categories_flat[a as usize..b as usize]);
+            (
+                (start, self.anywhere_flat.len() as u32),
+                (cat_start, self.categories_flat.len() as u32),
+            )
+        });
+        self.owners.push(Owners {
+            self_owner: f.self_owner,
+            owner: f.owner,
+            anywhere,
+        });
+        self.owners.len() as u32 - 1
+    }
+}
+
+impl TimeSlot {
+    /// Adds the weight `w` of `n` samples of a stack owned as `f`, with its anywhere owners
+    /// and categories (`None`: a stack without frames).
+    fn add(
+        &mut self,
+        f: &Owners,
+        flat: Option<AnywhereOf<'_>>,
+        w: u128,
+        n: u128,
+        rules: &RuleSet,
+    ) {
+        let q = (w as f64) * (w as f64) / n as f64;
+        self.all.total += w;
+        self.samples += n;
+        self.total_sq += q;
+        let Some((anywhere, categories)) = flat else {
+            self.all.stackless += w;
+            return;
+        };
+        let all = &mut self.all;
+        let category = |o: OwnerId| category_index(rules.owner(o).category) as usize;
+        all.owners[f.self_owner.0 as usize].self_ += w;
+        all.owners[f.owner.0 as usize].owner += w;
+        all.categories[category(f.self_owner)].self_ += w;
+        all.categories[category(f.owner)].owner += w;
+        self.owner_sq[f.owner.0 as usize] += q;
+        for o in anywhere {
+            all.owners[o.0 as usize].anywhere += w;
+        }
+        for &k in categories {
+            all.categories[k as usize].anywhere += w;
+        }
+    }
+}
+
 /// `profile`'s timeline in `size` buckets, weighed in sample type `metric`; `Err` says why a
 /// grouping cannot be made (too many buckets, narrower than the timeline's resolution).
 pub fn owner_timeline(
@@ -279,28 +385,17 @@ pub fn owner_timeline(
     let Some(slotting) = Slotting::new(timeline, size)? else {
         return Ok(None);
     };
-    let Slotting {
-        first,
-        last,
-        width,
-        count,
-    } = slotting;
-    let resolution = timeline.width();
-    let owners_len = rules.owners().len();
     let samples_type = profile
         .sample_types()
         .iter()
         .position(|t| t.name == "samples" && t.unit == crate::model::Unit::Count);
-    let mut cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
-    let mut known: Vec<Option<u32>> = vec![None; profile.stack_count()];
-    let mut facts: Vec<Owners> = Vec::new();
-    let mut anywhere_flat: Vec<OwnerId> = Vec::new();
-    let mut categories_flat: Vec<u8> = Vec::new();
-    let mut slots: Vec<TimeSlot> = Vec::with_capacity(count);
+    let cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
+    let mut stacks = StackOwners::new(cache, profile.stack_count());
+    let mut slots: Vec<TimeSlot> = Vec::with_capacity(slotting.count);
     for bucket in timeline.buckets() {
         let i = slotting.index(bucket.start, bucket.end);
         while slots.len() <= i {
-            let mut slot = TimeSlot::new(owners_len);
+            let mut slot = TimeSlot::new(rules.owners().len());
             slot.start = u64::MAX;
             slots.push(slot);
         }
@@ -310,55 +405,33 @@ pub fn owner_timeline(
         for (stack, values) in bucket.rows() {
             let w = values[metric];
             let n = samples_type.map_or(1, |t| values[t]).max(1);
-            if w == 0 {
-                continue;
-            }
-            let k = *known[stack.0 as usize].get_or_insert_with(|| {
-                let f = cache.get(StackId(stack.0));
-                let anywhere = (!f.stackless).then(|| {
-                    let (start, cat_start) =
-                        (anywhere_flat.len() as u32, categories_flat.len() as u32);
-                    let (a, b) = f.anywhere;
-                    anywhere_flat.extend_from_slice(&cache.owners_flat[a as usize..b as usize]);
-                    let (a, b) = f.categories;
-                    categories_flat
-                        .extend_from_slice(&cache.categories_flat[a as usize..b as usize]);
-                    (
-                        (start, anywhere_flat.len() as u32),
-                        (cat_start, categories_flat.len() as u32),
-                    )
-                });
-                facts.push(Owners {
-                    self_owner: f.self_owner,
-                    owner: f.owner,
-                    anywhere,
-                });
-                facts.len() as u32 - 1
-            });
-            let f = &facts[k as usize];
-            let q = (w as f64) * (w as f64) / n as f64;
-            slot.all.total += w;
-            slot.samples += n;
-            slot.total_sq += q;
-            let Some(((a, b), (c, d))) = f.anywhere else {
-                slot.all.stackless += w;
-                continue;
-            };
-            let all = &mut slot.all;
-            let category = |o: OwnerId| category_index(rules.owner(o).category) as usize;
-            all.owners[f.self_owner.0 as usize].self_ += w;
-            all.owners[f.owner.0 as usize].owner += w;
-            all.categories[category(f.self_owner)].self_ += w;
-            all.categories[category(f.owner)].owner += w;
-            slot.owner_sq[f.owner.0 as usize] += q;
-            for o in &anywhere_flat[a as usize..b as usize] {
-                all.owners[o.0 as usize].anywhere += w;
-            }
-            for &k in &categories_flat[c as usize..d as usize] {
-                all.categories[k as usize].anywhere += w;
+            if w != 0 {
+                let (owners, flat) = stacks.of(StackId(stack.0));
+                slot.add(owners, flat, w, n, rules);
             }
         }
     }
+    close_slots(&mut slots, &slotting);
+    let warmup = warmup(&slots, slotting.first).map(|w| Warmup {
+        owner_name: rules.owner(w.owner).name.clone(),
+        ..w
+    });
+    Ok(Some(OwnerTimeline {
+        size,
+        first: slotting.first,
+        last: slotting.last,
+        resolution: timeline.width(),
+        slots,
+        warmup,
+    }))
+}
+
+/// Gives a slot no bucket fell in its place in the grid, and keeps every slot within the
+/// recording.
+fn close_slots(slots: &mut [TimeSlot], slotting: &Slotting) {
+    let Slotting {
+        first, last, width, ..
+    } = *slotting;
     for (i, slot) in slots.iter_mut().enumerate() {
         if slot.start == u64::MAX {
             slot.start = first.saturating_add((i as u64).saturating_mul(width));
@@ -367,18 +440,6 @@ pub fn owner_timeline(
         slot.start = slot.start.max(first);
         slot.end = slot.end.min(last.saturating_add(1));
     }
-    let warmup = warmup(&slots, first).map(|w| Warmup {
-        owner_name: rules.owner(w.owner).name.clone(),
-        ..w
-    });
-    Ok(Some(OwnerTimeline {
-        size,
-        first,
-        last,
-        resolution,
-        slots,
-        warmup,
-    }))
 }
 
 /// Why `--bucket` cannot group this timeline.
