@@ -138,6 +138,77 @@ pub struct Quality {
     pub unclassified_owner: u128,
 }
 
+/// The value of one scalar quality figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureValue {
+    Flag(bool),
+    /// A weight in the metric's unit, a depth in frames or a count of samples or records.
+    Number(u128),
+    /// One of a few names; none where the input does not say.
+    Name(Option<&'static str>),
+}
+
+/// What a quality figure tells of: the stacks as read, or the recording as the recorder
+/// described it (perf.data's own counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureSource {
+    Stacks,
+    Recording,
+}
+
+/// One scalar quality figure, declared once: the JSON `quality` object and the fleet rows'
+/// columns (NDJSON, Parquet schema and builders) all read [`QUALITY_FIGURES`], so that a new
+/// figure is one entry there. (The per-module lists and the findings are not scalars: JSON
+/// writes them beside these.)
+pub struct QualityFigure {
+    pub name: &'static str,
+    pub source: FigureSource,
+    pub value: fn(&Quality) -> FigureValue,
+}
+
+impl QualityFigure {
+    /// Its value in a quality without weight: which kind of value the figure has.
+    pub fn kind(&self) -> FigureValue {
+        (self.value)(&Quality::default())
+    }
+}
+
+/// The scalar quality figures, in the order every output writes them.
+pub const QUALITY_FIGURES: [QualityFigure; 13] = {
+    use FigureSource::{Recording as R, Stacks as S};
+    use FigureValue::{Flag, Name, Number};
+    const fn figure(
+        name: &'static str,
+        source: FigureSource,
+        value: fn(&Quality) -> FigureValue,
+    ) -> QualityFigure {
+        QualityFigure {
+            name,
+            source,
+            value,
+        }
+    }
+    [
+        figure("callchains", S, |q| Flag(q.callchains())),
+        figure("max_depth", S, |q| Number(q.max_depth as u128)),
+        figure("ownerless", S, |q| Number(q.ownerless)),
+        figure("unresolved_leaf", S, |q| Number(q.unresolved_leaf)),
+        figure("unresolved_owner", S, |q| Number(q.unresolved_owner)),
+        figure("unresolved_anywhere", S, |q| Number(q.unresolved_anywhere)),
+        figure("module_only_leaf", S, |q| Number(q.module_only_leaf)),
+        figure("unclassified_owner", S, |q| Number(q.unclassified_owner)),
+        figure("call_graph", R, |q| {
+            Name(q.recording.call_graph.map(|m| m.as_str()))
+        }),
+        figure("samples", R, |q| Number(q.recording.samples.into())),
+        figure("lost_events", R, |q| Number(q.recording.lost_events.into())),
+        figure("lost_samples", R, |q| {
+            Number(q.recording.lost_samples.into())
+        }),
+        figure("throttles", R, |q| Number(q.recording.throttles.into())),
+    ]
+};
+
 /// One module's unresolved leaf weight and why its addresses have no symbol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnresolvedWeight {

@@ -9,6 +9,7 @@
 //! rounded or wrapped number; sums across inputs are the engine's, which should sum as
 //! DECIMAL(38,0) (or Python int) when a fleet's total can pass 2^63.
 
+use super::quality::{FigureValue, QUALITY_FIGURES, Quality};
 use super::report::{GroupBy, Report, ShareRow, View};
 use crate::model::NO_STACK;
 use regex::Regex;
@@ -41,21 +42,34 @@ pub struct InputFigures {
     pub owners: Vec<OwnerRow>,
 }
 
-/// The recording-quality figures carried on every row of an input (see `aggregate::quality`).
+/// The recording-quality figures carried on every row of an input, one per
+/// [`QUALITY_FIGURES`] entry and in its order, numbers as the rows' integers.
 #[derive(Debug, Clone, Default)]
 pub struct RowQuality {
-    pub callchains: bool,
-    pub max_depth: i64,
-    pub ownerless: i64,
-    pub unresolved_leaf: i64,
-    pub unresolved_owner: i64,
-    pub unresolved_anywhere: i64,
-    pub module_only_leaf: i64,
-    pub call_graph: Option<&'static str>,
-    pub samples: i64,
-    pub lost_events: i64,
-    pub lost_samples: i64,
-    pub throttles: i64,
+    pub figures: Vec<RowFigure>,
+}
+
+/// One quality figure's value in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowFigure {
+    Flag(bool),
+    Int(i64),
+    Name(Option<&'static str>),
+}
+
+impl RowQuality {
+    fn of(quality: &Quality, path: &str) -> Result<RowQuality, String> {
+        let figures = QUALITY_FIGURES.iter().map(|f| {
+            Ok(match (f.value)(quality) {
+                FigureValue::Flag(b) => RowFigure::Flag(b),
+                FigureValue::Number(n) => RowFigure::Int(exact(n, path, f.name)?),
+                FigureValue::Name(n) => RowFigure::Name(n),
+            })
+        });
+        Ok(RowQuality {
+            figures: figures.collect::<Result<_, String>>()?,
+        })
+    }
 }
 
 /// One owner's weight in one view. `category` is `None` for [`NO_STACK`], which is no owner's.
@@ -240,22 +254,7 @@ fn figures(
     let inp = &report.inputs[input];
     let path = inp.path.as_str();
     let agg = &inp.aggregate;
-    let q = &agg.quality;
-    let count = |v: u64, what: &str| exact(u128::from(v), path, what);
-    let quality = RowQuality {
-        callchains: q.callchains(),
-        max_depth: count(q.max_depth as u64, "max_depth")?,
-        ownerless: exact(q.ownerless, path, "ownerless")?,
-        unresolved_leaf: exact(q.unresolved_leaf, path, "unresolved_leaf")?,
-        unresolved_owner: exact(q.unresolved_owner, path, "unresolved_owner")?,
-        unresolved_anywhere: exact(q.unresolved_anywhere, path, "unresolved_anywhere")?,
-        module_only_leaf: exact(q.module_only_leaf, path, "module_only_leaf")?,
-        call_graph: q.recording.call_graph.map(|m| m.as_str()),
-        samples: count(q.recording.samples, "samples")?,
-        lost_events: count(q.recording.lost_events, "lost_events")?,
-        lost_samples: count(q.recording.lost_samples, "lost_samples")?,
-        throttles: count(q.recording.throttles, "throttles")?,
-    };
+    let quality = RowQuality::of(&agg.quality, path)?;
     let owners = match agg.timeline.as_ref().filter(|_| report.by == GroupBy::Time) {
         None => owner_rows(rows, input, views, path, None)?,
         Some(timeline) => {

@@ -339,14 +339,7 @@ impl<'a> StackOwners<'a> {
 impl TimeSlot {
     /// Adds the weight `w` of `n` samples of a stack owned as `f`, with its anywhere owners
     /// and categories (`None`: a stack without frames).
-    fn add(
-        &mut self,
-        f: &Owners,
-        flat: Option<AnywhereOf<'_>>,
-        w: u128,
-        n: u128,
-        rules: &RuleSet,
-    ) {
+    fn add(&mut self, f: &Owners, flat: Option<AnywhereOf<'_>>, w: u128, n: u128, rules: &RuleSet) {
         let q = (w as f64) * (w as f64) / n as f64;
         self.all.total += w;
         self.samples += n;

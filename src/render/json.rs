@@ -5,6 +5,7 @@
 //! report types, so the schema changes only on purpose.
 
 use crate::aggregate::interval::Method;
+use crate::aggregate::quality::{FigureSource, FigureValue, QUALITY_FIGURES};
 use crate::aggregate::report::{Report, View, share};
 use crate::model::CallGraph;
 use serde::Serialize;
@@ -155,25 +156,16 @@ struct Warmup<'a> {
 /// The recording-quality figures (see `aggregate::quality`): weights in the metric's unit.
 #[derive(Serialize)]
 struct Quality<'a> {
-    callchains: bool,
-    max_depth: usize,
-    ownerless: u128,
-    unresolved_leaf: u128,
-    unresolved_owner: u128,
-    unresolved_anywhere: u128,
-    module_only_leaf: u128,
-    /// Owner-view weight of frames no rule, preset or guess names.
-    unclassified_owner: u128,
+    /// The figures of the stacks (`QUALITY_FIGURES`): `callchains`, `max_depth`, weights.
+    #[serde(flatten)]
+    stacks: Figures,
     unresolved_by_module: Vec<UnresolvedModule<'a>>,
     /// Where the ownerless stacks stop.
     ownerless_by_module: Vec<ModuleWeight<'a>>,
-    /// `none`, `fp`, `dwarf`, `lbr`; `null` when the input does not say (not perf.data).
-    call_graph: Option<&'static str>,
-    /// What the recording says about itself, in samples (0 where the input does not say).
-    samples: u64,
-    lost_events: u64,
-    lost_samples: u64,
-    throttles: u64,
+    /// The recording's own figures: `call_graph` (`none`, `fp`, `dwarf`, `lbr`; `null` when
+    /// the input does not say), then counts in samples (0 where the input does not say).
+    #[serde(flatten)]
+    recording: Figures,
     /// DWARF recordings only.
     #[serde(skip_serializing_if = "Option::is_none")]
     truncated_stacks: Option<TruncatedStacks<'a>>,
@@ -580,16 +572,34 @@ fn timeline<'a>(
     }
 }
 
+/// Quality figures of one source, as a map in [`QUALITY_FIGURES`] order.
+struct Figures(Vec<(&'static str, FigureValue)>);
+
+impl Figures {
+    fn of(q: &crate::aggregate::quality::Quality, source: FigureSource) -> Figures {
+        let of_source = QUALITY_FIGURES.iter().filter(|f| f.source == source);
+        Figures(of_source.map(|f| (f.name, (f.value)(q))).collect())
+    }
+}
+
+impl Serialize for Figures {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            match value {
+                FigureValue::Flag(b) => map.serialize_entry(name, b)?,
+                FigureValue::Number(n) => map.serialize_entry(name, n)?,
+                FigureValue::Name(n) => map.serialize_entry(name, n)?,
+            }
+        }
+        map.end()
+    }
+}
+
 fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
     Quality {
-        callchains: q.callchains(),
-        max_depth: q.max_depth,
-        ownerless: q.ownerless,
-        unresolved_leaf: q.unresolved_leaf,
-        unresolved_owner: q.unresolved_owner,
-        unresolved_anywhere: q.unresolved_anywhere,
-        module_only_leaf: q.module_only_leaf,
-        unclassified_owner: q.unclassified_owner,
+        stacks: Figures::of(q, FigureSource::Stacks),
         unresolved_by_module: q
             .unresolved_by_module
             .iter()
@@ -609,11 +619,7 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
                 weight: *weight,
             })
             .collect(),
-        call_graph: q.recording.call_graph.map(|m| m.as_str()),
-        samples: q.recording.samples,
-        lost_events: q.recording.lost_events,
-        lost_samples: q.recording.lost_samples,
-        throttles: q.recording.throttles,
+        recording: Figures::of(q, FigureSource::Recording),
         truncated_stacks: q.recording.dwarf.as_ref().map(|d| TruncatedStacks {
             stack_copy: match q.recording.call_graph {
                 Some(CallGraph::Dwarf { copy_size }) => copy_size,

@@ -7,7 +7,8 @@
 //! column (null where an error row has no figure), so that a reader infers one schema.
 
 use super::json::SCHEMA;
-use crate::aggregate::rows::{InputFigures, InputRows, OwnerRow, RowLabels, RowQuality};
+use crate::aggregate::quality::{FigureValue, QUALITY_FIGURES};
+use crate::aggregate::rows::{InputFigures, InputRows, OwnerRow, RowFigure, RowLabels};
 use arrow_array::builder::{BooleanBuilder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -15,7 +16,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use serde::ser::{SerializeMap, Serializer};
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 /// Rows a Parquet row group holds: large enough for column encodings to pay off, small
 /// enough (a few MB) that memory stays flat however many inputs a run reads.
@@ -138,8 +139,8 @@ fn write_ndjson(labels: &RowLabels, rows: &InputRows, out: &mut dyn Write) -> st
     for row in rows_of(rows) {
         let mut ser = serde_json::Serializer::new(&mut *out);
         let mut map = ser.serialize_map(None)?;
-        for (i, column) in COLUMNS.iter().enumerate() {
-            map.serialize_entry(column.name, &(column.cell)(&row))?;
+        for (i, column) in columns().iter().enumerate() {
+            map.serialize_entry(column.name, &column.cell(&row))?;
             if i + 1 == LABELS_AFTER {
                 for (key, value) in labels.keys.iter().zip(row.labels) {
                     map.serialize_entry(key, value)?;
@@ -154,15 +155,33 @@ fn write_ndjson(labels: &RowLabels, rows: &InputRows, out: &mut dyn Write) -> st
 
 /// The names of the row columns (labels apart), which a label column may not take.
 pub fn column_names() -> Vec<&'static str> {
-    COLUMNS.iter().map(|c| c.name).collect()
+    columns().iter().map(|c| c.name).collect()
 }
 
 /// One row column: its name, its Arrow type, and its value in a row. Every column is
-/// declared here once; NDJSON, the Parquet schema and its builders all read this table.
+/// declared once, here or (a quality figure) in [`QUALITY_FIGURES`]; NDJSON, the Parquet
+/// schema and its builders all read [`columns`].
+#[derive(Clone, Copy)]
 struct Column {
     name: &'static str,
     kind: Kind,
-    cell: for<'r> fn(&'r Row<'r>) -> Cell<'r>,
+    cell: CellOf,
+}
+
+/// Where a column's value in a row comes from.
+#[derive(Clone, Copy)]
+enum CellOf {
+    Row(for<'r> fn(&'r Row<'r>) -> Cell<'r>),
+    Quality(usize),
+}
+
+impl Column {
+    fn cell<'r>(&self, row: &'r Row<'r>) -> Cell<'r> {
+        match self.cell {
+            CellOf::Row(cell) => cell(row),
+            CellOf::Quality(i) => quality_cell(row, i),
+        }
+    }
 }
 
 /// A column's type: text (nullable or not), a 64-bit integer or a boolean, null where a row
@@ -194,147 +213,124 @@ impl serde::Serialize for Cell<'_> {
 /// The label columns come after this many columns (`schema`, `path`).
 const LABELS_AFTER: usize = 2;
 
-/// The row columns in schema order.
-static COLUMNS: [Column; 27] = [
+/// The row columns before the quality figures, in schema order.
+static HEAD: [Column; 13] = [
     Column {
         name: "schema",
         kind: Kind::Text { nullable: false },
-        cell: |r| Cell::Text(Some(r.schema)),
+        cell: CellOf::Row(|r| Cell::Text(Some(r.schema))),
     },
     Column {
         name: "path",
         kind: Kind::Text { nullable: false },
-        cell: |r| Cell::Text(Some(r.path)),
+        cell: CellOf::Row(|r| Cell::Text(Some(r.path))),
     },
     Column {
         name: "metric",
         kind: Kind::Text { nullable: true },
-        cell: |r| Cell::Text(r.figures.map(|f| f.metric.as_str())),
+        cell: CellOf::Row(|r| Cell::Text(r.figures.map(|f| f.metric.as_str()))),
     },
     Column {
         name: "unit",
         kind: Kind::Text { nullable: true },
-        cell: |r| Cell::Text(r.figures.map(|f| f.unit.as_str())),
+        cell: CellOf::Row(|r| Cell::Text(r.figures.map(|f| f.unit.as_str()))),
     },
     Column {
         name: "total",
         kind: Kind::Int,
-        cell: |r| Cell::Int(row_total(r)),
+        cell: CellOf::Row(|r| Cell::Int(row_total(r))),
     },
     Column {
         name: "negative_total",
         kind: Kind::Int,
-        cell: |r| Cell::Int(r.figures.map(|f| f.negative_total)),
+        cell: CellOf::Row(|r| Cell::Int(r.figures.map(|f| f.negative_total))),
     },
     Column {
         name: "owner",
         kind: Kind::Text { nullable: true },
-        cell: |r| Cell::Text(r.owner.map(|o| o.owner.as_str())),
+        cell: CellOf::Row(|r| Cell::Text(r.owner.map(|o| o.owner.as_str()))),
     },
     Column {
         name: "category",
         kind: Kind::Text { nullable: true },
-        cell: |r| Cell::Text(r.owner.and_then(|o| o.category)),
+        cell: CellOf::Row(|r| Cell::Text(r.owner.and_then(|o| o.category))),
     },
     Column {
         name: "view",
         kind: Kind::Text { nullable: true },
-        cell: |r| Cell::Text(r.owner.map(|o| o.view.as_str())),
+        cell: CellOf::Row(|r| Cell::Text(r.owner.map(|o| o.view.as_str()))),
     },
     Column {
         name: "bucket_start_ns",
         kind: Kind::Int,
-        cell: |r| Cell::Int(r.owner.and_then(|o| o.bucket).map(|b| b.start_ns)),
+        cell: CellOf::Row(|r| Cell::Int(r.owner.and_then(|o| o.bucket).map(|b| b.start_ns))),
     },
     Column {
         name: "bucket_end_ns",
         kind: Kind::Int,
-        cell: |r| Cell::Int(r.owner.and_then(|o| o.bucket).map(|b| b.end_ns)),
+        cell: CellOf::Row(|r| Cell::Int(r.owner.and_then(|o| o.bucket).map(|b| b.end_ns))),
     },
     Column {
         name: "weight",
         kind: Kind::Int,
-        cell: |r| Cell::Int(r.owner.map(|o| o.weight)),
+        cell: CellOf::Row(|r| Cell::Int(r.owner.map(|o| o.weight))),
     },
     Column {
         name: "guessed",
         kind: Kind::Bool,
-        cell: |r| Cell::Bool(r.owner.map(|o| o.guessed)),
+        cell: CellOf::Row(|r| Cell::Bool(r.owner.map(|o| o.guessed))),
     },
-    Column {
-        name: "callchains",
-        kind: Kind::Bool,
-        cell: |r| Cell::Bool(quality(r).map(|q| q.callchains)),
-    },
-    Column {
-        name: "max_depth",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.max_depth)),
-    },
-    Column {
-        name: "ownerless",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.ownerless)),
-    },
-    Column {
-        name: "unresolved_leaf",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.unresolved_leaf)),
-    },
-    Column {
-        name: "unresolved_owner",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.unresolved_owner)),
-    },
-    Column {
-        name: "unresolved_anywhere",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.unresolved_anywhere)),
-    },
-    Column {
-        name: "module_only_leaf",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.module_only_leaf)),
-    },
-    Column {
-        name: "call_graph",
-        kind: Kind::Text { nullable: true },
-        cell: |r| Cell::Text(quality(r).and_then(|q| q.call_graph)),
-    },
-    Column {
-        name: "samples",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.samples)),
-    },
-    Column {
-        name: "lost_events",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.lost_events)),
-    },
-    Column {
-        name: "lost_samples",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.lost_samples)),
-    },
-    Column {
-        name: "throttles",
-        kind: Kind::Int,
-        cell: |r| Cell::Int(quality(r).map(|q| q.throttles)),
-    },
+];
+
+/// The row columns after the quality figures.
+static TAIL: [Column; 2] = [
     Column {
         name: "warnings",
         kind: Kind::Text { nullable: true },
-        cell: |r| Cell::Text(r.warnings.as_deref()),
+        cell: CellOf::Row(|r| Cell::Text(r.warnings.as_deref())),
     },
     Column {
         name: "error",
         kind: Kind::Text { nullable: true },
-        cell: |r| Cell::Text(r.error),
+        cell: CellOf::Row(|r| Cell::Text(r.error)),
     },
 ];
 
-fn quality<'r>(row: &'r Row<'r>) -> Option<&'r RowQuality> {
-    row.figures.map(|f| &f.quality)
+/// Every row column in schema order: [`HEAD`], a column per quality figure
+/// ([`QUALITY_FIGURES`], which declares them), [`TAIL`].
+fn columns() -> &'static [Column] {
+    static ALL: LazyLock<Vec<Column>> = LazyLock::new(|| {
+        let quality = (0..QUALITY_FIGURES.len()).map(|i| Column {
+            name: QUALITY_FIGURES[i].name,
+            kind: match QUALITY_FIGURES[i].kind() {
+                FigureValue::Flag(_) => Kind::Bool,
+                FigureValue::Number(_) => Kind::Int,
+                FigureValue::Name(_) => Kind::Text { nullable: true },
+            },
+            cell: CellOf::Quality(i),
+        });
+        (HEAD.iter().copied())
+            .chain(quality)
+            .chain(TAIL.iter().copied())
+            .collect()
+    });
+    &ALL
+}
+
+/// Quality figure `i` of a row (none on an error row).
+fn quality_cell<'r>(row: &'r Row<'r>, i: usize) -> Cell<'r> {
+    let figure = row.figures.map(|f| f.quality.figures[i]);
+    match QUALITY_FIGURES[i].kind() {
+        FigureValue::Flag(_) => Cell::Bool(figure.map(|f| f == RowFigure::Flag(true))),
+        FigureValue::Number(_) => Cell::Int(figure.and_then(|f| match f {
+            RowFigure::Int(n) => Some(n),
+            _ => None,
+        })),
+        FigureValue::Name(_) => Cell::Text(figure.and_then(|f| match f {
+            RowFigure::Name(n) => n,
+            _ => None,
+        })),
+    }
 }
 
 /// The Arrow schema of the rows: the row columns with the label columns after `path`.
@@ -344,9 +340,9 @@ pub fn arrow_schema(labels: &RowLabels) -> SchemaRef {
         Kind::Int => Field::new(column.name, DataType::Int64, true),
         Kind::Bool => Field::new(column.name, DataType::Boolean, true),
     };
-    let mut fields: Vec<Field> = COLUMNS[..LABELS_AFTER].iter().map(field).collect();
+    let mut fields: Vec<Field> = columns()[..LABELS_AFTER].iter().map(field).collect();
     fields.extend((labels.keys.iter()).map(|k| Field::new(k.as_str(), DataType::Utf8, true)));
-    fields.extend(COLUMNS[LABELS_AFTER..].iter().map(field));
+    fields.extend(columns()[LABELS_AFTER..].iter().map(field));
     let metadata = [("whose.schema".to_string(), SCHEMA.to_string())].into();
     Arc::new(Schema::new_with_metadata(fields, metadata))
 }
@@ -357,7 +353,7 @@ struct ParquetRows {
     schema: SchemaRef,
     writer: ArrowWriter<Vec<u8>>,
     buffered: usize,
-    /// One builder per row column, in [`COLUMNS`] order.
+    /// One builder per row column, in [`columns`] order.
     columns: Vec<Builder>,
     labels: Vec<StringBuilder>,
 }
@@ -409,15 +405,15 @@ impl ParquetRows {
             schema,
             writer,
             buffered: 0,
-            columns: COLUMNS.iter().map(|c| Builder::new(c.kind)).collect(),
+            columns: columns().iter().map(|c| Builder::new(c.kind)).collect(),
             labels: labels.keys.iter().map(|_| StringBuilder::new()).collect(),
         })
     }
 
     fn push(&mut self, rows: &InputRows) {
         for row in rows_of(rows) {
-            for (builder, column) in self.columns.iter_mut().zip(&COLUMNS) {
-                builder.append((column.cell)(&row));
+            for (builder, column) in self.columns.iter_mut().zip(columns()) {
+                builder.append(column.cell(&row));
             }
             for (builder, value) in self.labels.iter_mut().zip(row.labels) {
                 builder.append_option(value.as_deref());

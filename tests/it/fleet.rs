@@ -544,3 +544,25 @@ fn an_input_without_weight_has_one_row_without_owner() {
     );
     assert!(rows.len() > 3, "the busy input has rows too");
 }
+
+/// Every scalar quality figure of `--format json` is a row column with the same value (one
+/// declaration, `aggregate::quality::QUALITY_FIGURES`, makes both): on a perf.data recording,
+/// where the recording's own figures (call graph, samples) are known too.
+#[test]
+fn rows_carry_every_quality_figure_of_the_json() {
+    let input = fixture_arg("perf/jvm-shop.perf.data");
+    let json: Value =
+        serde_json::from_str(&whose_ok(&["report", &input, "--format", "json"])).expect("JSON");
+    let quality = json["inputs"][0]["quality"].as_object().expect("quality");
+    let rows = whose_ok(&["report", &input, "--format", "ndjson"]);
+    let row: Value = serde_json::from_str(rows.lines().next().expect("a row")).expect("NDJSON");
+    let scalars: Vec<(&String, &Value)> = (quality.iter())
+        .filter(|(_, v)| !v.is_array() && !v.is_object())
+        .collect();
+    assert!(scalars.len() >= 13, "{scalars:?}");
+    for (name, value) in scalars {
+        assert_eq!(&row[name.as_str()], value, "{name}");
+    }
+    assert_eq!(row["call_graph"], "fp");
+    assert!(row["samples"].as_i64().unwrap() > 0, "{row}");
+}
