@@ -814,6 +814,7 @@ fn strip_python_lib(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
     #[test]
     fn perf_map_entries_of_node_and_cpython() {
         let e = perf_map_entry("JS:*countPrimes /tmp/app/src/primes.js:4:21").unwrap();
@@ -846,20 +847,18 @@ mod tests {
         // the JVM's entries are not these
         assert_eq!(perf_map_entry("void shop.A.b(int)"), None);
         // stackcollapse-perf drops the parameters of DumpPerfMapAtExit's names
-        assert_eq!(
-            java_name("void orders.MainKt.main").as_deref(),
-            Some("orders.MainKt.main")
-        );
-        assert_eq!(
-            java_name("java.util.List orders.MainKt.makeLines").as_deref(),
-            Some("orders.MainKt.makeLines")
-        );
-        assert_eq!(
-            java_name("java.lang.String[] a.B.c").as_deref(),
-            Some("a.B.c")
-        );
-        assert_eq!(java_name("unsigned long foo.bar"), None);
-        assert_eq!(java_name("Order orders.MainKt.parse"), None);
+        for (input, want) in [
+            ("void orders.MainKt.main", Some("orders.MainKt.main")),
+            (
+                "java.util.List orders.MainKt.makeLines",
+                Some("orders.MainKt.makeLines"),
+            ),
+            ("java.lang.String[] a.B.c", Some("a.B.c")),
+            ("unsigned long foo.bar", None),
+            ("Order orders.MainKt.parse", None),
+        ] {
+            assert_eq!(java_name(input).as_deref(), want, "{input}");
+        }
         assert_eq!(perf_map_entry("Lio/netty/Foo;::bar"), None);
         assert_eq!(perf_map_entry("Interpreter"), None);
         assert_eq!(perf_map_entry("StubRoutines (1)"), None);
@@ -869,66 +868,71 @@ mod tests {
 
     #[test]
     fn async_profiler_suffixes_are_split_off() {
-        assert_eq!(
-            split_type_suffix("io/ktor/Foo.bar_[j]"),
-            ("io/ktor/Foo.bar", Some(TypeSuffix::Jit))
-        );
-        assert_eq!(split_type_suffix("x_[0]").1, Some(TypeSuffix::Interpreted));
-        assert_eq!(split_type_suffix("x_[1]").1, Some(TypeSuffix::C1));
-        assert_eq!(split_type_suffix("plain"), ("plain", None));
-        assert_eq!(split_type_suffix("odd_[z]"), ("odd_[z]", None));
+        for (input, want) in [
+            (
+                "io/ktor/Foo.bar_[j]",
+                ("io/ktor/Foo.bar", Some(TypeSuffix::Jit)),
+            ),
+            ("x_[0]", ("x", Some(TypeSuffix::Interpreted))),
+            ("x_[1]", ("x", Some(TypeSuffix::C1))),
+            ("plain", ("plain", None)),
+            ("odd_[z]", ("odd_[z]", None)),
+        ] {
+            assert_eq!(split_type_suffix(input), want, "{input}");
+        }
     }
 
     #[test]
     fn allocated_types_are_recognised() {
-        assert!(is_alloc_type("byte[]_[i]"));
-        assert!(is_alloc_type("java.lang.String_[k]"));
-        assert!(!is_alloc_type("finish_task_switch.isra.0_[k]"));
-        assert!(!is_alloc_type("java/lang/String.<init>_[i]"));
-        assert!(!is_alloc_type("byte[]"));
+        for (input, want) in [
+            ("byte[]_[i]", true),
+            ("java.lang.String_[k]", true),
+            ("finish_task_switch.isra.0_[k]", false),
+            ("java/lang/String.<init>_[i]", false),
+            ("byte[]", false),
+        ] {
+            assert_eq!(is_alloc_type(input), want, "{input}");
+        }
     }
 
     #[test]
     fn java_names_unify() {
-        assert_eq!(
-            java_slashes_to_dots("io/ktor/server/Foo.bar").as_deref(),
-            Some("io.ktor.server.Foo.bar")
-        );
-        assert_eq!(java_slashes_to_dots("net/http.(*conn).serve"), None);
-        assert_eq!(java_slashes_to_dots("github.com/x/y.F"), None);
-        assert_eq!(java_slashes_to_dots("encoding/json.Unmarshal"), None);
-        assert_eq!(
-            java_perf_map_name(
-                "void shop.ShopServer.reply(com.sun.net.httpserver.HttpExchange, int)"
+        for (input, want) in [
+            ("io/ktor/server/Foo.bar", Some("io.ktor.server.Foo.bar")),
+            ("net/http.(*conn).serve", None),
+            ("github.com/x/y.F", None),
+            ("encoding/json.Unmarshal", None),
+        ] {
+            assert_eq!(java_slashes_to_dots(input).as_deref(), want, "{input}");
+        }
+        for (input, want) in [
+            (
+                "void shop.ShopServer.reply(com.sun.net.httpserver.HttpExchange, int)",
+                "shop.ShopServer.reply",
             ),
-            "shop.ShopServer.reply"
-        );
-        assert_eq!(
-            java_perf_map_name("Lio/ktor/server/Foo;::bar"),
-            "io.ktor.server.Foo.bar"
-        );
-        assert_eq!(
-            java_perf_map_name("io.ktor.server.Foo::bar"),
-            "io.ktor.server.Foo.bar"
-        );
-        assert_eq!(
-            java_perf_map_name(
-                "void shop.Pricing$$Lambda$43/0x00007f1044014f20.test(java.lang.Object)"
+            ("Lio/ktor/server/Foo;::bar", "io.ktor.server.Foo.bar"),
+            ("io.ktor.server.Foo::bar", "io.ktor.server.Foo.bar"),
+            (
+                "void shop.Pricing$$Lambda$43/0x00007f1044014f20.test(java.lang.Object)",
+                "shop.Pricing$$Lambda$43/0x00007f1044014f20.test",
             ),
-            "shop.Pricing$$Lambda$43/0x00007f1044014f20.test"
-        );
-        assert_eq!(java_perf_map_name("StubRoutines (1)"), "StubRoutines (1)");
-        assert_eq!(java_perf_map_name("Interpreter"), "Interpreter");
-        assert_eq!(
-            normalize_symbol("std::vector<int, std::allocator<int> >::push_back(int&&)"),
-            "std::vector<int, std::allocator<int> >::push_back"
-        );
-        assert_eq!(
-            normalize_symbol(
-                "java.lang.Object jdk.internal.misc.Unsafe.getReferenceVolatile(java.lang.Object, long)"
+            ("StubRoutines (1)", "StubRoutines (1)"),
+            ("Interpreter", "Interpreter"),
+        ] {
+            assert_eq!(java_perf_map_name(input), want, "{input}");
+        }
+        for (input, want) in [
+            (
+                "std::vector<int, std::allocator<int> >::push_back(int&&)",
+                "std::vector<int, std::allocator<int> >::push_back",
             ),
-            "jdk.internal.misc.Unsafe.getReferenceVolatile"
-        );
+            (
+                "java.lang.Object jdk.internal.misc.Unsafe.getReferenceVolatile(java.lang.Object, long)",
+                "jdk.internal.misc.Unsafe.getReferenceVolatile",
+            ),
+        ] {
+            assert_eq!(normalize_symbol(input), want, "{input}");
+        }
     }
 
     #[test]
@@ -1046,21 +1050,24 @@ mod tests {
 
     #[test]
     fn java_descriptor_forms_of_perf_maps_unify() {
-        assert_eq!(normalize_symbol("Lio/netty/Foo;.bar"), "io.netty.Foo.bar");
-        assert_eq!(
-            normalize_symbol("Lio/netty/Foo;.bar(Ljava/lang/String;)V"),
-            "io.netty.Foo.bar"
-        );
-        assert_eq!(normalize_symbol("Lio/netty/Foo;::bar"), "io.netty.Foo.bar");
-        assert_eq!(
-            java_perf_map_name("Lio/netty/Foo;::<init>"),
-            "io.netty.Foo.<init>"
-        );
-        // a class-only name is a class (with dots, so the JIT-stub rule `^[^.]*$` skips it)
-        assert_eq!(
-            java_perf_map_name("Lorg/x/gen/File__123;"),
-            "org.x.gen.File__123"
-        );
+        for (input, want) in [
+            ("Lio/netty/Foo;.bar", "io.netty.Foo.bar"),
+            (
+                "Lio/netty/Foo;.bar(Ljava/lang/String;)V",
+                "io.netty.Foo.bar",
+            ),
+            ("Lio/netty/Foo;::bar", "io.netty.Foo.bar"),
+        ] {
+            assert_eq!(normalize_symbol(input), want, "{input}");
+        }
+        for (input, want) in [
+            ("Lio/netty/Foo;::<init>", "io.netty.Foo.<init>"),
+            // a class-only name is a class (with dots, so the JIT-stub rule `^[^.]*$`
+            // skips it)
+            ("Lorg/x/gen/File__123;", "org.x.gen.File__123"),
+        ] {
+            assert_eq!(java_perf_map_name(input), want, "{input}");
+        }
     }
 
     #[test]
@@ -1196,11 +1203,15 @@ mod tests {
 
     #[test]
     fn names_the_demanglers_gave_up_on_are_recognised() {
-        assert!(is_still_mangled("_ZN3foo3barEXX"));
-        assert!(is_still_mangled("_ZZZ@plt"));
-        assert!(!is_still_mangled("idx::Index::add"));
-        assert!(!is_still_mangled("_start"));
-        assert!(!is_still_mangled("_Z"));
+        for (input, want) in [
+            ("_ZN3foo3barEXX", true),
+            ("_ZZZ@plt", true),
+            ("idx::Index::add", false),
+            ("_start", false),
+            ("_Z", false),
+        ] {
+            assert_eq!(is_still_mangled(input), want, "{input}");
+        }
         assert_eq!(cpp_mangled_name("_ZN3foo"), None);
     }
 

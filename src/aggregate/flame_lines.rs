@@ -615,6 +615,7 @@ fn own_text_groups(
 mod tests {
     use super::*;
     use crate::classify::RuleOptions;
+    use crate::model::cases::temp_file;
     use crate::model::{Frame, FrameKind, SampleType};
 
     /// `main → app.handle → lib.parse → malloc`, and `main → app.idle`.
@@ -634,15 +635,12 @@ mod tests {
         p.add_sample(s1, None, &[3]);
         p.add_sample(s1, Some(t), &[2]);
         p.add_sample(s2, None, &[4]);
-        let dir = tempfile::tempdir().unwrap();
-        let rules_path = dir.path().join("r.toml");
-        std::fs::write(
-            &rules_path,
+        let (_dir, rules_path) = temp_file(
+            "r.toml",
             "[[owner]]\nname = \"app\"\ncategory = \"user\"\nprefix = [\"app.\"]\n\
              [[owner]]\nname = \"lib\"\ncategory = \"library\"\nprefix = [\"lib.\"]\n\
              [[owner]]\nname = \"libc\"\ncategory = \"allocator\"\nprefix = [\"malloc\"]\n",
-        )
-        .unwrap();
+        );
         let options = RuleOptions {
             rule_files: vec![rules_path],
             no_presets: true,
@@ -651,6 +649,20 @@ mod tests {
         let rules = RuleSet::build(&options, std::slice::from_ref(&p)).unwrap();
         let classes = rules.classify(&p);
         (p, rules, classes)
+    }
+
+    /// The lines of `p` annotated as `annotate` says.
+    fn annotated(
+        p: &Profile,
+        rules: &RuleSet,
+        classes: &Classification,
+        annotate: ColorBy,
+    ) -> FlameLines {
+        let options = FlameOptions {
+            annotate: Some(annotate),
+            ..FlameOptions::default()
+        };
+        flame_lines(p, rules, classes, &options)
     }
 
     /// Every distinct frame text and the owner whose colour it takes.
@@ -669,11 +681,7 @@ mod tests {
     #[test]
     fn annotates_frames_with_their_owner_root_first() {
         let (p, rules, classes) = profile();
-        let options = FlameOptions {
-            annotate: Some(ColorBy::Frame),
-            ..FlameOptions::default()
-        };
-        let lines = flame_lines(&p, &rules, &classes, &options);
+        let lines = annotated(&p, &rules, &classes, ColorBy::Frame);
         assert_eq!(lines.total, 9);
         assert_eq!(
             sorted(&lines, None),
@@ -707,11 +715,7 @@ mod tests {
             p.add_sample(stack, None, &[1]);
         }
         let classes = rules.classify(&p);
-        let options = FlameOptions {
-            annotate: Some(ColorBy::Frame),
-            ..FlameOptions::default()
-        };
-        let lines = flame_lines(&p, &rules, &classes, &options);
+        let lines = annotated(&p, &rules, &classes, ColorBy::Frame);
         let texts: Vec<String> = text_owners(&lines).into_iter().map(|(t, _)| t).collect();
         let mut distinct = texts.clone();
         distinct.sort();
@@ -749,11 +753,7 @@ mod tests {
     #[test]
     fn colour_by_sample_owner_keys_frames_by_both_owners() {
         let (p, rules, classes) = profile();
-        let options = FlameOptions {
-            annotate: Some(ColorBy::Sample),
-            ..FlameOptions::default()
-        };
-        let lines = flame_lines(&p, &rules, &classes, &options);
+        let lines = annotated(&p, &rules, &classes, ColorBy::Sample);
         // malloc is transparent, so `lib` owns the first stack; `app` owns the second.
         assert_eq!(
             sorted(&lines, None),

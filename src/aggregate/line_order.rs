@@ -290,34 +290,30 @@ mod tests {
         assert_eq!(sorted_by_ids(&lines, Weights::AsText), text);
     }
 
+    /// Up to 40 stacks of 1 to 3 frames whose texts match `frame`, each with a weight.
+    fn stacks(frame: &'static str) -> impl Strategy<Value = Vec<(Vec<String>, u32)>> {
+        proptest::collection::vec((proptest::collection::vec(frame, 1..4), 1u32..30), 1..40)
+    }
+
+    /// Folded lines of generated stacks.
+    fn folded(stacks: &[(Vec<String>, u32)]) -> Vec<String> {
+        (stacks.iter())
+            .map(|(frames, w)| format!("{} {w}", frames.join(";")))
+            .collect()
+    }
+
     proptest! {
         #[test]
-        fn the_order_is_the_order_of_the_text(
-            stacks in proptest::collection::vec(
-                (proptest::collection::vec("[ab1 ]{1,3}", 1..4), 1u32..30),
-                1..40,
-            )
-        ) {
-            let lines: Vec<String> = stacks
-                .iter()
-                .map(|(frames, w)| format!("{} {w}", frames.join(";")))
-                .collect();
+        fn the_order_is_the_order_of_the_text(stacks in stacks("[ab1 ]{1,3}")) {
+            let lines = folded(&stacks);
             let mut text = lines.clone();
             text.sort();
             prop_assert_eq!(sorted_by_ids(&lines, Weights::AsText), text);
         }
 
         #[test]
-        fn without_weights_lines_of_equal_frames_are_adjacent(
-            stacks in proptest::collection::vec(
-                (proptest::collection::vec("[ab1]{1,2}", 1..4), 1u32..30),
-                1..40,
-            )
-        ) {
-            let lines: Vec<String> = stacks
-                .iter()
-                .map(|(frames, w)| format!("{} {w}", frames.join(";")))
-                .collect();
+        fn without_weights_lines_of_equal_frames_are_adjacent(stacks in stacks("[ab1]{1,2}")) {
+            let lines = folded(&stacks);
             let sorted = sorted_by_ids(&lines, Weights::Ignored);
             let stacks: Vec<&str> = sorted.iter().map(|l| l.rsplit_once(' ').unwrap().0).collect();
             let mut expected = stacks.clone();

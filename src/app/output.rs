@@ -364,13 +364,12 @@ impl Cleanup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cases::temp_file;
 
     #[test]
     fn a_regular_file_is_replaced_and_keeps_its_permissions() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.txt");
-        std::fs::write(&path, "old").unwrap();
+        let (dir, path) = temp_file("out.txt", "old");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         write_file(&path, |w| w.write_all(b"new")).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
@@ -385,9 +384,7 @@ mod tests {
 
     #[test]
     fn a_failed_write_leaves_the_old_file_and_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.txt");
-        std::fs::write(&path, "old").unwrap();
+        let (dir, path) = temp_file("out.txt", "old");
         let err = write_file(&path, |w| {
             w.write_all(b"half")?;
             Err(std::io::Error::other("disk on fire"))

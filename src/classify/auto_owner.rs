@@ -403,6 +403,7 @@ pub fn shared_library(basename: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cases::assert_named;
 
     fn frame(name: &str) -> Frame {
         Frame::named(name, FrameKind::Native)
@@ -432,70 +433,73 @@ mod tests {
 
     #[test]
     fn java_packages_under_their_vendor() {
-        let java = |name: &str| java_vendor(name);
-        assert_eq!(
-            java("com.fasterxml.jackson.databind.ObjectMapper.readValue").as_deref(),
-            Some("com.fasterxml.jackson")
+        assert_named(
+            java_vendor,
+            &[
+                (
+                    "com.fasterxml.jackson.databind.ObjectMapper.readValue",
+                    Some("com.fasterxml.jackson"),
+                ),
+                ("io.netty.channel.nio.NioEventLoop.run", Some("io.netty")),
+                (
+                    "org.vertx.java.core.impl.DefaultVertx$1.run",
+                    Some("org.vertx"),
+                ),
+                (
+                    "kotlin.reflect.jvm.internal.KClassImpl.getMembers",
+                    Some("kotlin.reflect"),
+                ),
+                (
+                    "org.apache.kafka.clients.producer.KafkaProducer.send",
+                    Some("org.apache.kafka"),
+                ),
+                // a multi-product vendor's class right under its domain: the vendor
+                ("com.google.Foo.bar", Some("com.google")),
+                // one package segment, or a root that is neither a domain nor a known
+                // library's: as likely the program's own as a third party's
+                ("bench.MainKt$main$1.invoke", None),
+                ("demo.jfrmix.Work.run", None),
+                ("de.example.shop.Cart.add", Some("de.example")),
+                // the JDK is the runtime's
+                ("java.util.HashMap.get", None),
+                ("com.sun.net.httpserver.HttpServer.start", None),
+                (
+                    "kotlinx.coroutines.DispatchedTask.run",
+                    Some("kotlinx.coroutines"),
+                ),
+                // no class, or no method after it; C names with GCC clone suffixes; Python
+                // names
+                ("foo.bar.baz", None),
+                ("com.example.Main", None),
+                ("memcpy.part.0", None),
+                ("JSONEncoder.encode", None),
+                ("std::vec::Vec<T>::push", None),
+            ],
         );
-        assert_eq!(
-            java("io.netty.channel.nio.NioEventLoop.run").as_deref(),
-            Some("io.netty")
-        );
-        assert_eq!(
-            java("org.vertx.java.core.impl.DefaultVertx$1.run").as_deref(),
-            Some("org.vertx")
-        );
-        assert_eq!(
-            java("kotlin.reflect.jvm.internal.KClassImpl.getMembers").as_deref(),
-            Some("kotlin.reflect")
-        );
-        assert_eq!(
-            java("org.apache.kafka.clients.producer.KafkaProducer.send").as_deref(),
-            Some("org.apache.kafka")
-        );
-        // a multi-product vendor's class right under its domain: the vendor
-        assert_eq!(java("com.google.Foo.bar").as_deref(), Some("com.google"));
-        // one package segment, or a root that is neither a domain nor a known library's: as
-        // likely the program's own as a third party's
-        assert_eq!(java("bench.MainKt$main$1.invoke"), None);
-        assert_eq!(java("demo.jfrmix.Work.run"), None);
-        assert_eq!(
-            java("de.example.shop.Cart.add").as_deref(),
-            Some("de.example")
-        );
-        // the JDK is the runtime's
-        assert_eq!(java("java.util.HashMap.get"), None);
-        assert_eq!(java("com.sun.net.httpserver.HttpServer.start"), None);
-        assert_eq!(
-            java("kotlinx.coroutines.DispatchedTask.run").as_deref(),
-            Some("kotlinx.coroutines")
-        );
-        // no class, or no method after it; C names with GCC clone suffixes; Python names
-        assert_eq!(java("foo.bar.baz"), None);
-        assert_eq!(java("com.example.Main"), None);
-        assert_eq!(java("memcpy.part.0"), None);
-        assert_eq!(java("JSONEncoder.encode"), None);
-        assert_eq!(java("std::vec::Vec<T>::push"), None);
     }
 
     #[test]
     fn python_packages_after_site_packages() {
-        let p = python_package;
-        assert_eq!(
-            p("/venv/lib/python3.12/site-packages/simplejson/encoder.py").as_deref(),
-            Some("simplejson")
+        assert_named(
+            python_package,
+            &[
+                (
+                    "/venv/lib/python3.12/site-packages/simplejson/encoder.py",
+                    Some("simplejson"),
+                ),
+                (
+                    "/usr/lib/python3/dist-packages/requests/api.py",
+                    Some("requests"),
+                ),
+                ("/v/site-packages/six.py", Some("six")),
+                (
+                    "/v/site-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so",
+                    Some("_cffi_backend"),
+                ),
+                ("/usr/lib/python3.12/json/encoder.py", None),
+                ("/v/site-packages/foo-1.0.dist-info/RECORD", None),
+            ],
         );
-        assert_eq!(
-            p("/usr/lib/python3/dist-packages/requests/api.py").as_deref(),
-            Some("requests")
-        );
-        assert_eq!(p("/v/site-packages/six.py").as_deref(), Some("six"));
-        assert_eq!(
-            p("/v/site-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so").as_deref(),
-            Some("_cffi_backend")
-        );
-        assert_eq!(p("/usr/lib/python3.12/json/encoder.py"), None);
-        assert_eq!(p("/v/site-packages/foo-1.0.dist-info/RECORD"), None);
         let mut f = frame("encode");
         f.kind = FrameKind::Interpreted;
         f.file = Some("/venv/lib/python3.12/site-packages/simplejson/encoder.py".into());
@@ -507,21 +511,25 @@ mod tests {
 
     #[test]
     fn npm_packages_after_the_last_node_modules() {
-        let n = npm_package;
-        assert_eq!(
-            n("/app/node_modules/express/lib/router/index.js").as_deref(),
-            Some("express")
+        assert_named(
+            npm_package,
+            &[
+                (
+                    "/app/node_modules/express/lib/router/index.js",
+                    Some("express"),
+                ),
+                (
+                    "file:///app/node_modules/@fastify/busboy/lib/main.js",
+                    Some("@fastify/busboy"),
+                ),
+                (
+                    "/app/node_modules/.pnpm/debug@4.3.4/node_modules/debug/src/node.js",
+                    Some("debug"),
+                ),
+                ("/app/src/server.js", None),
+                ("/app/node_modules/.bin/x", None),
+            ],
         );
-        assert_eq!(
-            n("file:///app/node_modules/@fastify/busboy/lib/main.js").as_deref(),
-            Some("@fastify/busboy")
-        );
-        assert_eq!(
-            n("/app/node_modules/.pnpm/debug@4.3.4/node_modules/debug/src/node.js").as_deref(),
-            Some("debug")
-        );
-        assert_eq!(n("/app/src/server.js"), None);
-        assert_eq!(n("/app/node_modules/.bin/x"), None);
         // a JavaScript frame that carries its file in the name
         let f = frame("LazyCompile:*handle /app/node_modules/express/lib/router/layer.js:95");
         assert_eq!(unit_of(&f, false), of(UnitKind::NpmPackage, "express"));
@@ -529,39 +537,37 @@ mod tests {
 
     #[test]
     fn go_modules_by_host() {
-        let g = go_module;
-        assert_eq!(
-            g("github.com/foo/bar/pkg.(*T).Method").as_deref(),
-            Some("github.com/foo/bar")
+        assert_named(
+            go_module,
+            &[
+                (
+                    "github.com/foo/bar/pkg.(*T).Method",
+                    Some("github.com/foo/bar"),
+                ),
+                ("github.com/foo/bar.Func", Some("github.com/foo/bar")),
+                (
+                    "github.com/jackc/pgx/v5/pgconn.(*PgConn).Exec",
+                    Some("github.com/jackc/pgx/v5"),
+                ),
+                (
+                    "golang.org/x/net/http2.(*Framer).ReadFrame",
+                    Some("golang.org/x/net"),
+                ),
+                ("go.uber.org/zap.(*Logger).Info", Some("go.uber.org/zap")),
+                (
+                    "google.golang.org/grpc/internal/transport.(*http2Client).reader",
+                    Some("google.golang.org/grpc"),
+                ),
+                (
+                    "gopkg.in/yaml.v3.(*decoder).unmarshal",
+                    Some("gopkg.in/yaml.v3"),
+                ),
+                // the standard library has no domain; a short path is no module
+                ("net/http.(*conn).serve", None),
+                ("runtime.mallocgc", None),
+                ("github.com/foo.Bar", None),
+            ],
         );
-        assert_eq!(
-            g("github.com/foo/bar.Func").as_deref(),
-            Some("github.com/foo/bar")
-        );
-        assert_eq!(
-            g("github.com/jackc/pgx/v5/pgconn.(*PgConn).Exec").as_deref(),
-            Some("github.com/jackc/pgx/v5")
-        );
-        assert_eq!(
-            g("golang.org/x/net/http2.(*Framer).ReadFrame").as_deref(),
-            Some("golang.org/x/net")
-        );
-        assert_eq!(
-            g("go.uber.org/zap.(*Logger).Info").as_deref(),
-            Some("go.uber.org/zap")
-        );
-        assert_eq!(
-            g("google.golang.org/grpc/internal/transport.(*http2Client).reader").as_deref(),
-            Some("google.golang.org/grpc")
-        );
-        assert_eq!(
-            g("gopkg.in/yaml.v3.(*decoder).unmarshal").as_deref(),
-            Some("gopkg.in/yaml.v3")
-        );
-        // the standard library has no domain; a short path is no module
-        assert_eq!(g("net/http.(*conn).serve"), None);
-        assert_eq!(g("runtime.mallocgc"), None);
-        assert_eq!(g("github.com/foo.Bar"), None);
     }
 
     #[test]

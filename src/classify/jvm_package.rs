@@ -377,6 +377,10 @@ mod tests {
         own_code(&[profile(rows)], &presets).expect("a guess")
     }
 
+    fn assert_evidence(code: &OwnCode, part: &str) {
+        assert!(code.evidence.contains(part), "{}", code.evidence);
+    }
+
     #[test]
     fn method_names_are_taken_apart_and_other_names_are_not() {
         let m = JavaMethod::parse("bench.MainKt$main$1$2$9.invoke").unwrap();
@@ -412,11 +416,7 @@ mod tests {
         ]);
         assert_eq!(code.name, "com.acme.shop");
         assert_eq!(code.prefixes, ["com.acme."]);
-        assert!(
-            code.evidence.contains("`com.acme.shop.Main.main`"),
-            "{}",
-            code.evidence
-        );
+        assert_evidence(&code, "`com.acme.shop.Main.main`");
     }
 
     #[test]
@@ -449,11 +449,7 @@ mod tests {
             (&["org.json.JSONObject.toString"], 6),
         ]);
         assert_eq!(code.prefixes, ["shop."]);
-        assert!(
-            code.evidence.contains("`shop.Worker.run`"),
-            "{}",
-            code.evidence
-        );
+        assert_evidence(&code, "`shop.Worker.run`");
     }
 
     #[test]
@@ -474,11 +470,7 @@ mod tests {
         ]);
         assert_eq!(code.name, "shop");
         assert_eq!(code.prefixes, ["shop."]);
-        assert!(
-            code.evidence.contains("in 37.5% of the weight"),
-            "{}",
-            code.evidence
-        );
+        assert_evidence(&code, "in 37.5% of the weight");
     }
 
     #[test]

@@ -732,6 +732,7 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cases::temp_file;
     use crate::model::{SampleType, Unit as WeightUnit};
 
     /// One sample per stack of `(leaf, module)` frames under a Rust `main`.
@@ -817,13 +818,10 @@ mod tests {
     fn a_guess_is_joined_to_a_rule_owner_of_the_same_name() {
         // a rules owner `flate2` that names only `flate2::zio::`: the crate's other frames
         // join it rather than make a second owner of one name
-        let dir = tempfile::tempdir().unwrap();
-        let rules = dir.path().join("r.toml");
-        std::fs::write(
-            &rules,
+        let (_dir, rules) = temp_file(
+            "r.toml",
             "[[owner]]\nname = \"flate2\"\ncategory = \"library\"\nprefix = [\"flate2::zio::\"]\n",
-        )
-        .unwrap();
+        );
         let p = profile(&[
             ("flate2::zio::Writer::write", None),
             ("flate2::ffi::init", None),

@@ -367,6 +367,7 @@ impl Located<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cases::temp_file;
 
     fn err(text: &str) -> String {
         parse(text, "t.toml").unwrap_err().to_string()
@@ -409,9 +410,7 @@ mod tests {
             (detect.any.prefix.len(), detect.all.len(), detect.line),
             (1, 1, 1)
         );
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("mine.toml");
-        std::fs::write(&path, "[detect]\nprefix = [\"a.\"]\n").unwrap();
+        let (_dir, path) = temp_file("mine.toml", "[detect]\nprefix = [\"a.\"]\n");
         let e = load(&path).unwrap_err().to_string();
         assert!(
             e.contains(":1: `detect` only has a meaning in the presets"),

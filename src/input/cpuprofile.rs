@@ -465,6 +465,7 @@ pub fn looks_like_cpuprofile(head: &[u8]) -> bool {
 mod tests {
     use super::*;
     use crate::input::source::DEFAULT_MAX_DECOMPRESSED;
+    use crate::model::cases::assert_cases;
 
     fn read_str(json: &str) -> Result<Profile> {
         let parsed: FileJson = serde_json::from_str(json)
@@ -484,6 +485,11 @@ mod tests {
     }
 
     /// root → main (app.js) → {work (app.js), parse (node_modules/p/index.js)}; gc at root.
+    /// The profile of [`tree`]'s nodes with the other fields `rest` (JSON members).
+    fn sampled(rest: &str) -> Profile {
+        read_str(&format!(r#"{{"nodes":[{}],{rest}}}"#, tree())).unwrap()
+    }
+
     fn tree() -> String {
         [
             node(1, "(root)", "", &[2, 5]),
@@ -516,11 +522,9 @@ mod tests {
     #[test]
     fn each_sample_lasts_until_the_next_and_the_last_until_end_time() {
         // samples at 100+10=110, 130, 160, 161 µs; end 200
-        let json = format!(
-            r#"{{"nodes":[{}],"startTime":100,"endTime":200,"samples":[3,4,3,5],"timeDeltas":[10,20,30,1]}}"#,
-            tree()
+        let p = sampled(
+            r#""startTime":100,"endTime":200,"samples":[3,4,3,5],"timeDeltas":[10,20,30,1]"#,
         );
-        let p = read_str(&json).unwrap();
         assert_eq!(
             rows(&p),
             vec![
@@ -540,11 +544,7 @@ mod tests {
 
     #[test]
     fn negative_intervals_count_as_zero_with_a_warning() {
-        let json = format!(
-            r#"{{"nodes":[{}],"startTime":0,"endTime":50,"samples":[3,4],"timeDeltas":[10,-5]}}"#,
-            tree()
-        );
-        let p = read_str(&json).unwrap();
+        let p = sampled(r#""startTime":0,"endTime":50,"samples":[3,4],"timeDeltas":[10,-5]"#);
         // sample 0 lasts -5 → 0; sample 1 at 5 µs lasts until 50
         assert_eq!(p.totals(), vec![45_000, 2]);
         assert!(p.meta.warnings[0].contains("1 sample interval(s) were negative"));
@@ -596,12 +596,14 @@ mod tests {
 
     #[test]
     fn urls_become_paths() {
-        assert_eq!(file_of_url("file:///a/b%20c.js"), "/a/b c.js");
-        assert_eq!(
-            file_of_url("node:internal/fs/utils"),
-            "node:internal/fs/utils"
+        assert_cases(
+            file_of_url,
+            &[
+                ("file:///a/b%20c.js", "/a/b c.js".into()),
+                ("node:internal/fs/utils", "node:internal/fs/utils".into()),
+                ("file:///a/%zz.js", "/a/%zz.js".into()),
+            ],
         );
-        assert_eq!(file_of_url("file:///a/%zz.js"), "/a/%zz.js");
         let f = js_frame("consoleCall", "", None);
         assert_eq!(f.module.as_deref(), Some("node"));
         assert_eq!(f.kind, FrameKind::Native);

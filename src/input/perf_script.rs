@@ -876,6 +876,7 @@ impl ScriptReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cases::assert_cases;
 
     #[test]
     fn headers_are_found_by_shape() {
@@ -929,10 +930,15 @@ mod tests {
 
     #[test]
     fn srcline_lines_are_not_frames() {
-        assert!(is_srcline("  spin.c:9"));
-        assert!(is_srcline("  ??:0"));
-        assert!(!is_srcline("\t  1167 whose_live_spin (/tmp/live/spin)"));
-        assert!(!is_srcline("  main"));
+        assert_cases(
+            is_srcline,
+            &[
+                ("  spin.c:9", true),
+                ("  ??:0", true),
+                ("\t  1167 whose_live_spin (/tmp/live/spin)", false),
+                ("  main", false),
+            ],
+        );
     }
 
     #[test]

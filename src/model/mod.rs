@@ -5,6 +5,8 @@
 //! with the number of distinct stacks, never with the number of samples.
 
 pub mod budget;
+#[cfg(test)]
+pub mod cases;
 mod dump;
 mod frame;
 mod intern;

@@ -681,16 +681,27 @@ fn write_frames(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cases::assert_cases;
 
     #[test]
     fn names_are_shortened_in_the_middle_to_the_width() {
-        assert_eq!(shorten_middle("jdk-httpserver", 14), "jdk-httpserver");
-        assert_eq!(shorten_middle("jdk-httpserver", 10), "jdk-h…rver");
+        assert_cases(
+            |(s, max)| shorten_middle(s, max),
+            &[
+                (("jdk-httpserver", 14), "jdk-httpserver".into()),
+                (("jdk-httpserver", 10), "jdk-h…rver".into()),
+                (("日本語の名前", 8), "日本…前".into()),
+                (("abc", 1), "…".into()),
+            ],
+        );
         assert_eq!(shorten_middle("jdk-httpserver", 10).width(), 10);
-        assert_eq!(shorten_middle("日本語の名前", 8), "日本…前");
-        assert_eq!(shorten_middle("abc", 1), "…");
-        assert_eq!(keep_end("/tmp/run1/p.folded", 12), "…n1/p.folded");
-        assert_eq!(keep_end("p.folded", 12), "p.folded");
+        assert_cases(
+            |(s, max)| keep_end(s, max),
+            &[
+                (("/tmp/run1/p.folded", 12), "…n1/p.folded".into()),
+                (("p.folded", 12), "p.folded".into()),
+            ],
+        );
     }
 
     #[test]

@@ -245,21 +245,19 @@ fn parse_build_id_note(mut data: &[u8]) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cases::temp_file;
 
     #[test]
     fn text_symbols_resolve_with_their_modules_and_data_symbols_are_skipped() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("kallsyms");
-        std::fs::write(
-            &path,
+        let (_dir, path) = temp_file(
+            "kallsyms",
             "ffffffff81000000 T _text\n\
              ffffffff81000100 t do_one\n\
              ffffffff81000180 D some_data\n\
              ffffffff81000200 W weak_one\n\
              not a line\n\
              ffffffffc0000000 t ext4_read\t[ext4]\r\n",
-        )
-        .unwrap();
+        );
         let loaded = Loaded {
             symbols: load(&path),
             warnings: Vec::new(),

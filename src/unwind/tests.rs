@@ -2,6 +2,7 @@
 //! registers and stack bytes are made up, so every outcome is known in advance.
 
 use super::*;
+use crate::model::cases::temp_file;
 use std::path::Path;
 
 /// Two functions whose entry points have the simplest CFI there is: CFA = rsp + 8, return
@@ -77,41 +78,47 @@ fn probes() -> (u64, u64, Mapping) {
     (leaf, caller, own_mapping(leaf))
 }
 
-#[test]
-fn unwinds_through_eh_frame_to_the_end_of_the_stack() {
+/// An unwinder of this test binary, the probe leaf's registers and its caller's address.
+fn probe_unwinder() -> (DwarfUnwinder, UserRegs, u64) {
     let (leaf, caller, mapping) = probes();
-    let mut u = own_unwinder(mapping);
-    let regs = leaf_regs(leaf);
-    // [return into probe_caller, then a null return address: the outermost frame]
-    let stack = words(&[caller + 1, 0]);
+    (own_unwinder(mapping), leaf_regs(leaf), caller)
+}
+
+/// Unwinds `stack` (all of it valid) from `regs` in process 7: how it ended and the frames.
+fn unwind_whole(u: &mut DwarfUnwinder, regs: UserRegs, stack: &[u8]) -> (StackEnd, Vec<u64>) {
     let mut out = Vec::new();
     let end = u.unwind(
         7,
         Some(regs),
-        StackCopy::whole(&stack, stack.len() as u64),
+        StackCopy::whole(stack, stack.len() as u64),
         &mut out,
     );
+    (end, out)
+}
+
+#[test]
+fn unwinds_through_eh_frame_to_the_end_of_the_stack() {
+    let (mut u, regs, caller) = probe_unwinder();
+    // [return into probe_caller, then a null return address: the outermost frame]
+    let stack = words(&[caller + 1, 0]);
+    let (end, out) = unwind_whole(&mut u, regs, &stack);
     assert_eq!(end, StackEnd::Complete);
-    assert_eq!(out, vec![leaf, caller + 1]);
+    assert_eq!(out, vec![regs.ip, caller + 1]);
     assert_eq!((u.stats.stacks, u.stats.truncated), (1, 0));
 }
 
 #[test]
 fn a_short_stack_copy_is_counted_and_suggests_a_larger_size() {
-    let (leaf, caller, mapping) = probes();
-    let mut u = own_unwinder(mapping);
-    let regs = leaf_regs(leaf);
+    let (mut u, regs, caller) = probe_unwinder();
     // the copy ends right after the first return address: the kernel filled all of it
     let stack = words(&[caller + 1]);
-    let mut out = Vec::new();
-    let end = u.unwind(
-        7,
-        Some(regs),
-        StackCopy::whole(&stack, stack.len() as u64),
-        &mut out,
-    );
+    let (end, out) = unwind_whole(&mut u, regs, &stack);
     assert_eq!(end, StackEnd::StackExhausted);
-    assert_eq!(out, vec![leaf, caller + 1], "frames found so far are kept");
+    assert_eq!(
+        out,
+        vec![regs.ip, caller + 1],
+        "frames found so far are kept"
+    );
     assert_eq!(u.stats.copy_exhausted, 1);
     let (notes, warnings) = u.stats.report();
     assert!(
@@ -126,9 +133,7 @@ fn a_short_stack_copy_is_counted_and_suggests_a_larger_size() {
 
 #[test]
 fn a_stack_size_that_lies_uses_only_the_bytes_present() {
-    let (leaf, caller, mapping) = probes();
-    let mut u = own_unwinder(mapping);
-    let regs = leaf_regs(leaf);
+    let (mut u, regs, caller) = probe_unwinder();
     let stack = words(&[caller + 1, 0]);
     let mut out = Vec::new();
     let end = u.unwind(7, Some(regs), StackCopy::whole(&stack, 1 << 40), &mut out);
@@ -209,9 +214,7 @@ fn a_corrupt_eh_frame_stops_in_that_module_with_a_warning() {
     for b in &mut bytes[offset as usize..(offset + size) as usize] {
         *b = 0xaa;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let corrupt = dir.path().join("corrupt-copy");
-    std::fs::write(&corrupt, &bytes).unwrap();
+    let (_dir, corrupt) = temp_file("corrupt-copy", &bytes);
 
     let image = image::Image::load(&corrupt, None).unwrap();
     assert!(!image.can_unwind());

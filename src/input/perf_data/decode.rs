@@ -61,6 +61,24 @@ pub(super) enum Event {
     BuildId(DsoKey, Vec<u8>),
 }
 
+/// An [`Event::Mmap`] of an MMAP or MMAP2 record (two types with the same fields), with what
+/// only MMAP2 records say: the build id, and whether the mapping is executable (a flag of
+/// MMAP's, a protection bit of MMAP2's).
+macro_rules! mmap_event {
+    ($m:expr, $build_id:expr, $exec:expr) => {
+        Event::Mmap {
+            pid: $m.pid,
+            start: $m.address,
+            len: $m.length,
+            pgoff: $m.page_offset,
+            mode: $m.cpu_mode,
+            path: String::from_utf8_lossy(&$m.path.as_slice()).into_owned(),
+            build_id: $build_id,
+            exec: $exec,
+        }
+    };
+}
+
 /// A DWARF sample's user registers and the valid part of its stack copy: only those bytes
 /// cross to the folding thread (the kernel fills up to where the thread's stack ends, on the
 /// benchmark 2.5 KiB of the 4 KiB copied).
@@ -177,29 +195,14 @@ fn decode_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> 
     }
     let parsed = record.parse().map_err(|e| ("event", e.to_string()))?;
     let event = match parsed {
-        EventRecord::Mmap(m) => Event::Mmap {
-            pid: m.pid,
-            start: m.address,
-            len: m.length,
-            pgoff: m.page_offset,
-            mode: m.cpu_mode,
-            path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
-            build_id: None,
-            exec: m.is_executable,
-        },
-        EventRecord::Mmap2(m) => Event::Mmap {
-            pid: m.pid,
-            start: m.address,
-            len: m.length,
-            pgoff: m.page_offset,
-            mode: m.cpu_mode,
-            path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
-            build_id: match &m.file_id {
+        EventRecord::Mmap(m) => mmap_event!(m, None, m.is_executable),
+        EventRecord::Mmap2(m) => {
+            let build_id = match &m.file_id {
                 Mmap2FileId::BuildId(b) => Some(b.clone()),
                 Mmap2FileId::InodeAndVersion(_) => None,
-            },
-            exec: m.protection & 4 != 0,
-        },
+            };
+            mmap_event!(m, build_id, m.protection & 4 != 0)
+        }
         EventRecord::Comm(c) => Event::Comm {
             pid: c.pid,
             tid: c.tid,
