@@ -36,14 +36,47 @@ pub fn sort(lines: &FlameLines, order: &mut [u32], weights: Weights) {
 /// Groups at least this large are sorted on every core.
 const PARALLEL_SORT: usize = 1 << 16;
 
-/// Sorts `keyed` by key and then by the id next to it; on every core when it is large.
-fn sort_keyed<K: Ord + Copy + Send>(keyed: &mut [(K, u32)]) {
+/// Sorts `keyed` by key and then by the id next to it: a large group by counting its keys
+/// where it can ([`counting_sorted`]), else on every core.
+fn sort_keyed(keyed: &mut [(u32, u32)]) {
     use rayon::slice::ParallelSliceMut as _;
-    if keyed.len() >= PARALLEL_SORT {
-        keyed.par_sort_unstable();
-    } else {
+    if keyed.len() < PARALLEL_SORT {
         keyed.sort_unstable();
+    } else if let Some(sorted) = counting_sorted(keyed) {
+        keyed.copy_from_slice(&sorted);
+    } else {
+        keyed.par_sort_unstable();
     }
+}
+
+/// `keyed` sorted by key and id in linear time: a stable counting sort by key, when the ids
+/// ascend (so each key's stay in order) and keys are dense (ranks: at most four per entry).
+/// A million lines under one shared path are one group of a million distinct ranks, which
+/// a comparison sort took 35 ms over (issue 24); the lines of one group keep their ids in
+/// order from the depth above, so this is the usual case.
+fn counting_sorted(keyed: &[(u32, u32)]) -> Option<Vec<(u32, u32)>> {
+    if !keyed.windows(2).all(|w| w[0].1 < w[1].1) {
+        return None;
+    }
+    let max = keyed.iter().map(|k| k.0).max()? as usize;
+    if max > keyed.len().saturating_mul(4) {
+        return None;
+    }
+    // starts[k]: where the entries of key k go
+    let mut starts = vec![0usize; max + 2];
+    for &(k, _) in keyed {
+        starts[k as usize + 1] += 1;
+    }
+    for k in 1..starts.len() {
+        starts[k] += starts[k - 1];
+    }
+    let mut sorted = vec![(0, 0); keyed.len()];
+    for &(k, id) in keyed {
+        let at = &mut starts[k as usize];
+        sorted[*at] = (k, id);
+        *at += 1;
+    }
+    Some(sorted)
 }
 
 /// Lines of the same frames: their weights as text (`10` before `9`).
@@ -302,7 +335,36 @@ mod tests {
             .collect()
     }
 
+    #[test]
+    fn counting_sort_orders_as_the_comparison_sort_or_declines() {
+        let keyed: Vec<(u32, u32)> = [5u32, 0, 3, 5, 1, 3, 3, 9]
+            .iter()
+            .zip(10..)
+            .map(|(&k, i)| (k, i))
+            .collect();
+        let mut want = keyed.clone();
+        want.sort_unstable();
+        assert_eq!(counting_sorted(&keyed), Some(want));
+        // ids out of order: a stable sort by key would not order them
+        assert_eq!(counting_sorted(&[(1, 2), (1, 1)]), None);
+        // keys too sparse for a count each
+        assert_eq!(counting_sorted(&[(100, 1), (0, 2)]), None);
+        assert_eq!(counting_sorted(&[]), None);
+    }
+
     proptest! {
+        #[test]
+        fn counting_sort_agrees_with_sorting(keys in proptest::collection::vec(0u32..50, 1..200)) {
+            let keyed: Vec<(u32, u32)> = keys.iter().zip(0..).map(|(&k, i)| (k, i * 3)).collect();
+            let mut want = keyed.clone();
+            want.sort_unstable();
+            if let Some(sorted) = counting_sorted(&keyed) {
+                prop_assert_eq!(sorted, want);
+            } else {
+                prop_assert!(keys.iter().max().map_or(0, |&m| m as usize) > keys.len() * 4);
+            }
+        }
+
         #[test]
         fn the_order_is_the_order_of_the_text(stacks in stacks("[ab1 ]{1,3}")) {
             let lines = folded(&stacks);
