@@ -179,7 +179,7 @@ impl Column {
     fn cell<'r>(&self, row: &'r Row<'r>) -> Cell<'r> {
         match self.cell {
             CellOf::Row(cell) => cell(row),
-            CellOf::Quality(i) => quality_cell(row, i),
+            CellOf::Quality(i) => quality_cell(row, i, self.kind),
         }
     }
 }
@@ -317,19 +317,17 @@ fn columns() -> &'static [Column] {
     &ALL
 }
 
-/// Quality figure `i` of a row (none on an error row).
-fn quality_cell<'r>(row: &'r Row<'r>, i: usize) -> Cell<'r> {
-    let figure = row.figures.map(|f| f.quality.figures[i]);
-    match QUALITY_FIGURES[i].kind() {
-        FigureValue::Flag(_) => Cell::Bool(figure.map(|f| f == RowFigure::Flag(true))),
-        FigureValue::Number(_) => Cell::Int(figure.and_then(|f| match f {
-            RowFigure::Int(n) => Some(n),
-            _ => None,
-        })),
-        FigureValue::Name(_) => Cell::Text(figure.and_then(|f| match f {
-            RowFigure::Name(n) => n,
-            _ => None,
-        })),
+/// Quality figure `i` of a row, in a column of `kind` (null on an error row).
+fn quality_cell<'r>(row: &'r Row<'r>, i: usize, kind: Kind) -> Cell<'r> {
+    match row.figures.map(|f| f.quality.figures[i]) {
+        Some(RowFigure::Flag(b)) => Cell::Bool(Some(b)),
+        Some(RowFigure::Int(n)) => Cell::Int(Some(n)),
+        Some(RowFigure::Name(n)) => Cell::Text(n),
+        None => match kind {
+            Kind::Bool => Cell::Bool(None),
+            Kind::Int => Cell::Int(None),
+            Kind::Text { .. } => Cell::Text(None),
+        },
     }
 }
 
