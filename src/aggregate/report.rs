@@ -3,6 +3,7 @@
 
 use super::{Aggregate, Attribution, FrameWeight, ViewWeights};
 use crate::error::{Error, Result};
+use crate::model::Notice;
 use crate::model::{Category, NO_STACK, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
 
 /// The three views (DESIGN "Semantics of the three views").
@@ -73,8 +74,8 @@ pub struct InputReport {
     pub metric: SampleType,
     /// How the metric was chosen (`default`, `--metric`), for the header.
     pub metric_source: String,
-    pub notes: Vec<String>,
-    pub warnings: Vec<String>,
+    pub notes: Vec<Notice>,
+    pub warnings: Vec<Notice>,
     pub aggregate: Aggregate,
 }
 

@@ -12,6 +12,7 @@
 use super::quality::{FigureValue, QUALITY_FIGURES, Quality};
 use super::report::{GroupBy, Report, ShareRow, View};
 use crate::model::NO_STACK;
+use crate::model::Notice;
 use regex::Regex;
 
 /// One input's rows, or why there are none.
@@ -35,7 +36,7 @@ pub struct InputFigures {
     pub negative_total: i64,
     pub quality: RowQuality,
     /// The input's warnings, so that a fleet run does not lose them on a scrolled terminal.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Notice>,
     /// What the report's header warns of for this input (issue 28: a row of an unfit
     /// recording says so as its report does); rendered into the `warnings` column.
     pub findings: Vec<super::quality::Finding>,

@@ -17,7 +17,7 @@ pub fn run(plan: ConvertPlan) -> Result<Outcome> {
     // rows alone, so a 10 M-sample profile is read in the memory of its distinct stacks
     let (profile, decoded) = read(&plan.profile, config, plan.to == ConvertTo::Pprof)?;
     for w in &profile.meta.warnings {
-        eprintln!("whose: warning: {w}");
+        eprintln!("whose: warning: {}", crate::render::notices::text(w));
     }
     match plan.to {
         ConvertTo::Folded => {

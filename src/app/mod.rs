@@ -24,6 +24,7 @@ use crate::classify::{Classification, RuleSet};
 use crate::config::{LoadConfig, Plan, ReportShape};
 use crate::error::{Error, Result};
 use crate::input;
+use crate::model::Notice;
 use crate::model::Profile;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -73,7 +74,7 @@ pub fn load(paths: &[PathBuf], config: &LoadConfig) -> Result<Loaded> {
         .collect::<Result<Vec<_>>>()?;
     for p in &profiles {
         for w in &p.meta.warnings {
-            output::warn(w);
+            output::warn(&crate::render::notices::text(w));
         }
     }
     let (rules, classes) = RuleSet::build_classified(&config.rules, &profiles)?;
@@ -159,10 +160,9 @@ pub fn aggregate_input(
     let aggregate = aggregate::aggregate(profile, &loaded.rules, &loaded.classes[i], &options);
     let mut notes = profile.meta.notes.clone();
     if aggregate.all.total == 0 {
-        notes.push(format!(
-            "no weight: the total of {} is 0, so there are no shares to show",
-            profile.sample_types()[metric].name
-        ));
+        notes.push(Notice::NoWeight {
+            metric: profile.sample_types()[metric].name.clone(),
+        });
     }
     InputReport {
         path: loaded.paths[i].display().to_string(),

@@ -2,6 +2,7 @@
 //! them, refuse the input only when they say it is not that format after all (issue 12).
 
 use crate::error::{Error, Position, Result};
+use crate::model::Notice;
 use std::path::Path;
 
 /// More than this share of all lines being bad means the input is not the format after all...
@@ -37,9 +38,9 @@ impl BadLines {
         path: &Path,
         lines: u64,
         samples: u64,
-        what: &str,
+        what: &'static str,
         expected: &str,
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<Notice>> {
         let Some((line, shown)) = &self.first else {
             return Ok(None);
         };
@@ -54,11 +55,13 @@ impl BadLines {
                 ),
             ));
         }
-        Ok(Some(format!(
-            "{}: skipped {} line(s) that are {what} (first at line {line}: {shown})",
-            path.display(),
-            self.count
-        )))
+        Ok(Some(Notice::SkippedLines {
+            path: path.to_path_buf(),
+            what,
+            count: self.count,
+            first_line: *line,
+            first: shown.clone(),
+        }))
     }
 }
 
@@ -66,7 +69,7 @@ impl BadLines {
 mod tests {
     use super::*;
 
-    fn verdict(bad: u64, lines: u64, samples: u64) -> Result<Option<String>> {
+    fn verdict(bad: u64, lines: u64, samples: u64) -> Result<Option<Notice>> {
         let mut b = BadLines::default();
         for i in 0..bad {
             b.record(i + 1, || "`x`".to_string());
@@ -79,10 +82,14 @@ mod tests {
         assert_eq!(verdict(0, 10, 10).unwrap(), None);
         // one stray line in a six-sample file: 1 of 7 lines, but only one
         let w = verdict(1, 7, 6).unwrap().unwrap();
-        assert_eq!(
-            w,
-            "f: skipped 1 line(s) that are odd (first at line 1: `x`)"
-        );
+        let skipped = Notice::SkippedLines {
+            path: "f".into(),
+            what: "odd",
+            count: 1,
+            first_line: 1,
+            first: "`x`".into(),
+        };
+        assert_eq!(w, skipped);
         // ten bad lines among 10 000: 0.1 %
         assert!(verdict(10, 10_000, 9_990).unwrap().is_some());
     }

@@ -28,6 +28,7 @@
 use super::ReadOptions;
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
+use crate::model::Notice;
 use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, Unit};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
@@ -253,9 +254,7 @@ fn build(path: &Path, text: &[u8], file: FileJson, cap: u64) -> Result<Profile> 
             }
         }
         (None, None) => {
-            b.profile.meta.notes.push(
-                "weights: each node's hitCount (the file has no `samples` and `timeDeltas`)".into(),
-            );
+            b.profile.meta.notes.push(Notice::HitCountWeights);
             b.profile = {
                 let mut p = Profile::new(vec![SampleType::samples()]);
                 std::mem::swap(&mut p.meta, &mut b.profile.meta);
@@ -297,11 +296,10 @@ fn build(path: &Path, text: &[u8], file: FileJson, cap: u64) -> Result<Profile> 
         b.profile.meta.duration_nanos = Some((e - s).saturating_mul(1000));
     }
     if negative > 0 {
-        b.profile.meta.warnings.push(format!(
-            "{}: {negative} sample interval(s) were negative (timeDeltas out of order); each \
-             counts as zero time",
-            path.display()
-        ));
+        b.profile.meta.warnings.push(Notice::NegativeIntervals {
+            path: path.to_path_buf(),
+            count: negative,
+        });
     }
     Ok(b.profile)
 }
@@ -547,7 +545,11 @@ mod tests {
         let p = sampled(r#""startTime":0,"endTime":50,"samples":[3,4],"timeDeltas":[10,-5]"#);
         // sample 0 lasts -5 → 0; sample 1 at 5 µs lasts until 50
         assert_eq!(p.totals(), vec![45_000, 2]);
-        assert!(p.meta.warnings[0].contains("1 sample interval(s) were negative"));
+        let negative = Notice::NegativeIntervals {
+            path: "t".into(),
+            count: 1,
+        };
+        assert_eq!(p.meta.warnings, [negative]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! ([`FilterTally`]) and said in the report's notes.
 
 use crate::error::{Error, Position, Result};
+use crate::model::Notice;
 use std::path::Path;
 
 const NANOS_PER_SECOND: u64 = 1_000_000_000;
@@ -313,7 +314,7 @@ impl FilterTally {
 
     /// The note for the report header, or the error: a sample the filter could not decide,
     /// or no sample left. `None` without a filter.
-    pub fn finish(&self, path: &Path, filter: &SampleFilter) -> Result<Option<String>> {
+    pub fn finish(&self, path: &Path, filter: &SampleFilter) -> Result<Option<Notice>> {
         if filter.is_empty() {
             return Ok(None);
         }
@@ -338,13 +339,11 @@ impl FilterTally {
                 ),
             ));
         }
-        Ok(Some(format!(
-            "filtered: {} kept {} of {} samples, {} left out",
-            filter.describe(),
-            self.kept,
-            self.kept + self.dropped,
-            self.dropped
-        )))
+        Ok(Some(Notice::Filtered {
+            filter: filter.describe(),
+            kept: self.kept,
+            total: self.kept + self.dropped,
+        }))
     }
 }
 
@@ -457,7 +456,12 @@ mod tests {
             tally.count(&filter, &key, |_| String::new());
         }
         let note = tally.finish(Path::new("x"), &filter).unwrap().unwrap();
-        assert_eq!(note, "filtered: --tid 3 kept 2 of 4 samples, 2 left out");
+        let filtered = Notice::Filtered {
+            filter: "--tid 3".into(),
+            kept: 2,
+            total: 4,
+        };
+        assert_eq!(note, filtered);
         let none = FilterTally {
             dropped: 4,
             ..FilterTally::default()

@@ -13,6 +13,7 @@ use super::bad_lines::BadLines;
 use super::source::Source;
 use super::{InputFormat, ReadOptions};
 use crate::error::{Error, Position, Result};
+use crate::model::Notice;
 use crate::model::{
     BoundedTextMap, Frame, FrameId, FrameKind, Profile, SampleType, StackId, TextKey, ThreadId,
     Unit, perf,
@@ -464,21 +465,9 @@ impl Folder {
         }
         let mut names: Vec<&str> = roots.keys().map(|r| &*self.root_texts[r]).collect();
         names.sort_unstable();
-        let shown = names.iter().take(3).copied().collect::<Vec<_>>().join(", ");
-        let more = if names.len() > 3 { ", ..." } else { "" };
-        let note = if self.keep_process_root {
-            format!(
-                "the root frame of every stack is a process name ({shown}{more}: {} name(s)); \
-                 kept as a frame (--keep-process-root)",
-                names.len()
-            )
-        } else {
-            format!(
-                "the root frame of every stack is a process name as stackcollapse-perf and \
-                 inferno write it ({shown}{more}: {} name(s)): read as the thread, not a frame \
-                 (--keep-process-root keeps it)",
-                names.len()
-            )
+        let note = Notice::ProcessRoots {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            kept: self.keep_process_root,
         };
         if !self.keep_process_root {
             let strip: FxHashMap<FrameId, Box<str>> = roots
@@ -508,22 +497,17 @@ impl Folder {
         }
         self.profile.meta.warnings.extend(skipped);
         if self.decimals > 0 {
-            self.profile.meta.notes.push(format!(
-                "counts have up to {d} decimal place(s): weights are the counts times {f}, \
-                 summed exactly",
-                d = self.decimals,
-                f = 10u64.pow(self.decimals)
-            ));
+            self.profile.meta.notes.push(Notice::DecimalCounts {
+                decimals: self.decimals,
+            });
         }
         self.take_process_roots();
         if self.lossy_lines > 0 {
-            self.profile.meta.warnings.push(format!(
-                "{}: {} line(s) had frame names that are not valid UTF-8 (first at line {}); \
-                 they were read with U+FFFD in place of the bad bytes",
-                self.path.display(),
-                self.lossy_lines,
-                self.first_lossy_line
-            ));
+            self.profile.meta.warnings.push(Notice::LossyFoldedLines {
+                path: self.path.clone(),
+                lines: self.lossy_lines,
+                first_line: self.first_lossy_line,
+            });
         }
         Ok(self.profile)
     }

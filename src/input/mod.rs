@@ -17,6 +17,7 @@ pub mod source;
 pub mod speedscope;
 
 use crate::error::{Error, Position, Result};
+use crate::model::Notice;
 use crate::model::{Profile, Unit};
 use crate::names;
 use crate::symbolize::SymbolOptions;
@@ -103,10 +104,7 @@ pub fn read_profile(path: &Path, options: &ReadOptions) -> Result<Profile> {
 /// A reader's profile as every reader's ends: the format noted first, the model checked.
 fn finish(path: &Path, format: InputFormat, mut profile: Profile) -> Result<Profile> {
     profile.release_indexes();
-    profile
-        .meta
-        .notes
-        .insert(0, format!("format: {}", format.name()));
+    profile.meta.notes.insert(0, Notice::Format(format.name()));
     check_valid(path, &profile)?;
     Ok(profile)
 }

@@ -19,6 +19,7 @@ use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
 use super::progress::Progress;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
+use crate::model::Notice;
 use crate::model::UNKNOWN;
 use crate::model::perf::{event_type_name, event_unit};
 use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Timeline, perf};
@@ -320,15 +321,10 @@ fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
 /// none for frame-pointer call chains, issue 29): its owner view charges inlined library code
 /// to the caller, and whose cannot add the frames to text (no build ids, addresses only with
 /// `-F ip`), while it can from the perf.data.
-fn no_inline_frames_note(profile: &Profile) -> Option<String> {
+fn no_inline_frames_note(profile: &Profile) -> Option<Notice> {
     let callchains = profile.rows().any(|r| profile.stack(r.stack).len() > 1);
     let inlined = profile.frames().any(|f| f.kind == FrameKind::Inlined);
-    (callchains && !inlined).then(|| {
-        "inline frames: none in this dump (perf script prints none for frame-pointer call \
-         chains) and whose cannot add them to text: inlined code counts as its caller's; \
-         give whose the perf.data (and its binaries) for inline frames"
-            .to_string()
-    })
+    (callchains && !inlined).then_some(Notice::NoInlineFramesInText)
 }
 
 /// A sample's frame as read, before `(inlined)` frames learn their module.
@@ -787,20 +783,18 @@ impl ScriptReader {
             .map(|f| &*f.name)
             .collect();
         if let Some(first) = mangled.first() {
-            let warning = format!(
-                "{}: {} frame name(s) are still mangled, the demanglers could not read them \
-                 (first: `{first}`); no name rule can match them",
-                self.path.display(),
-                mangled.len()
-            );
+            let warning = Notice::StillMangled {
+                path: self.path.clone(),
+                count: mangled.len(),
+                first: first.to_string(),
+            };
             profile.meta.warnings.push(warning);
         }
         if self.lossy_lines > 0 {
-            profile.meta.warnings.push(format!(
-                "{}: {} line(s) were not valid UTF-8 and were read with U+FFFD in place of the bad bytes",
-                self.path.display(),
-                self.lossy_lines
-            ));
+            profile.meta.warnings.push(Notice::LossyScriptLines {
+                path: self.path.clone(),
+                lines: self.lossy_lines,
+            });
         }
         Ok(profile)
     }

@@ -28,6 +28,7 @@
 use super::ReadOptions;
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
+use crate::model::Notice;
 use crate::model::UNKNOWN;
 use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf};
 use crate::pprof_wire as pb;
@@ -266,7 +267,7 @@ struct FieldOffsets {
 fn decode_tables(
     path: &Path,
     bytes: &[u8],
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Notice>,
 ) -> Result<(pb::Profile, StringTable, FieldOffsets)> {
     let mut proto = pb::Profile::default();
     let mut strings = StringTable::default();
@@ -311,11 +312,11 @@ fn decode_tables(
             .map_err(|e| field.error(path, format!("not a valid pprof protobuf: {e}")))?;
     }
     if let (n, Some(first)) = lossy {
-        warnings.push(format!(
-            "{}: {n} string(s) of the string table were not valid UTF-8 (the first at byte \
-             offset {first}) and were read with U+FFFD in place of the bad bytes",
-            path.display()
-        ));
+        warnings.push(Notice::LossyStrings {
+            path: path.to_path_buf(),
+            count: n,
+            first_offset: first,
+        });
     }
     // an entry that reached prost (none does: each is length-delimited), in file order
     for text in std::mem::take(&mut proto.string_table) {
@@ -509,14 +510,11 @@ impl<'a> Builder<'a> {
             )));
         }
         b.profile = Profile::new(b.sample_types()?);
-        let unnamed: Vec<String> = (b.profile.sample_types().iter().enumerate())
+        let unnamed: Vec<Notice> = (b.profile.sample_types().iter().enumerate())
             .filter(|(_, t)| t.name.is_empty())
-            .map(|(i, t)| {
-                format!(
-                    "sample type {i} ({}) has no name, as `go tool pprof` shows it: choose it \
-                     with `--metric {i}`",
-                    t.unit
-                )
+            .map(|(index, t)| Notice::UnnamedSampleType {
+                index,
+                unit: t.unit.to_string(),
             })
             .collect();
         b.profile.meta.notes.extend(unnamed);
@@ -595,12 +593,10 @@ impl<'a> Builder<'a> {
         {
             Some(i) => Ok(i),
             None => {
-                self.profile.meta.warnings.push(format!(
-                    "{}: default_sample_type `{}` is not one of the sample types; \
-                     using the last one",
-                    self.path.display(),
-                    quote(name.as_bytes())
-                ));
+                self.profile.meta.warnings.push(Notice::UnknownDefaultType {
+                    path: self.path.to_path_buf(),
+                    name: quote(name.as_bytes()).to_string(),
+                });
                 Ok(last)
             }
         }
@@ -632,32 +628,31 @@ impl<'a> Builder<'a> {
             self.at_field(11);
             let name = self.string(t.r#type, || "period_type.type".into())?;
             let unit = self.string(t.unit, || "period_type.unit".into())?;
-            notes.push(format!("period: {} {unit} of {name}", p.period));
+            notes.push(Notice::Period {
+                period: p.period,
+                unit: unit.to_string(),
+                name: name.to_string(),
+            });
             self.profile.meta.period = Some((p.period, SampleType::new(name, Unit::parse(unit))));
         }
         if p.duration_nanos > 0 {
-            notes.push(format!(
-                "duration: {}",
-                Unit::Nanoseconds.format(p.duration_nanos as u128)
-            ));
+            notes.push(Notice::DurationNanos(p.duration_nanos));
             self.profile.meta.duration_nanos = Some(p.duration_nanos);
         }
         for (i, &c) in p.comment.iter().enumerate() {
             self.at_field(13);
             let text = self.string(c, || format!("comment[{i}]"))?;
-            notes.push(format!("comment: {text}"));
+            notes.push(Notice::Comment(text.to_string()));
         }
         if let Some(main) = p.mapping.first() {
             self.at_entry(&self.offsets.mapping, 0);
             let file = self.string(main.filename, || "mapping[0].filename".into())?;
             let build_id = self.string(main.build_id, || "mapping[0].build_id".into())?;
             if !file.is_empty() {
-                let id = if build_id.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (build id {build_id})")
-                };
-                notes.push(format!("main binary: {file}{id}"));
+                notes.push(Notice::MainBinary {
+                    file: file.to_string(),
+                    build_id: (!build_id.is_empty()).then(|| build_id.to_string()),
+                });
             }
         }
         self.profile.meta.notes.extend(notes);
@@ -698,9 +693,12 @@ impl<'a> Builder<'a> {
         self.profile
             .meta
             .notes
-            .push(format!("drop_frames: {drop} (applied as pprof does)"));
+            .push(Notice::DropFrames(drop.to_string()));
         if !keep.is_empty() {
-            self.profile.meta.notes.push(format!("keep_frames: {keep}"));
+            self.profile
+                .meta
+                .notes
+                .push(Notice::KeepFrames(keep.to_string()));
         }
         Ok(Some(prune))
     }
@@ -998,27 +996,23 @@ impl<'a> Builder<'a> {
             i += 1;
         }
         if stackless > 0 {
-            self.profile.meta.notes.push(format!(
-                "{stackless} sample(s) without a stack (as Go's threadcreate profile \
-                 records them): they count in the total and in no owner, shown as `{}`",
-                crate::model::NO_STACK
-            ));
+            self.profile
+                .meta
+                .notes
+                .push(Notice::StacklessSamples(stackless));
         }
         if negative_samples > 0 {
-            self.profile.meta.notes.push(format!(
-                "{negative_samples} sample(s) with negative values (a delta profile): \
-                 shares are of the positive part, the negative part is shown beside them"
-            ));
+            self.profile
+                .meta
+                .notes
+                .push(Notice::NegativeSamples(negative_samples));
         }
         if !numeric_keys.is_empty() {
-            let keys: Vec<&str> = numeric_keys
+            let keys: Vec<String> = numeric_keys
                 .iter()
-                .map(|&k| self.strings.get(k as usize).unwrap_or_default())
+                .map(|&k| self.strings.get(k as usize).unwrap_or_default().to_string())
                 .collect();
-            self.profile.meta.notes.push(format!(
-                "numeric labels ({}) are not attributed; `whose convert --to pprof` keeps them",
-                quote(keys.join(", ").as_bytes())
-            ));
+            self.profile.meta.notes.push(Notice::NumericLabels(keys));
         }
         Ok((stacks, kept_samples))
     }

@@ -15,6 +15,7 @@ use super::ReadOptions;
 use super::folded::{folded_frame, pyspy_model_frame};
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
+use crate::model::Notice;
 use crate::model::{Frame, FrameId, Profile, SampleType, ThreadId, Unit};
 use serde::Deserialize;
 use std::cell::Cell;
@@ -97,12 +98,10 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let text: &str = match std::str::from_utf8(&bytes) {
         Ok(text) => text,
         Err(e) => {
-            warnings.push(format!(
-                "{}: not valid UTF-8 (first bad byte at offset {}); read with U+FFFD in place \
-                 of the bad bytes",
-                path.display(),
-                e.valid_up_to()
-            ));
+            warnings.push(Notice::LossyFile {
+                path: path.clone(),
+                offset: e.valid_up_to(),
+            });
             lossy = String::from_utf8_lossy(&bytes).into_owned();
             &lossy
         }
@@ -248,10 +247,10 @@ fn build(path: &Path, text: &[u8], file: FileJson, evented_cap: u64) -> Result<P
         }
     }
     if let Some(exporter) = file.exporter {
-        b.profile.meta.notes.push(format!("exporter: {exporter}"));
+        b.profile.meta.notes.push(Notice::Exporter(exporter));
     }
     if let Some(name) = file.name.filter(|n| !n.is_empty()) {
-        b.profile.meta.notes.push(format!("name: {name}"));
+        b.profile.meta.notes.push(Notice::ProfileName(name));
     }
     if b.profile.rows().next().is_none() {
         return Err(Error::input(
@@ -261,12 +260,10 @@ fn build(path: &Path, text: &[u8], file: FileJson, evented_cap: u64) -> Result<P
         ));
     }
     if b.rounded_counts > 0 {
-        b.profile.meta.warnings.push(format!(
-            "{}: {} weight(s) or time(s) were not whole numbers of their unit (samples, \
-             nanoseconds or bytes); each was rounded to the nearest",
-            path.display(),
-            b.rounded_counts
-        ));
+        b.profile.meta.warnings.push(Notice::RoundedCounts {
+            path: path.to_path_buf(),
+            count: b.rounded_counts,
+        });
     }
     Ok(b.profile)
 }
@@ -500,12 +497,12 @@ impl Builder<'_> {
                 self.add(&stack, thread, ty, end - last);
                 open = stack;
             }
-            self.profile.meta.warnings.push(format!(
-                "{}: profile {at}: {} frame(s) still open after the last event; closed at \
-                 endValue",
-                self.path.display(),
-                open.len()
-            ));
+            self.profile.meta.warnings.push(Notice::FramesLeftOpen {
+                path: self.path.to_path_buf(),
+                profile: at.index,
+                name: at.name.clone(),
+                open: open.len(),
+            });
         }
         Ok(())
     }

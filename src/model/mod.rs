@@ -11,6 +11,7 @@ mod dump;
 mod frame;
 mod intern;
 mod negative;
+mod notice;
 mod owner;
 pub mod perf;
 mod recording;
@@ -21,6 +22,7 @@ mod unresolved;
 pub use frame::{Frame, FrameKind, NO_FRAMES, UNKNOWN};
 pub use intern::{BoundedTextMap, Interner, SliceInterner, TextKey, hash_of};
 pub use negative::NegativeWeights;
+pub use notice::{InlineChoice, MissingSymbols, Notice, UnwindCause};
 pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
     CallGraph, DepthCut, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
@@ -56,10 +58,10 @@ pub struct Row<'a> {
 /// Facts about the input that reports show but that are not samples.
 #[derive(Debug, Clone, Default)]
 pub struct ProfileMeta {
-    /// Human-readable notes the report header carries (pprof comments, detected format...).
-    pub notes: Vec<String>,
+    /// Facts the report header carries (pprof comments, detected format...).
+    pub notes: Vec<Notice>,
     /// Things that went wrong but did not stop reading (lossy UTF-8, lost records...).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Notice>,
     /// Sampling period and its type, when the input declares them (pprof `period`).
     pub period: Option<(i64, SampleType)>,
     pub duration_nanos: Option<i64>,

@@ -72,18 +72,6 @@ impl Unresolved {
         }
     }
 
-    /// The cause in a few words, for the symbolisation warning that lists every module
-    /// without symbols (the files and build ids are in its other warnings).
-    pub fn short(&self) -> String {
-        match self {
-            Unresolved::JitMapMissing { detail } | Unresolved::Other { detail } => detail.clone(),
-            Unresolved::BuildIdMismatch { .. } => {
-                "only binaries with another build id were found".to_string()
-            }
-            other => other.cause(),
-        }
-    }
-
     /// The cause in words.
     pub fn cause(&self) -> String {
         match self {

@@ -160,8 +160,8 @@ impl Labels<'_> {
         let title = self.look.title.clone().unwrap_or_else(|| {
             // a graph of some of the samples says so where it is read first
             let filtered = (self.report.notes.iter())
-                .find(|n| n.starts_with("filtered: "))
-                .map(|n| format!("; {n}"))
+                .find(|n| n.is_filter())
+                .map(|n| format!("; {}", super::notices::text(n)))
                 .unwrap_or_default();
             format!(
                 "{}: {} ({}), total {}{filtered}",

@@ -89,8 +89,8 @@ struct Input<'a> {
     /// `--user PREFIX` that would claim the heaviest unclassified frames.
     #[serde(skip_serializing_if = "Option::is_none")]
     suggested_user: Option<SuggestedUser<'a>>,
-    notes: &'a [String],
-    warnings: &'a [String],
+    notes: Vec<String>,
+    warnings: Vec<String>,
     /// `--by time`: the owners per time bucket and the warm-up found in them.
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<Timeline<'a>>,
@@ -517,8 +517,8 @@ fn input(report: &Report, i: usize) -> Input<'_> {
             weight: hint.owner,
             anywhere: hint.anywhere,
         }),
-        notes: &inp.notes,
-        warnings: &inp.warnings,
+        notes: super::notices::texts(&inp.notes),
+        warnings: super::notices::texts(&inp.warnings),
         timeline: agg.timeline.as_ref().map(|t| timeline(report, t)),
     }
 }

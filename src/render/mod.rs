@@ -14,6 +14,7 @@ pub mod flame_svg;
 pub mod html;
 mod json;
 mod markdown;
+pub mod notices;
 pub mod palette;
 pub mod rows;
 mod table;
@@ -235,7 +236,7 @@ pub fn header_lines(report: &Report) -> Vec<String> {
             }
         ));
         let (unclassified, unsymbolized) = report.special_shares(i);
-        let mut notes = input.notes.clone();
+        let mut notes = notices::texts(&input.notes);
         if let Some(line) = negative_line(report, i) {
             notes.push(line);
         }

@@ -105,7 +105,7 @@ fn rows_of<'a>(rows: &'a InputRows) -> Vec<Row<'a>> {
         }],
         Ok(fig) => {
             // the reader's warnings, then the report header's findings, one a line
-            let all: Vec<String> = (fig.warnings.iter().cloned())
+            let all: Vec<String> = (fig.warnings.iter().map(super::notices::text))
                 .chain(super::findings::lines(&fig.findings))
                 .collect();
             let warnings = (!all.is_empty()).then(|| all.join("\n"));

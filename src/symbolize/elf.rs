@@ -11,6 +11,7 @@ use super::SymbolOptions;
 use super::debug_package;
 use super::locate::{self, Candidate, Located, map_file};
 use super::{ModuleResult, all_unknown, hex, unknown_frame};
+use crate::model::Notice;
 use crate::model::{Frame, FrameKind, Unresolved, perf};
 use crate::names;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
@@ -24,7 +25,7 @@ use std::path::PathBuf;
 pub struct Loaded {
     path: String,
     symbolizer: Result<Symbolizer, Unresolved>,
-    warnings: Vec<String>,
+    warnings: Vec<Notice>,
 }
 
 impl Loaded {
@@ -48,15 +49,14 @@ impl Loaded {
 /// Finds and loads the files of the module recorded as `path`.
 pub fn load(path: &str, build_id: Option<&[u8]>, options: &SymbolOptions) -> Loaded {
     let located = locate::locate(path, build_id, options);
-    let warnings: Vec<String> = located
+    let warnings: Vec<Notice> = located
         .mismatched
         .iter()
-        .map(|(p, have)| {
-            format!(
-                "{}: build id {have} differs from the recording's {} for {path}; not used",
-                p.display(),
-                build_id.map(hex).unwrap_or_default()
-            )
+        .map(|(p, have)| Notice::BuildIdDiffers {
+            file: p.clone(),
+            found: have.to_string(),
+            want: build_id.map(hex).unwrap_or_default(),
+            module: path.to_string(),
         })
         .collect();
     let symbolizer = if !located.found() {
@@ -237,16 +237,12 @@ impl Symbolizer {
             result.reason = Some(self.why_unresolved());
         }
         if let Some(error) = &self.dwarf_error {
-            let lost = if self.dwarf.is_none() {
-                "every address".to_string()
-            } else {
-                format!("{} of {} addresses", self.dwarf_failures, offsets.len())
-            };
-            result.warnings.push(format!(
-                "{}: its DWARF could not be read ({error}); {lost} shown without inlined \
-                 frames",
-                self.module
-            ));
+            let lost = (self.dwarf.is_some()).then_some((self.dwarf_failures, offsets.len()));
+            result.warnings.push(Notice::DwarfUnreadable {
+                module: self.module.to_string(),
+                error: error.to_string(),
+                lost,
+            });
         }
         result
     }

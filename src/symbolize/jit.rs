@@ -8,6 +8,7 @@
 
 use super::SymbolOptions;
 use super::{ModuleResult, all_unknown, unknown_frame};
+use crate::model::Notice;
 use crate::model::{Frame, FrameKind, Unresolved};
 use crate::names;
 use rustc_hash::FxHashMap;
@@ -96,11 +97,11 @@ pub fn map_frame(sym: &str, module: &str) -> Frame {
 fn resolve(module: &str, path: &Path, map: &PerfMap, addrs: &[u64]) -> ModuleResult {
     let mut result = ModuleResult::default();
     if let Some(first) = map.bad_lines.first() {
-        result.warnings.push(format!(
-            "{}: {} line(s) are not `START SIZE name` and were skipped (first: line {first})",
-            path.display(),
-            map.bad_lines.len()
-        ));
+        result.warnings.push(Notice::JitMapBadLines {
+            path: path.to_path_buf(),
+            count: map.bad_lines.len(),
+            first_line: *first,
+        });
     }
     let mut frames: FxHashMap<u32, Frame> = FxHashMap::default();
     for &a in addrs {

@@ -5,6 +5,7 @@
 
 use super::SymbolOptions;
 use super::{ModuleResult, all_unknown, hex};
+use crate::model::Notice;
 use crate::model::{Frame, FrameKind, Unresolved, perf};
 use std::path::{Path, PathBuf};
 
@@ -51,7 +52,7 @@ impl KernelSource {
 /// A kernel's symbols, loaded before the addresses are known.
 pub struct Loaded {
     symbols: Result<KSyms, String>,
-    warnings: Vec<String>,
+    warnings: Vec<Notice>,
 }
 
 impl Loaded {
@@ -114,10 +115,13 @@ impl Loaded {
 }
 
 impl KernelSource {
-    fn find(&self, build_id: Option<&[u8]>, warnings: &mut Vec<String>) -> Result<KSyms, String> {
+    fn find(&self, build_id: Option<&[u8]>, warnings: &mut Vec<Notice>) -> Result<KSyms, String> {
         if let Some(path) = &self.explicit {
             return load(path).map_err(|e| {
-                warnings.push(format!("--kallsyms {}: {e}", path.display()));
+                warnings.push(Notice::KallsymsUnreadable {
+                    path: path.clone(),
+                    error: e.to_string(),
+                });
                 format!("--kallsyms {} unusable", path.display())
             });
         }
@@ -153,12 +157,7 @@ impl KernelSource {
             (None, _) => {
                 let symbols = load(Path::new("/proc/kallsyms"))
                     .map_err(|e| format!("/proc/kallsyms: {e}"))?;
-                warnings.push(
-                    "the recording has no kernel build id: kernel symbols come from this \
-                     machine's /proc/kallsyms, which is right only if it recorded on this kernel \
-                     (else pass --kallsyms FILE)"
-                        .into(),
-                );
+                warnings.push(Notice::NoKernelBuildId);
                 Ok(symbols)
             }
             _ => Err("no kallsyms for the recorded kernel; pass --kallsyms FILE".into()),

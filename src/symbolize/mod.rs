@@ -26,6 +26,7 @@ mod profile;
 pub use addresses::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 pub use profile::to_profile;
 
+use crate::model::Notice;
 use crate::model::UNKNOWN;
 use crate::model::{CallGraph, Frame, FrameKind, Unresolved, perf};
 use rayon::prelude::*;
@@ -130,13 +131,14 @@ pub struct ModuleRequest {
 #[derive(Debug, Clone, Default)]
 pub struct ModuleResult {
     pub frames: Vec<Vec<Frame>>,
-    /// Why the module could not be symbolised at all (binary not found, wrong build id...).
-    pub missing: Option<String>,
+    /// The module could not be symbolised at all (binary not found, wrong build id...):
+    /// `reason` says why.
+    pub missing: bool,
     /// How many of the addresses found no symbol.
     pub unresolved: usize,
     /// Why those addresses found none (set whenever `unresolved` > 0).
     pub reason: Option<Unresolved>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Notice>,
 }
 
 /// Resolves every module, in parallel across modules.
@@ -234,7 +236,7 @@ pub fn all_unknown(module: &str, count: usize, reason: Unresolved) -> ModuleResu
     let frame = unknown_frame(module);
     ModuleResult {
         frames: vec![vec![frame]; count],
-        missing: Some(reason.short()),
+        missing: true,
         unresolved: count,
         reason: Some(reason),
         warnings: Vec::new(),

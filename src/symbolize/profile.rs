@@ -7,6 +7,7 @@ use super::addresses::{AddressProfile, NO_MODULE};
 use super::{ModuleKind, ModuleRequest, ModuleResult, Preloaded, SymbolOptions, symbolize};
 use crate::model::UNKNOWN;
 use crate::model::{Frame, FrameId, FrameKind, Profile, StackId, ThreadId, UnresolvedModule};
+use crate::model::{MissingSymbols, Notice};
 use rustc_hash::FxHashMap;
 use std::path::Path;
 
@@ -144,7 +145,7 @@ fn add_rows(profile: &mut Profile, input: &AddressProfile, spans: &Spans) -> Vec
 /// Per module, the samples whose stack has a frame of it, for modules without symbols.
 fn missing_cost(input: &AddressProfile, results: &[ModuleResult]) -> Vec<u64> {
     let mut cost: Vec<u64> = vec![0; input.modules.len()];
-    if results.iter().all(|r| r.missing.is_none()) {
+    if results.iter().all(|r| !r.missing) {
         return cost;
     }
     let n = input.sample_types.len();
@@ -153,7 +154,7 @@ fn missing_cost(input: &AddressProfile, results: &[ModuleResult]) -> Vec<u64> {
         seen.clear();
         for &raw in input.stacks.get(stack) {
             let m = input.frames[raw as usize].module;
-            if m != NO_MODULE && results[m as usize].missing.is_some() && !seen.contains(&m) {
+            if m != NO_MODULE && results[m as usize].missing && !seen.contains(&m) {
                 seen.push(m);
             }
         }
@@ -173,37 +174,30 @@ fn report(
     results: &[ModuleResult],
     missing_cost: &[u64],
 ) {
-    profile.meta.notes.push(format!(
-        "{} samples, {} distinct addresses in {} modules",
-        input.samples,
-        input.frames.len(),
-        requests.iter().filter(|r| !r.addresses.is_empty()).count()
-    ));
-    let mut missing: Vec<(u64, String)> = requests
+    profile.meta.notes.push(Notice::Symbolized {
+        samples: input.samples,
+        addresses: input.frames.len(),
+        modules: requests.iter().filter(|r| !r.addresses.is_empty()).count(),
+    });
+    let mut missing: Vec<MissingSymbols> = requests
         .iter()
         .zip(results)
         .zip(missing_cost)
         .filter_map(|((req, res), &cost)| {
-            let reason = res.missing.as_ref()?;
-            (!req.addresses.is_empty()).then(|| {
-                (
-                    cost,
-                    format!("{} ({reason}; {cost} samples)", req.kind.display_name()),
-                )
+            let reason = res.reason.as_ref().filter(|_| res.missing)?;
+            (!req.addresses.is_empty()).then(|| MissingSymbols {
+                module: req.kind.display_name(),
+                reason: reason.clone(),
+                samples: cost,
             })
         })
         .collect();
-    missing.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    missing.sort_by(|a, b| (b.samples.cmp(&a.samples)).then_with(|| a.module.cmp(&b.module)));
     if !missing.is_empty() {
-        let list: Vec<&str> = missing.iter().map(|(_, s)| s.as_str()).collect();
-        profile.meta.warnings.push(format!(
-            "{}: no symbols for {} module(s), their frames are [unknown]: {}. Point whose at \
-             the files with --binary-path DIR, --symfs DIR, --kallsyms FILE or --jit-map-dir \
-             DIR",
-            source.display(),
-            missing.len(),
-            list.join(", ")
-        ));
+        profile.meta.warnings.push(Notice::NoSymbols {
+            path: source.to_path_buf(),
+            modules: missing,
+        });
     }
     for res in results {
         profile.meta.warnings.extend(res.warnings.iter().cloned());

@@ -22,6 +22,7 @@ pub mod image;
 pub mod perf;
 mod process;
 
+use crate::model::{Notice, UnwindCause};
 use image::Image;
 use process::Process;
 use rustc_hash::FxHashMap;
@@ -233,108 +234,80 @@ impl UnwindStats {
         }
     }
 
-    /// The report header's lines: one note always (so the share is visible even when it is
-    /// zero), warnings for what a user can fix.
-    pub fn report(&self) -> (Vec<String>, Vec<String>) {
+    /// The report header's notices: one note always (so the share is visible even when it
+    /// is zero), warnings for what a user can fix.
+    pub fn report(&self) -> (Vec<Notice>, Vec<Notice>) {
         let mut notes = Vec::new();
         let mut warnings = Vec::new();
         if self.stacks == 0 {
             return (notes, warnings);
         }
-        let pct = |n: u64| Pct(n as f64 * 100.0 / self.stacks as f64);
-        let mut causes = Vec::new();
+        let percent = |n: u64| n as f64 * 100.0 / self.stacks as f64;
+        notes.push(Notice::DwarfTruncated {
+            truncated: self.truncated,
+            stacks: self.stacks,
+            causes: self.causes(),
+        });
         if self.copy_exhausted > 0 {
-            causes.push(format!("stack copy exhausted {}", pct(self.copy_exhausted)));
-        }
-        if self.stack_exhausted_short > 0 {
-            causes.push(format!(
-                "ran past the copied stack {}",
-                pct(self.stack_exhausted_short)
-            ));
-        }
-        let mut modules: Vec<(&String, &u64)> = self.by_module.iter().collect();
-        modules.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        for (m, n) in &modules {
-            causes.push(format!("no unwind info in {m} {}", pct(**n)));
-        }
-        if self.unmapped > 0 {
-            causes.push(format!(
-                "code outside any mapped file (JIT?) {}",
-                pct(self.unmapped)
-            ));
-        }
-        if self.missing_registers > 0 {
-            causes.push(format!(
-                "registers or stack missing {}",
-                pct(self.missing_registers)
-            ));
-        }
-        if self.bad_records > 0 {
-            causes.push(format!(
-                "stack size larger than its record {}",
-                pct(self.bad_records)
-            ));
-        }
-        for (msg, n) in &self.failed {
-            causes.push(format!("{msg} {}", pct(*n)));
-        }
-        let mut note = format!(
-            "DWARF unwinding: {} of {} user stacks truncated ({})",
-            self.truncated,
-            self.stacks,
-            Pct(self.truncated_share())
-        );
-        if !causes.is_empty() {
-            note.push_str(&format!(": {}", causes.join(", ")));
-        }
-        notes.push(note);
-        if self.copy_exhausted > 0 {
-            let size = self.copy_size.unwrap_or(8192);
-            let bigger = crate::model::larger_stack_copy(size);
-            let warning = format!(
-                "{} of user stacks were longer than the {size}-byte stack copy; \
-                 record with a larger copy, e.g. `perf record --call-graph dwarf,{bigger}`",
-                pct(self.copy_exhausted)
-            );
-            if pct(self.copy_exhausted).0 >= 1.0 {
-                warnings.push(warning);
+            let copy = Notice::StackCopyTooSmall {
+                percent: percent(self.copy_exhausted),
+                size: self.copy_size.unwrap_or(8192),
+            };
+            // a warning from 1 % of the stacks on, a note below
+            if percent(self.copy_exhausted) >= 1.0 {
+                warnings.push(copy);
             } else {
-                notes.push(warning);
+                notes.push(copy);
             }
         }
-        for (m, n) in &modules {
-            let why = self
-                .module_problems
-                .get(*m)
-                .map_or(String::new(), |p| format!(" ({p})"));
-            warnings.push(format!(
-                "DWARF unwinding stopped in {m} for {} of user stacks{why}; \
-                 callers above it are lost",
-                pct(**n)
-            ));
+        for (module, n) in self.modules_by_weight() {
+            warnings.push(Notice::UnwindStopped {
+                module: module.clone(),
+                percent: percent(n),
+                problem: self.module_problems.get(module).cloned(),
+            });
         }
         if self.missing_registers > 0 {
-            warnings.push(format!(
-                "{} samples lack the user registers or stack needed to unwind; \
-                 kept with the frames perf recorded",
-                self.missing_registers
-            ));
+            let samples = self.missing_registers;
+            warnings.push(Notice::MissingRegisters { samples });
         }
         if self.bad_sizes > 0 {
-            warnings.push(format!(
-                "{} samples declare more valid stack bytes than they copied; \
-                 only the bytes present were used",
-                self.bad_sizes
-            ));
+            let samples = self.bad_sizes;
+            warnings.push(Notice::OversizedDynamicSize { samples });
         }
         if self.bad_records > 0 {
-            warnings.push(format!(
-                "{} samples declare a user stack larger than their record; their user \
-                 stacks were dropped, kept with the frames perf recorded",
-                self.bad_records
-            ));
+            let samples = self.bad_records;
+            warnings.push(Notice::OversizedStackCopy { samples });
         }
         (notes, warnings)
+    }
+
+    /// Why stacks stopped early, each with its count, in the note's order: the copy, the
+    /// modules without unwind information (heaviest first), then the rest.
+    fn causes(&self) -> Vec<(UnwindCause, u64)> {
+        let modules = self.modules_by_weight().into_iter();
+        [
+            (UnwindCause::CopyExhausted, self.copy_exhausted),
+            (UnwindCause::RanPastCopy, self.stack_exhausted_short),
+        ]
+        .into_iter()
+        .chain(modules.map(|(m, n)| (UnwindCause::NoUnwindInfo(m.clone()), n)))
+        .chain([
+            (UnwindCause::Unmapped, self.unmapped),
+            (UnwindCause::MissingRegisters, self.missing_registers),
+            (UnwindCause::BadRecord, self.bad_records),
+        ])
+        .chain((self.failed.iter()).map(|(msg, n)| (UnwindCause::Failed(msg.clone()), *n)))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+    }
+
+    /// The modules without unwind information, heaviest first.
+    fn modules_by_weight(&self) -> Vec<(&String, u64)> {
+        let mut modules: Vec<(&String, u64)> =
+            self.by_module.iter().map(|(m, n)| (m, *n)).collect();
+        modules.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        modules
     }
 }
 
@@ -352,20 +325,6 @@ pub fn print_timings(unwinder: Option<&DwarfUnwinder>, symbolize: std::time::Dur
         "whose: timings: symbolisation {:.3} s",
         symbolize.as_secs_f64()
     );
-}
-
-/// A percentage for the report: one decimal, but never a bare `0.0%` for something that
-/// happened (`<0.1%`).
-struct Pct(f64);
-
-impl std::fmt::Display for Pct {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.0 > 0.0 && self.0 < 0.05 {
-            f.write_str("<0.1%")
-        } else {
-            write!(f, "{:.1}%", self.0)
-        }
-    }
 }
 
 /// A module as loaded: its unwind image, or why there is none.

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::model::cases::temp_file;
+use crate::model::{Notice, UnwindCause};
 use std::path::Path;
 
 /// Two functions whose entry points have the simplest CFI there is: CFA = rsp + 8, return
@@ -121,12 +122,18 @@ fn a_short_stack_copy_is_counted_and_suggests_a_larger_size() {
     );
     assert_eq!(u.stats.copy_exhausted, 1);
     let (notes, warnings) = u.stats.report();
+    let truncated = Notice::DwarfTruncated {
+        truncated: 1,
+        stacks: 1,
+        causes: vec![(UnwindCause::CopyExhausted, 1)],
+    };
+    assert_eq!(notes[0], truncated);
+    // the warning's advice, `--call-graph dwarf,64`, is a larger copy than this one
     assert!(
-        notes[0].contains("1 of 1 user stacks truncated (100.0%)"),
-        "{notes:?}"
-    );
-    assert!(
-        warnings.iter().any(|w| w.contains("--call-graph dwarf,64")),
+        warnings
+            .iter()
+            .any(|w| matches!(w, Notice::StackCopyTooSmall { percent, size }
+            if *percent == 100.0 && crate::model::larger_stack_copy(*size) == 64)),
         "{warnings:?}"
     );
 }
@@ -141,11 +148,7 @@ fn a_stack_size_that_lies_uses_only_the_bytes_present() {
     assert_eq!(out.len(), 2);
     assert_eq!(u.stats.bad_sizes, 1);
     let (_, warnings) = u.stats.report();
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.contains("more valid stack bytes than they copied"))
-    );
+    assert!(warnings.contains(&Notice::OversizedDynamicSize { samples: 1 }));
 }
 
 #[test]
@@ -156,11 +159,13 @@ fn missing_registers_keep_nothing_and_are_reported() {
     assert_eq!(end, StackEnd::MissingRegisters);
     assert!(out.is_empty());
     let (notes, warnings) = u.stats.report();
-    assert!(
-        notes[0].contains("registers or stack missing 100.0%"),
-        "{notes:?}"
-    );
-    assert!(warnings[0].contains("1 samples lack the user registers"));
+    let truncated = Notice::DwarfTruncated {
+        truncated: 1,
+        stacks: 1,
+        causes: vec![(UnwindCause::MissingRegisters, 1)],
+    };
+    assert_eq!(notes[0], truncated);
+    assert_eq!(warnings[0], Notice::MissingRegisters { samples: 1 });
 }
 
 #[test]
@@ -239,14 +244,15 @@ fn a_corrupt_eh_frame_stops_in_that_module_with_a_warning() {
     );
     assert_eq!(out, vec![leaf]);
     let (notes, warnings) = u.stats.report();
+    let module = "/opt/app/corrupt-copy".to_string();
+    let Notice::DwarfTruncated { causes, .. } = &notes[0] else {
+        panic!("{notes:?}");
+    };
+    assert_eq!(causes, &[(UnwindCause::NoUnwindInfo(module.clone()), 1)]);
     assert!(
-        notes[0].contains("no unwind info in /opt/app/corrupt-copy 100.0%"),
-        "{notes:?}"
-    );
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.contains("/opt/app/corrupt-copy") && w.contains("corrupt .eh_frame")),
+        warnings.iter().any(|w| matches!(w,
+            Notice::UnwindStopped { module: m, problem: Some(p), .. }
+                if *m == module && p.contains("corrupt .eh_frame"))),
         "{warnings:?}"
     );
 }
@@ -268,7 +274,8 @@ fn a_binary_not_found_is_named() {
     assert_eq!(end, StackEnd::NoUnwindInfo(mapping.path.clone()));
     let (_, warnings) = u.stats.report();
     assert!(
-        warnings[0].contains("not found under --binary-path"),
+        matches!(&warnings[0], Notice::UnwindStopped { problem: Some(p), .. }
+            if p.contains("not found under --binary-path")),
         "{warnings:?}"
     );
 }
@@ -282,14 +289,13 @@ fn a_record_with_a_lying_stack_size_is_counted_as_truncated() {
         (1, 1, 1)
     );
     let (notes, warnings) = u.stats.report();
-    assert!(
-        notes[0].contains("stack size larger than its record 100.0%"),
-        "{notes:?}"
-    );
-    assert!(
-        warnings[0].contains("their user stacks were dropped"),
-        "{warnings:?}"
-    );
+    let truncated = Notice::DwarfTruncated {
+        truncated: 1,
+        stacks: 1,
+        causes: vec![(UnwindCause::BadRecord, 1)],
+    };
+    assert_eq!(notes[0], truncated);
+    assert_eq!(warnings[0], Notice::OversizedStackCopy { samples: 1 });
 }
 
 mod fuzz {

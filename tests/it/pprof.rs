@@ -4,6 +4,7 @@
 
 use super::common::*;
 use std::collections::HashMap;
+use whose::Notice;
 use whose::{FrameKind, Profile};
 use whose::{ReadOptions, read_profile};
 
@@ -264,24 +265,28 @@ fn go_frames_keep_go_names_modules_files_and_inlining() {
 #[test]
 fn pprof_notes_show_period_duration_and_main_binary() {
     let profile = read(&pprof("cpu.pb.gz"));
-    let notes = profile.meta.notes.join("\n");
-    assert!(
-        notes.contains("period: 10000000 nanoseconds of cpu"),
-        "{notes}"
-    );
-    assert!(notes.contains("duration: 15.18 s"), "{notes}");
-    assert!(
-        notes.contains("main binary: /tmp/whose-corpus/go-svc/gosvc"),
-        "{notes}"
-    );
+    let notes = &profile.meta.notes;
+    let period = Notice::Period {
+        period: 10_000_000,
+        unit: "nanoseconds".into(),
+        name: "cpu".into(),
+    };
+    assert!(notes.contains(&period), "{notes:?}");
+    // 15.18 s, as the header shows it
+    let duration = |n: &Notice| matches!(n, Notice::DurationNanos(15_181_322_186));
+    assert!(notes.iter().any(duration), "{notes:?}");
+    let main = Notice::MainBinary {
+        file: "/tmp/whose-corpus/go-svc/gosvc".into(),
+        build_id: None,
+    };
+    assert!(notes.contains(&main), "{notes:?}");
     // Go's allocation profiles label each sample with its object size, which the model
     // does not carry: the header says so
-    let allocs = read(&pprof("allocs.pb.gz")).meta.notes.join("\n");
-    assert!(
-        allocs.contains("numeric labels (bytes) are not attributed"),
-        "{allocs}"
-    );
-    assert!(!notes.contains("numeric labels"), "{notes}");
+    let allocs = read(&pprof("allocs.pb.gz")).meta.notes;
+    let bytes = Notice::NumericLabels(vec!["bytes".into()]);
+    assert!(allocs.contains(&bytes), "{allocs:?}");
+    let numeric = |n: &Notice| matches!(n, Notice::NumericLabels(_));
+    assert!(!notes.iter().any(numeric), "{notes:?}");
     // Go writes the exact duration; the -top text rounds it to 15.18s
     let d = profile.meta.duration_nanos.expect("duration");
     assert!((d - 15_180_000_000).abs() < 5_000_000, "duration {d}");

@@ -25,6 +25,7 @@ use super::ReadOptions;
 use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
 use super::source::{DEFAULT_MAX_DECOMPRESSED, Source};
 use crate::error::{Error, Position, Result};
+use crate::model::Notice;
 use crate::model::UNKNOWN;
 use crate::model::{
     Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Timeline, Unit,
@@ -673,39 +674,33 @@ impl Reader {
                 stack
             })
         });
-        profile.meta.notes.push(format!("JFR chunks: {chunks}"));
-        let mut events: Vec<_> = self.events.iter().collect();
+        profile.meta.notes.push(Notice::JfrChunks(chunks));
+        let mut events: Vec<(String, u64)> = (self.events.iter())
+            .map(|(e, n)| (e.to_string(), *n))
+            .collect();
         events.sort();
-        let list: Vec<String> = events.iter().map(|(e, n)| format!("{e} {n}")).collect();
-        profile
-            .meta
-            .notes
-            .push(format!("events: {}", list.join(", ")));
+        profile.meta.notes.push(Notice::JfrEvents(events));
         if !self.periods.is_empty() {
-            profile.meta.notes.push(format!(
-                "period: {} (jdk.ExecutionSample, from the recording's settings)",
-                self.periods.join(", ")
-            ));
+            profile
+                .meta
+                .notes
+                .push(Notice::JfrPeriods(self.periods.clone()));
             if let Some(nanos) = parse_period(&self.periods[0]) {
                 profile.meta.period = Some((nanos, SampleType::new("cpu", Unit::Nanoseconds)));
             }
         }
         profile.meta.notes.extend(filtered);
         if self.unknown_types > 0 {
-            profile.meta.warnings.push(format!(
-                "{}: {} event(s) of a type id the chunk's metadata does not define were skipped",
-                self.path.display(),
-                self.unknown_types
-            ));
+            profile.meta.warnings.push(Notice::UnknownEventTypes {
+                path: self.path.clone(),
+                count: self.unknown_types,
+            });
         }
         if self.dangling > 0 {
-            profile.meta.warnings.push(format!(
-                "{}: {} reference(s) to a thread, stack trace, method or class that no constant \
-                 pool of its chunk holds were read as null (no thread, no stack, `[unknown]`), \
-                 as the JDK's own reader reads them",
-                self.path.display(),
-                self.dangling
-            ));
+            profile.meta.warnings.push(Notice::DanglingReferences {
+                path: self.path.clone(),
+                count: self.dangling,
+            });
         }
         profile.meta.recording.samples = self.stacks;
         profile.meta.recording.whole_stacks = true;

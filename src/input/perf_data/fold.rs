@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::input::filter::{FilterTally, SampleFilter, SampleKey};
+use crate::model::Notice;
 use crate::model::Timeline;
 use crate::symbolize::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 use crate::unwind::perf::Mmap;
@@ -791,27 +792,20 @@ impl Reader<'_> {
         if lost_samples > lost {
             profile.meta.warnings.insert(
                 0,
-                format!(
-                    "{}: the kernel could not write {lost_samples} samples (LOST_SAMPLES \
-                     records){}; shares are of the samples that were kept",
-                    self.path.display(),
-                    if lost > 0 {
-                        format!(", {lost} of them for want of buffer space (LOST records)")
-                    } else {
-                        String::new()
-                    }
-                ),
+                Notice::LostSamples {
+                    path: self.path.to_path_buf(),
+                    samples: lost_samples,
+                    lost_events: lost,
+                },
             );
         }
         if lost > 0 {
             profile.meta.warnings.insert(
                 0,
-                format!(
-                    "{}: perf lost {lost} events (LOST records): the kernel's buffer \
-                     overflowed; shares are of the samples that were kept; {}",
-                    self.path.display(),
-                    crate::model::LOST_FIX
-                ),
+                Notice::LostEvents {
+                    path: self.path.to_path_buf(),
+                    lost,
+                },
             );
         }
         profile.meta.recording = recording;

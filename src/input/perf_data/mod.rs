@@ -28,6 +28,7 @@ mod fold;
 mod header;
 mod inflate;
 
+use crate::model::{InlineChoice, Notice};
 use decode::{Batch, Event, SampleEvent, UserCopy, decode_all};
 use fold::Reader;
 use header::{Counting, CutProbe, Refusal, check_header};
@@ -114,20 +115,12 @@ fn parse<R: Read + Seek + Send>(
     )?;
     let cut = *probe.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(cut) = cut {
-        let what = match cut.record_size {
-            Some(size) => format!(
-                "{} of its {size} bytes",
-                cut.stream_len.saturating_sub(cut.record_at)
-            ),
-            None => "inside its header".to_string(),
-        };
-        profile.meta.warnings.push(format!(
-            "{}: the stream ends inside the record at byte offset {} ({what}), after {} bytes: \
-             the recording was cut short, and the shares are of the samples before the cut",
-            path.display(),
-            cut.record_at,
-            cut.stream_len
-        ));
+        profile.meta.warnings.push(Notice::StreamCut {
+            path: path.to_path_buf(),
+            record_at: cut.record_at,
+            record_size: cut.record_size,
+            stream_len: cut.stream_len,
+        });
     }
     Ok(profile)
 }
@@ -281,28 +274,16 @@ fn absolute_filter(
 
 /// The options with `--inline`/`--no-inline` decided for this recording's call-graph mode
 /// ([`symbolize::inline_for`]), and the header note that says which it was and why.
-fn with_inline_decided(options: &ReadOptions, mode: CallGraph) -> (ReadOptions, String) {
+fn with_inline_decided(options: &ReadOptions, mode: CallGraph) -> (ReadOptions, Notice) {
     let asked = options.symbols.inline;
     let inline = symbolize::inline_for(asked, mode);
     let why = match asked {
-        Some(true) => "--inline".to_string(),
-        Some(false) => "--no-inline".to_string(),
-        None if matches!(mode, CallGraph::Dwarf { .. }) => {
-            "the default with call chains, as perf report shows dwarf ones; --no-inline to \
-             change"
-                .to_string()
-        }
-        None if inline => format!(
-            "the default with call chains; perf report shows none for {} ones: --no-inline \
-             for its view",
-            mode.as_str()
-        ),
-        None => "the default without call chains; --inline to change".to_string(),
+        Some(_) => InlineChoice::Asked,
+        None => InlineChoice::Default(mode),
     };
     let mut decided = options.clone();
     decided.symbols.inline = Some(inline);
-    let state = if inline { "on" } else { "off" };
-    (decided, format!("inline frames: {state} ({why})"))
+    (decided, Notice::InlineFrames { on: inline, why })
 }
 
 /// How the call chains were recorded: a stack copy with user registers is `--call-graph
@@ -379,14 +360,25 @@ mod tests {
     #[test]
     fn the_inline_note_reads_for_every_call_graph_mode() {
         let note = |mode| with_inline_decided(&ReadOptions::default(), mode).1;
-        assert_eq!(
-            note(CallGraph::None),
-            "inline frames: off (the default without call chains; --inline to change)"
-        );
-        assert_eq!(
-            note(CallGraph::FramePointers),
-            "inline frames: on (the default with call chains; perf report shows none for fp \
-             ones: --no-inline for its view)"
-        );
+        let default = |on, mode| Notice::InlineFrames {
+            on,
+            why: InlineChoice::Default(mode),
+        };
+        assert_eq!(note(CallGraph::None), default(false, CallGraph::None));
+        let fp = CallGraph::FramePointers;
+        assert_eq!(note(fp), default(true, fp));
+        let asked = ReadOptions {
+            symbols: crate::symbolize::SymbolOptions {
+                inline: Some(false),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let (_, said) = with_inline_decided(&asked, fp);
+        let off = Notice::InlineFrames {
+            on: false,
+            why: InlineChoice::Asked,
+        };
+        assert_eq!(said, off);
     }
 }
