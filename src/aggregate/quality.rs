@@ -16,7 +16,9 @@
 //!   what the module's name tells), so each finding names the cause and the fix.
 
 use crate::model::UNKNOWN;
-use crate::model::{CallGraph, Frame, FrameKind, OwnerId, Profile, Recording, Unresolved, perf};
+use crate::model::{
+    CallGraph, Frame, FrameKind, OwnerId, Profile, Recording, Unresolved, UnwindCause, perf,
+};
 
 /// Function names a complete stack ends in: process and thread entry points of C, the JVM,
 /// Go, Python, V8 and the kernel. Compared without perf's `@GLIBC...` version suffixes.
@@ -473,7 +475,7 @@ pub enum Finding {
         copy_exhausted: Option<(f64, u64)>,
         no_unwind_info: Vec<(String, f64)>,
         more_modules: bool,
-        other: Vec<(String, f64)>,
+        other: Vec<(UnwindCause, f64)>,
     },
     /// Samples perf lost (LOST and LOST_SAMPLES records).
     Lost {
@@ -595,7 +597,6 @@ impl Quality {
                 other: d
                     .other
                     .iter()
-                    .take(3)
                     .map(|(cause, n)| (cause.clone(), share(*n)))
                     .collect(),
             });

@@ -3,6 +3,7 @@
 //! text and pprof inputs leave them unknown. The recording-quality figures
 //! (`aggregate::quality`) show them beside what the stacks themselves reveal.
 
+use super::UnwindCause;
 /// How the call chains were recorded (perf.data's sample format and branch attributes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallGraph {
@@ -43,8 +44,9 @@ pub struct TruncatedStacks {
     /// first, with why the module could not be used when that is known.
     pub no_unwind_info: Vec<(String, u64, Option<String>)>,
     /// The other causes (an address outside every mapping, missing registers, the unwinder's
-    /// own messages ...), as the unwinder words them, with their counts, heaviest first.
-    pub other: Vec<(String, u64)>,
+    /// own messages ...) with their counts, heaviest first (ties in no set order: `render`
+    /// orders them by their words).
+    pub other: Vec<(UnwindCause, u64)>,
 }
 
 /// What the recording says about itself.
@@ -177,7 +179,7 @@ impl Recording {
                         None => a.other.push((cause.clone(), *n)),
                     }
                 }
-                a.other.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+                a.other.sort_by_key(|x| std::cmp::Reverse(x.1));
             }
             (None, Some(b)) => self.dwarf = Some(b.clone()),
             _ => {}

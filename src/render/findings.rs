@@ -48,8 +48,8 @@ pub fn text(finding: &Finding) -> String {
             reason,
         } => format!(
             "{module}: {percent:.1}% of the leaves unresolved: {}; fix: {}",
-            reason.cause(),
-            reason.fix()
+            super::notices::unresolved_cause(reason),
+            super::notices::unresolved_fix(reason)
         ),
         Finding::TruncatedDwarf {
             percent,
@@ -216,11 +216,8 @@ fn truncation_causes(finding: &Finding) -> Vec<String> {
             if *more_modules { ", ..." } else { "" }
         ));
     }
-    causes.extend(
-        other
-            .iter()
-            .map(|(cause, share)| format!("{cause} {share:.1}%")),
-    );
+    let other = super::notices::by_weight_then_words(other);
+    causes.extend((other.iter().take(3)).map(|(cause, share)| format!("{cause} {share:.1}%")));
     causes
 }
 

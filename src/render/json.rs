@@ -182,12 +182,12 @@ struct TruncatedStacks<'a> {
     truncated: u64,
     copy_exhausted: u64,
     no_unwind_info: Vec<NoUnwindInfo<'a>>,
-    other: Vec<Cause<'a>>,
+    other: Vec<Cause>,
 }
 
 #[derive(Serialize)]
-struct Cause<'a> {
-    cause: &'a str,
+struct Cause {
+    cause: String,
     stacks: u64,
 }
 
@@ -607,8 +607,8 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
                 module: &m.module,
                 weight: m.weight,
                 reason: m.reason.code(),
-                cause: m.reason.cause(),
-                fix: m.reason.fix(),
+                cause: super::notices::unresolved_cause(&m.reason),
+                fix: super::notices::unresolved_fix(&m.reason),
             })
             .collect(),
         ownerless_by_module: q
@@ -637,13 +637,9 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
                     reason: reason.as_deref(),
                 })
                 .collect(),
-            other: d
-                .other
-                .iter()
-                .map(|(cause, stacks)| Cause {
-                    cause,
-                    stacks: *stacks,
-                })
+            other: super::notices::by_weight_then_words(&d.other)
+                .into_iter()
+                .map(|(cause, stacks)| Cause { cause, stacks })
                 .collect(),
         }),
         findings: q

@@ -334,17 +334,8 @@ fn inline_why(on: bool, why: InlineChoice) -> String {
 
 fn dwarf_truncated(truncated: u64, stacks: u64, causes: &[(UnwindCause, u64)]) -> String {
     let pct = |n: u64| Pct(n as f64 * 100.0 / stacks as f64);
-    let causes: Vec<String> = causes
-        .iter()
-        .map(|(cause, n)| match cause {
-            UnwindCause::CopyExhausted => format!("stack copy exhausted {}", pct(*n)),
-            UnwindCause::RanPastCopy => format!("ran past the copied stack {}", pct(*n)),
-            UnwindCause::NoUnwindInfo(m) => format!("no unwind info in {m} {}", pct(*n)),
-            UnwindCause::Unmapped => format!("code outside any mapped file (JIT?) {}", pct(*n)),
-            UnwindCause::MissingRegisters => format!("registers or stack missing {}", pct(*n)),
-            UnwindCause::BadRecord => format!("stack size larger than its record {}", pct(*n)),
-            UnwindCause::Failed(msg) => format!("{msg} {}", pct(*n)),
-        })
+    let causes: Vec<String> = (causes.iter())
+        .map(|(cause, n)| format!("{} {}", unwind_cause(cause), pct(*n)))
         .collect();
     let mut note = format!(
         "DWARF unwinding: {truncated} of {stacks} user stacks truncated ({})",
@@ -354,6 +345,31 @@ fn dwarf_truncated(truncated: u64, stacks: u64, causes: &[(UnwindCause, u64)]) -
         note.push_str(&format!(": {}", causes.join(", ")));
     }
     note
+}
+
+/// Why DWARF unwinding stopped, in a few words.
+pub fn unwind_cause(cause: &UnwindCause) -> String {
+    match cause {
+        UnwindCause::CopyExhausted => "stack copy exhausted".into(),
+        UnwindCause::RanPastCopy => "ran past the copied stack".into(),
+        UnwindCause::NoUnwindInfo(m) => format!("no unwind info in {m}"),
+        UnwindCause::Unmapped => "code outside any mapped file (JIT?)".into(),
+        UnwindCause::MissingRegisters => "registers or stack missing".into(),
+        UnwindCause::BadRecord => "stack size larger than its record".into(),
+        UnwindCause::Failed(msg) => msg.clone(),
+    }
+}
+
+/// Unwinding causes in words, heaviest first and ties by their words: the order every
+/// output lists them in.
+pub fn by_weight_then_words<W: Copy + PartialOrd>(causes: &[(UnwindCause, W)]) -> Vec<(String, W)> {
+    let mut worded: Vec<(String, W)> = (causes.iter())
+        .map(|(cause, w)| (unwind_cause(cause), *w))
+        .collect();
+    worded.sort_by(|a, b| {
+        (b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal)).then_with(|| a.0.cmp(&b.0))
+    });
+    worded
 }
 
 fn missing_symbols(m: &MissingSymbols) -> String {
@@ -373,7 +389,113 @@ pub fn unresolved_short(reason: &Unresolved) -> String {
         Unresolved::BuildIdMismatch { .. } => {
             "only binaries with another build id were found".to_string()
         }
-        other => other.cause(),
+        other => unresolved_cause(other),
+    }
+}
+
+/// Why a module's addresses found no symbol, in words.
+pub fn unresolved_cause(reason: &Unresolved) -> String {
+    match reason {
+        Unresolved::JitMapMissing { detail } => {
+            format!("JIT code without its perf map: {detail}")
+        }
+        Unresolved::Stripped {
+            path, by_name_only, ..
+        } => format!(
+            "binary stripped: {path} has no .symtab and its .dynsym does not cover the \
+             addresses{}",
+            if *by_name_only {
+                " (this machine's file of that name: the input names no build id)"
+            } else {
+                ""
+            }
+        ),
+        Unresolved::BuildIdMismatch { found, want } => format!(
+            "build id mismatch: {} has another build id than the recording's {want}",
+            found.join(", ")
+        ),
+        Unresolved::NotFound { .. } => "binary not found".to_string(),
+        Unresolved::NoSymbol { path } => {
+            format!("{path} has a symbol table, but no symbol covers the addresses")
+        }
+        Unresolved::Other { detail } => detail.clone(),
+        Unresolved::Unmapped => {
+            "addresses in no mapped file (anonymous memory, or a frame-pointer chain cut \
+             short)"
+                .to_string()
+        }
+        Unresolved::NotSymbolizedByPerf => {
+            "the profiler's text names no symbol here (`[unknown]` from perf script, an \
+             address from py-spy --native) and does not say why"
+                .to_string()
+        }
+        Unresolved::NoModule => {
+            "frames without a symbol or a module (the input does not say where or why)".to_string()
+        }
+    }
+}
+
+/// What to do about a module's addresses without a symbol.
+pub fn unresolved_fix(reason: &Unresolved) -> String {
+    let fetch = |build_id: &Option<String>| match build_id {
+        Some(id) => format!(
+            "or set DEBUGINFOD_URLS and run `debuginfod-find debuginfo {id}` (whose looks \
+             in ~/.cache/debuginfod_client)"
+        ),
+        None => "or set DEBUGINFOD_URLS and fetch them with debuginfod-find".to_string(),
+    };
+    match reason {
+        Unresolved::JitMapMissing { .. } => "give the JIT's perf-PID.map (--jit-map-dir DIR; \
+             -XX:+DumpPerfMapAtExit, perf-map-agent, node --perf-basic-prof)"
+            .to_string(),
+        Unresolved::Stripped {
+            path,
+            build_id,
+            package: Some(package),
+            ..
+        } => format!(
+            "{path} is from package {package}: install {package}-dbgsym (Debian/Ubuntu \
+             debug symbol archive), {}",
+            fetch(build_id)
+        ),
+        Unresolved::Stripped {
+            path,
+            build_id,
+            package: None,
+            ..
+        } => format!(
+            "install the debug symbols for {path} (e.g. its -dbgsym/-debuginfo package), \
+             {}, or --binary-path DIR with an unstripped build",
+            fetch(build_id)
+        ),
+        Unresolved::BuildIdMismatch { .. } => {
+            "point --binary-path DIR (or --symfs) at the binary that ran".to_string()
+        }
+        Unresolved::NotFound { build_id } => format!(
+            "point --binary-path DIR or --symfs DIR at it ({})",
+            build_id
+                .as_ref()
+                .map_or("searched by name".to_string(), |id| format!(
+                    "searched by build id {id} and by name"
+                ))
+        ),
+        Unresolved::NoSymbol { .. } | Unresolved::Other { .. } => {
+            "--binary-path DIR with a build that has its symbols".to_string()
+        }
+        Unresolved::Unmapped => {
+            "record with --call-graph dwarf if stacks are cut short; JIT code needs its perf \
+             map"
+            .to_string()
+        }
+        Unresolved::NotSymbolizedByPerf => {
+            "symbolize where the binaries and their debug symbols are (perf script on the \
+             recording machine; py-spy needs the libraries' symbols), or give whose the \
+             perf.data (it says why per module)"
+                .to_string()
+        }
+        Unresolved::NoModule => "give whose the recording itself (perf.data, pprof with \
+             mappings), which says why per module"
+            .to_string(),
     }
 }
 
@@ -421,6 +543,29 @@ mod tests {
         assert_eq!(
             note(true, InlineChoice::Asked),
             "inline frames: on (--inline)"
+        );
+    }
+
+    /// The model keeps unwinding causes heaviest first with ties in any order; every output
+    /// lists ties by their words, as when the unwinder worded them itself.
+    #[test]
+    fn unwinding_causes_are_listed_heaviest_first_then_by_their_words() {
+        let causes = [
+            (UnwindCause::MissingRegisters, 2),
+            (UnwindCause::Failed("bad CFA".into()), 5),
+            (UnwindCause::Unmapped, 2),
+            (UnwindCause::BadRecord, 1),
+        ];
+        let listed = by_weight_then_words(&causes);
+        let words: Vec<&str> = listed.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "bad CFA",
+                "code outside any mapped file (JIT?)",
+                "registers or stack missing",
+                "stack size larger than its record"
+            ]
         );
     }
 }

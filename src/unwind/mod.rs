@@ -204,18 +204,17 @@ impl UnwindStats {
             .map(|(m, n)| (m.clone(), *n, self.module_problems.get(m).cloned()))
             .collect();
         no_unwind_info.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let mut other: Vec<(String, u64)> = [
-            ("ran past the copied stack", self.stack_exhausted_short),
-            ("code outside any mapped file (JIT?)", self.unmapped),
-            ("registers or stack missing", self.missing_registers),
-            ("stack size larger than its record", self.bad_records),
+        let mut other: Vec<(UnwindCause, u64)> = [
+            (UnwindCause::RanPastCopy, self.stack_exhausted_short),
+            (UnwindCause::Unmapped, self.unmapped),
+            (UnwindCause::MissingRegisters, self.missing_registers),
+            (UnwindCause::BadRecord, self.bad_records),
         ]
         .into_iter()
-        .map(|(cause, n)| (cause.to_string(), n))
-        .chain(self.failed.iter().map(|(m, n)| (m.clone(), *n)))
+        .chain((self.failed.iter()).map(|(m, n)| (UnwindCause::Failed(m.clone()), *n)))
         .filter(|(_, n)| *n > 0)
         .collect();
-        other.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        other.sort_by_key(|c| std::cmp::Reverse(c.1));
         crate::model::TruncatedStacks {
             stacks: self.stacks,
             truncated: self.truncated,
