@@ -17,6 +17,7 @@ mod markdown;
 pub mod notices;
 pub mod palette;
 pub mod rows;
+pub mod rules;
 mod table;
 pub mod timeline;
 pub mod top;
