@@ -14,14 +14,14 @@
 //! What no profile says (a module none of whose non-main packages was sampled, without
 //! `-trimpath`) stays `--user`'s job.
 
-use super::own_code::OwnCode;
+use super::own_code::{Evidence, OwnCode};
 use crate::model::{Frame, Profile};
 
 /// The detected module path and how it was found, for `explain`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GoModule {
     pub path: String,
-    pub evidence: String,
+    pub evidence: Evidence,
 }
 
 /// The program's own code of a Go profile: `main.`, and the detected module's packages
@@ -52,7 +52,9 @@ pub fn detect(profile: &Profile) -> Option<GoModule> {
     if !main_file.starts_with('/') {
         return (!main_dir.is_empty()).then(|| GoModule {
             path: main_dir.to_string(),
-            evidence: format!("the main package's file {main_file}"),
+            evidence: Evidence::GoMainFile {
+                file: main_file.to_string(),
+            },
         });
     }
     profile
@@ -69,7 +71,10 @@ fn module_from_absolute(frame: &Frame, root: &str) -> Option<GoModule> {
     let module = package.strip_suffix(rel_dir)?.strip_suffix('/')?;
     (!module.is_empty() && module != "main").then(|| GoModule {
         path: module.to_string(),
-        evidence: format!("{} in {file}", frame.name),
+        evidence: Evidence::GoPackageFile {
+            function: frame.name.to_string(),
+            file: file.to_string(),
+        },
     })
 }
 

@@ -26,7 +26,7 @@
 //! is claimed, so that a preset's owner is never taken for the program's code.
 
 use super::auto_owner;
-use super::own_code::OwnCode;
+use super::own_code::{Evidence, OwnCode};
 use crate::model::{Frame, FrameId, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -162,8 +162,8 @@ struct Candidates<'a> {
     jdk_method: Vec<bool>,
 }
 
-/// A found package: (package, class, evidence in words).
-type Found = (String, String, String);
+/// A found package: (package, class, how it was found).
+type Found = (String, String, Evidence);
 
 impl<'a> Candidates<'a> {
     fn of(profile: &'a Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Candidates<'a> {
@@ -202,7 +202,9 @@ impl<'a> Candidates<'a> {
                 (
                     m.package.to_string(),
                     m.outer_class().to_string(),
-                    format!("`{name}`, the program's entry point"),
+                    Evidence::JvmEntryPoint {
+                        method: name.to_string(),
+                    },
                 )
             })
     }
@@ -214,7 +216,9 @@ impl<'a> Candidates<'a> {
                 (
                     m.package.to_string(),
                     m.outer_class().to_string(),
-                    format!("`{name}`, of the Kotlin file that holds `main`"),
+                    Evidence::JvmKotlinMain {
+                        method: name.to_string(),
+                    },
                 )
             })
     }
@@ -277,10 +281,11 @@ impl<'a> Candidates<'a> {
         Some((
             package.to_string(),
             m.outer_class().to_string(),
-            format!(
-                "`{name}`, a task the JDK's threads run, outermost in {:.1}% of the weight",
-                w as f64 * 100.0 / total.max(1) as f64
-            ),
+            Evidence::JvmThreadTask {
+                method: name.to_string(),
+                weight: w,
+                total,
+            },
         ))
     }
 
@@ -330,12 +335,11 @@ impl<'a> Candidates<'a> {
         Some((
             package.to_string(),
             m.outer_class().to_string(),
-            format!(
-                "outermost JVM frames not of the JDK or a known library in {:.1}% of the \
-                 weight (`{}`)",
-                w as f64 * 100.0 / total.max(1) as f64,
-                self.profile.frame(FrameId(id as u32)).name
-            ),
+            Evidence::JvmOutermost {
+                method: self.profile.frame(FrameId(id as u32)).name.to_string(),
+                weight: w,
+                total,
+            },
         ))
     }
 }
@@ -377,8 +381,15 @@ mod tests {
         own_code(&[profile(rows)], &presets).expect("a guess")
     }
 
-    fn assert_evidence(code: &OwnCode, part: &str) {
-        assert!(code.evidence.contains(part), "{}", code.evidence);
+    /// The method a guess names as its evidence.
+    fn evidence_method(code: &OwnCode) -> &str {
+        match &code.evidence {
+            Evidence::JvmEntryPoint { method }
+            | Evidence::JvmKotlinMain { method }
+            | Evidence::JvmThreadTask { method, .. }
+            | Evidence::JvmOutermost { method, .. } => method,
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -416,7 +427,7 @@ mod tests {
         ]);
         assert_eq!(code.name, "com.acme.shop");
         assert_eq!(code.prefixes, ["com.acme."]);
-        assert_evidence(&code, "`com.acme.shop.Main.main`");
+        assert_eq!(evidence_method(&code), "com.acme.shop.Main.main");
     }
 
     #[test]
@@ -449,7 +460,7 @@ mod tests {
             (&["org.json.JSONObject.toString"], 6),
         ]);
         assert_eq!(code.prefixes, ["shop."]);
-        assert_evidence(&code, "`shop.Worker.run`");
+        assert_eq!(evidence_method(&code), "shop.Worker.run");
     }
 
     #[test]
@@ -470,7 +481,11 @@ mod tests {
         ]);
         assert_eq!(code.name, "shop");
         assert_eq!(code.prefixes, ["shop."]);
-        assert_evidence(&code, "in 37.5% of the weight");
+        // 3 of 8
+        let Evidence::JvmOutermost { weight, total, .. } = code.evidence else {
+            panic!("{:?}", code.evidence);
+        };
+        assert_eq!((weight, total), (3, 8));
     }
 
     #[test]

@@ -165,6 +165,7 @@ impl RuleSet {
                 },
                 all: Vec::new(),
                 origin: Origin {
+                    guess: None,
                     file: format!("--user {prefix}").into(),
                     line: 0,
                 },

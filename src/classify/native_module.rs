@@ -14,7 +14,7 @@
 //! [`super::rust_crate`]). The block goes after the presets ([`Placement::AfterPresets`]): C++'s
 //! `std::` code inlined into the executable, or a static libc, stays the presets'.
 
-use super::own_code::{OwnCode, Placement};
+use super::own_code::{Evidence, OwnCode, Placement};
 use crate::model::{Frame, FrameKind, Profile, perf};
 use rustc_hash::FxHashMap;
 
@@ -39,7 +39,7 @@ pub fn own_code(
 }
 
 fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Option<OwnCode> {
-    let (module, how) = main_module_and_how(profile)?;
+    let (module, by_main) = main_module_and_how(profile)?;
     let basename = module.rsplit('/').next().unwrap_or(module);
     // a runtime the presets claim as a whole (any name in that module is theirs)
     let probe = Frame {
@@ -62,7 +62,10 @@ fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Opt
             name: basename.to_string(),
             modules: vec![basename.to_string()],
             placement: Placement::AfterPresets,
-            evidence: format!("the recorded program's file {module} ({how})"),
+            evidence: Evidence::Executable {
+                module: module.to_string(),
+                by_main,
+            },
             ..OwnCode::default()
         })
 }
@@ -75,14 +78,15 @@ pub fn main_module(profile: &Profile) -> Option<&str> {
     main_module_and_how(profile).map(|(m, _)| m)
 }
 
-/// [`main_module`], and how it was found, in words.
-fn main_module_and_how(profile: &Profile) -> Option<(&str, &'static str)> {
+/// [`main_module`], and whether it was found as the module of `main` (else as the outermost
+/// program file on the most weight).
+fn main_module_and_how(profile: &Profile) -> Option<(&str, bool)> {
     if let Some(module) = profile
         .frames()
         .find(|f| &*f.name == "main" && f.kind == FrameKind::Native)
         .and_then(|f| f.module.as_deref())
     {
-        return Some((module, "the module of `main`"));
+        return Some((module, true));
     }
     let mut weight: FxHashMap<&str, u128> = FxHashMap::default();
     for row in profile.rows() {
@@ -100,7 +104,7 @@ fn main_module_and_how(profile: &Profile) -> Option<(&str, &'static str)> {
     weight
         .into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-        .map(|(m, _)| (m, "the outermost program file on the most weight"))
+        .map(|(m, _)| (m, false))
 }
 
 /// A native frame in an executable: not a shared library, the kernel, `[vdso]` or JIT code.
@@ -154,10 +158,11 @@ mod tests {
         assert_eq!(code.name, "indexer");
         assert_eq!(code.modules, ["indexer"]);
         assert_eq!(code.placement, Placement::AfterPresets);
-        assert_eq!(
-            code.evidence,
-            format!("the recorded program's file {BIN} (the module of `main`)")
-        );
+        let by_main = Evidence::Executable {
+            module: BIN.into(),
+            by_main: true,
+        };
+        assert_eq!(code.evidence, by_main);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! `node_modules/.pnpm/...`). The guess claims their common directory, entry by entry below
 //! it ([`own_code::own_files`]), never a `node_modules/` tree inside it.
 
-use super::own_code::{self, OwnCode};
+use super::own_code::{self, Evidence, OwnCode};
 use crate::model::{Frame, FrameKind, Profile};
 use std::collections::BTreeSet;
 
@@ -37,11 +37,11 @@ pub fn own_code(
         name: dir.clone(),
         prefixes: Vec::new(),
         files,
-        evidence: format!(
-            "{} script file(s) outside node_modules/ and node's own code, under {dir}: {}",
-            own.len(),
-            own_code::some_of(&names)
-        ),
+        evidence: Evidence::NodeScripts {
+            count: own.len(),
+            dir: dir.clone(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        },
         ..OwnCode::default()
     })
 }
@@ -98,11 +98,10 @@ mod tests {
         .unwrap();
         assert_eq!(code.name, "/srv/app");
         assert_eq!(code.files, ["/srv/app/app.js", "/srv/app/src/*"]);
-        assert!(
-            code.evidence.starts_with("2 script file(s)"),
-            "{}",
-            code.evidence
-        );
+        let Evidence::NodeScripts { count, .. } = code.evidence else {
+            panic!("{:?}", code.evidence);
+        };
+        assert_eq!(count, 2);
         let block = code.user_block();
         let frame = |file: &str| Frame {
             file: Some(file.into()),

@@ -27,8 +27,66 @@ pub struct OwnCode {
     pub modules: Vec<String>,
     /// Where its block goes among the rules.
     pub placement: Placement,
-    /// How it was found, in words (`the main package's file whose/gosvc/main.go`).
-    pub evidence: String,
+    /// How it was found (`render` words it: `the main package's file whose/gosvc/main.go`).
+    pub evidence: Evidence,
+}
+
+/// How a guess of the program's own code was found, in data.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Evidence {
+    /// Go: the main package's `file`, whose directory names the module.
+    GoMainFile { file: String },
+    /// Go: `function` of a non-main package in `file`, under the main package's directory.
+    GoPackageFile { function: String, file: String },
+    /// Rust: the crate's `main` function, in the main binary `module` when known.
+    RustMain {
+        function: String,
+        module: Option<String>,
+    },
+    /// Rust: the crate of the outermost crate frames on `weight` of `total`.
+    RustOutermost {
+        weight: u128,
+        total: u128,
+        module: Option<String>,
+    },
+    /// Python: `count` files outside the standard library and site-packages, under `dir`
+    /// (empty: named relative to sys.path), some of them `names`; `not_packages` are
+    /// shortened paths of packages seen installed elsewhere in the profile.
+    PythonFiles {
+        count: usize,
+        dir: String,
+        names: Vec<String>,
+        not_packages: Vec<String>,
+    },
+    /// Node: `count` script files outside node_modules/ and node's own code, under `dir`.
+    NodeScripts {
+        count: usize,
+        dir: String,
+        names: Vec<String>,
+    },
+    /// A native program: its recorded file `module`, the module of `main` (`by_main`) or the
+    /// outermost program file on the most weight.
+    Executable { module: String, by_main: bool },
+    /// JVM: the heaviest sampled `main` method of a candidate class.
+    JvmEntryPoint { method: String },
+    /// JVM: the heaviest frame of a Kotlin `main` file's class.
+    JvmKotlinMain { method: String },
+    /// JVM: a task the JDK's threads run, outermost on `weight` of `total`.
+    JvmThreadTask {
+        method: String,
+        weight: u128,
+        total: u128,
+    },
+    /// JVM: the outermost frames not of the JDK or a known library, on `weight` of `total`
+    /// (`method` one of them).
+    JvmOutermost {
+        method: String,
+        weight: u128,
+        total: u128,
+    },
+    /// Not found from a profile (a value made by hand).
+    #[default]
+    None,
 }
 
 /// Where a guess's `user` block goes: a guess by name or file excludes what the presets claim
@@ -44,15 +102,6 @@ pub enum Placement {
 }
 
 impl OwnCode {
-    /// `go module whose/gosvc (detected from EVIDENCE; --user PREFIX adds more)`: the block's
-    /// origin, which `explain` prints as the rule's source.
-    pub fn origin(&self) -> String {
-        format!(
-            "{} {} (detected from {}; --user PREFIX adds more)",
-            self.unit, self.name, self.evidence
-        )
-    }
-
     /// The top-priority-after-the-user's `user` block claiming [`OwnCode::prefixes`].
     pub fn user_block(&self) -> OwnerBlock {
         OwnerBlock {
@@ -67,8 +116,9 @@ impl OwnCode {
             },
             all: Vec::new(),
             origin: Origin {
-                file: self.origin().into(),
+                file: format!("{} {}", self.unit, self.name).into(),
                 line: 0,
+                guess: Some(Box::new(self.evidence.clone())),
             },
         }
     }

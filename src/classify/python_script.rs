@@ -14,7 +14,7 @@
 //! speedscope path, a `--native` extension module `/venv/.../site-packages/simplejson/_speedups...so`)
 //! makes it an installed package's, left to the rules for third-party code.
 
-use super::own_code::{self, OwnCode};
+use super::own_code::{self, Evidence, OwnCode};
 use crate::model::{Frame, FrameKind, Profile};
 use std::collections::BTreeSet;
 
@@ -57,23 +57,12 @@ pub fn own_code(
         }
     }
     let (dir, files, names) = own_code::own_files(&own, others)?;
-    let place = if dir.is_empty() {
-        "named relative to sys.path".to_string()
-    } else {
-        format!("under {dir}")
+    let evidence = Evidence::PythonFiles {
+        count: own.len(),
+        dir: dir.clone(),
+        names: names.iter().map(|n| n.to_string()).collect(),
+        not_packages: shortened.into_iter().map(str::to_string).collect(),
     };
-    let mut evidence = format!(
-        "{} Python file(s) outside the standard library and site-packages, {place}: {}",
-        own.len(),
-        own_code::some_of(&names)
-    );
-    if !shortened.is_empty() {
-        let tops: Vec<&str> = shortened.into_iter().collect();
-        evidence.push_str(&format!(
-            "; not {} (seen installed under site-packages elsewhere in the profile)",
-            own_code::some_of(&tops)
-        ));
-    }
     Some(OwnCode {
         unit: "python files",
         // (files named relative to sys.path have no directory to name them by)
@@ -162,11 +151,10 @@ mod tests {
         ]);
         let code = own_code(&[p], &std_claims).unwrap();
         assert_eq!(code.files, ["app.py"]);
-        assert!(
-            code.evidence.contains("not simplejson"),
-            "{}",
-            code.evidence
-        );
+        let Evidence::PythonFiles { not_packages, .. } = &code.evidence else {
+            panic!("{:?}", code.evidence);
+        };
+        assert_eq!(not_packages, &["simplejson"]);
         // without that evidence the short path is taken for the program's own package
         let p = profile(&[("app.py", None, PY), ("simplejson/encoder.py", None, PY)]);
         let code = own_code(&[p], &std_claims).unwrap();

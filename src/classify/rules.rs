@@ -107,6 +107,9 @@ with_matcher_keys! {
 pub struct Origin {
     pub file: Arc<str>,
     pub line: u64,
+    /// For the program's own code guessed from the profile (`file` then names the unit,
+    /// `go module whose/gosvc`): how it was found, which `explain` shows beside it.
+    pub guess: Option<Box<super::own_code::Evidence>>,
 }
 
 /// `FILE:LINE`; a block with no line (a `--user` prefix, the program's own code guessed from
@@ -322,6 +325,7 @@ impl Located<'_> {
             any,
             all,
             origin: Origin {
+                guess: None,
                 file: file.clone(),
                 line,
             },

@@ -27,7 +27,7 @@
 //!   they exclude neither.
 
 use super::match_key;
-use super::own_code::{DeclineReason, Declined, OwnCode};
+use super::own_code::{DeclineReason, Declined, Evidence, OwnCode};
 use crate::model::{Frame, FrameKind, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -77,14 +77,15 @@ fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Gue
                 .then(|| krate.into())
         })
         .collect();
-    let module = main_module.map_or_else(String::new, |m| format!(" (module {m})"));
+    let module = main_module.map(str::to_string);
     if let Some((frame, krate)) = profile
         .frames()
         .zip(&crate_of)
         .filter_map(|(f, c)| Some((f, c.as_deref()?)))
         .find(|(f, c)| *match_key::match_key(&f.name) == format!("{c}::main"))
     {
-        return Guess::Found(own(krate, format!("`{}`{module}", frame.name)));
+        let function = frame.name.to_string();
+        return Guess::Found(own(krate, Evidence::RustMain { function, module }));
     }
     let stacks = CrateStacks::of(profile, &crate_of);
     if !stacks.callchains {
@@ -104,10 +105,14 @@ fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Gue
     let Some((krate, weight)) = stacks.heaviest_outermost(&dependencies) else {
         return Guess::Nothing;
     };
-    let percent = weight as f64 * 100.0 / stacks.total.max(1) as f64;
+    let total = stacks.total;
     Guess::Found(own(
         krate,
-        format!("outermost crate frames in {percent:.1}% of the weight{module}"),
+        Evidence::RustOutermost {
+            weight,
+            total,
+            module,
+        },
     ))
 }
 
@@ -190,7 +195,7 @@ impl<'a> CrateStacks<'a> {
     }
 }
 
-fn own(krate: &str, evidence: String) -> OwnCode {
+fn own(krate: &str, evidence: Evidence) -> OwnCode {
     OwnCode {
         unit: "rust crate",
         name: krate.to_string(),
@@ -262,10 +267,13 @@ pub(crate) mod tests {
         let own = found(detect(&p, &known));
         assert_eq!(own.name, "crunch");
         assert_eq!(own.prefixes, ["crunch::"]);
-        assert_eq!(
-            own.evidence,
-            "outermost crate frames in 77.8% of the weight (module /opt/app/bin/crunch)"
-        );
+        // 7 of 9
+        let outermost = Evidence::RustOutermost {
+            weight: 7,
+            total: 9,
+            module: Some("/opt/app/bin/crunch".into()),
+        };
+        assert_eq!(own.evidence, outermost);
     }
 
     #[test]
@@ -281,7 +289,11 @@ pub(crate) mod tests {
         ]);
         let own = found(detect(&p, &known));
         assert_eq!(own.name, "crunch");
-        assert_eq!(own.evidence, "`crunch::main` (module /opt/app/bin/crunch)");
+        let main = Evidence::RustMain {
+            function: "crunch::main".into(),
+            module: Some("/opt/app/bin/crunch".into()),
+        };
+        assert_eq!(own.evidence, main);
     }
 
     #[test]
@@ -364,10 +376,12 @@ pub(crate) mod tests {
         let own = found(detect(&p, &known));
         assert_eq!(own.name, "packsum");
         // 40 of 100: miniz_oxide's 60 outermost are a dependency's
-        assert_eq!(
-            own.evidence,
-            "outermost crate frames in 40.0% of the weight (module /opt/app/bin/packsum)"
-        );
+        let outermost = Evidence::RustOutermost {
+            weight: 40,
+            total: 100,
+            module: Some("/opt/app/bin/packsum".into()),
+        };
+        assert_eq!(own.evidence, outermost);
         // a callback goes both ways: a crate no preset knows (`ser`) calling the program's
         // visitor back makes neither a dependency of the other
         let p = profile(&[

@@ -270,7 +270,12 @@ fn write_origins(rules: &RuleSet, explained: &Explained, out: &mut dyn Write) ->
         .unwrap_or(0);
     for b in blocks {
         let block = rules.block(b);
-        writeln!(out, "  {:<width$}  {}", block.name, block.origin)?;
+        writeln!(
+            out,
+            "  {:<width$}  {}",
+            block.name,
+            super::guess::origin(&block.origin)
+        )?;
     }
     Ok(())
 }

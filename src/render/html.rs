@@ -204,7 +204,10 @@ fn input_data<'a>(
         let text = super::explain::rule_text(&f.reason);
         match &f.reason {
             crate::classify::Reason::Rule { block, .. } => {
-                format!("{text} ({})", rules.block(*block).origin)
+                format!(
+                    "{text} ({})",
+                    super::guess::origin(&rules.block(*block).origin)
+                )
             }
             _ => text,
         }

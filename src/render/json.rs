@@ -59,7 +59,7 @@ struct OwnCode<'a> {
     /// The module globs claimed (a native program's executable).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     modules: &'a [String],
-    evidence: &'a str,
+    evidence: String,
 }
 
 #[derive(Serialize)]
@@ -380,7 +380,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 prefixes: &c.prefixes,
                 files: &c.files,
                 modules: &c.modules,
-                evidence: &c.evidence,
+                evidence: super::guess::evidence(&c.evidence),
             })
             .collect(),
         user_code_not_guessed: report

@@ -11,6 +11,7 @@ pub mod findings;
 mod flame_elide;
 pub mod flame_labels;
 pub mod flame_svg;
+pub mod guess;
 pub mod html;
 mod json;
 mod markdown;
@@ -215,7 +216,7 @@ pub fn own_code_line(code: &crate::classify::own_code::OwnCode) -> String {
         code.unit,
         code.name,
         claims.join(", "),
-        code.evidence
+        guess::evidence(&code.evidence)
     )
 }
 

@@ -54,12 +54,12 @@ pub fn preset_blocks(name: &str, set: &RuleSet) -> String {
             .max()
             .unwrap_or(0)
     };
-    let origin_width = width(&|b| b.origin.to_string());
+    let origin_width = width(&|b| super::guess::origin(&b.origin));
     let owner_width = width(&|b| owner_cell(set, b));
     for block in blocks {
         out.push_str(&format!(
             "  {:<origin_width$}  {:<owner_width$}  {}\n",
-            block.origin.to_string(),
+            super::guess::origin(&block.origin),
             owner_cell(set, block),
             matchers_cell(block)
         ));

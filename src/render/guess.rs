@@ -1,0 +1,146 @@
+//! The program's own code as guessed from the profile, in words: how each guess was found
+//! (the report header, JSON's `evidence`) and the rule origin `explain` and `rules list`
+//! show for its `user` block.
+
+use crate::classify::own_code::{Evidence, some_of};
+use crate::classify::rules::Origin;
+
+/// How a guess was found, as the header's `detected from ...` says it.
+pub fn evidence(evidence: &Evidence) -> String {
+    let percent = |weight: u128, total: u128| weight as f64 * 100.0 / total.max(1) as f64;
+    let in_module = |module: &Option<String>| {
+        (module.as_ref()).map_or_else(String::new, |m| format!(" (module {m})"))
+    };
+    let some = |names: &[String]| some_of(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    match evidence {
+        Evidence::GoMainFile { file } => format!("the main package's file {file}"),
+        Evidence::GoPackageFile { function, file } => format!("{function} in {file}"),
+        Evidence::RustMain { function, module } => format!("`{function}`{}", in_module(module)),
+        Evidence::RustOutermost {
+            weight,
+            total,
+            module,
+        } => format!(
+            "outermost crate frames in {:.1}% of the weight{}",
+            percent(*weight, *total),
+            in_module(module)
+        ),
+        Evidence::PythonFiles {
+            count,
+            dir,
+            names,
+            not_packages,
+        } => {
+            let place = if dir.is_empty() {
+                "named relative to sys.path".to_string()
+            } else {
+                format!("under {dir}")
+            };
+            let mut text = format!(
+                "{count} Python file(s) outside the standard library and site-packages, \
+                 {place}: {}",
+                some(names)
+            );
+            if !not_packages.is_empty() {
+                text.push_str(&format!(
+                    "; not {} (seen installed under site-packages elsewhere in the profile)",
+                    some(not_packages)
+                ));
+            }
+            text
+        }
+        Evidence::NodeScripts { count, dir, names } => format!(
+            "{count} script file(s) outside node_modules/ and node's own code, under {dir}: {}",
+            some(names)
+        ),
+        Evidence::Executable { module, by_main } => format!(
+            "the recorded program's file {module} ({})",
+            if *by_main {
+                "the module of `main`"
+            } else {
+                "the outermost program file on the most weight"
+            }
+        ),
+        Evidence::JvmEntryPoint { method } => format!("`{method}`, the program's entry point"),
+        Evidence::JvmKotlinMain { method } => {
+            format!("`{method}`, of the Kotlin file that holds `main`")
+        }
+        Evidence::JvmThreadTask {
+            method,
+            weight,
+            total,
+        } => format!(
+            "`{method}`, a task the JDK's threads run, outermost in {:.1}% of the weight",
+            percent(*weight, *total)
+        ),
+        Evidence::JvmOutermost {
+            method,
+            weight,
+            total,
+        } => format!(
+            "outermost JVM frames not of the JDK or a known library in {:.1}% of the weight \
+             (`{method}`)",
+            percent(*weight, *total)
+        ),
+        Evidence::None => "nothing in the profile".to_string(),
+    }
+}
+
+/// Where a block was declared, as `explain` and `rules list` show it: `FILE:LINE`, and for
+/// a guessed block the unit and how it was found (`go module whose/gosvc (detected from the
+/// main package's file ...; --user PREFIX adds more)`).
+pub fn origin(origin: &Origin) -> String {
+    match &origin.guess {
+        Some(found) => format!(
+            "{origin} (detected from {}; --user PREFIX adds more)",
+            evidence(found)
+        ),
+        None => origin.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evidence_reads_as_the_header_says_it() {
+        // 7 of 9 is 77.8 %
+        let outermost = Evidence::RustOutermost {
+            weight: 7,
+            total: 9,
+            module: Some("/opt/app/bin/crunch".into()),
+        };
+        assert_eq!(
+            evidence(&outermost),
+            "outermost crate frames in 77.8% of the weight (module /opt/app/bin/crunch)"
+        );
+        let scripts = Evidence::PythonFiles {
+            count: 5,
+            dir: String::new(),
+            names: ["a.py", "b.py", "c.py", "d.py", "e.py"]
+                .map(String::from)
+                .to_vec(),
+            not_packages: vec!["simplejson".into()],
+        };
+        assert_eq!(
+            evidence(&scripts),
+            "5 Python file(s) outside the standard library and site-packages, named relative \
+             to sys.path: a.py, b.py, c.py and 2 more; not simplejson (seen installed under \
+             site-packages elsewhere in the profile)"
+        );
+        let guessed = Origin {
+            file: "executable churn".into(),
+            line: 0,
+            guess: Some(Box::new(Evidence::Executable {
+                module: "/opt/churn".into(),
+                by_main: true,
+            })),
+        };
+        assert_eq!(
+            origin(&guessed),
+            "executable churn (detected from the recorded program's file /opt/churn (the \
+             module of `main`); --user PREFIX adds more)"
+        );
+    }
+}
