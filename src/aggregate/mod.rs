@@ -23,8 +23,9 @@ pub mod rows;
 pub mod timeline;
 
 use crate::classify::{Classification, RuleSet};
-use crate::model::UNKNOWN;
-use crate::model::{Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId, hash_of};
+use crate::model::{
+    Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId, UNKNOWN, hash_of,
+};
 use marks::Marks;
 use quality::Quality;
 use rustc_hash::FxHashMap;

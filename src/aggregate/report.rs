@@ -3,8 +3,7 @@
 
 use super::{Aggregate, Attribution, FrameWeight, ViewWeights};
 use crate::error::{Error, Result};
-use crate::model::Notice;
-use crate::model::{Category, NO_STACK, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
+use crate::model::{Category, NO_STACK, Notice, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
 
 /// The three views (DESIGN "Semantics of the three views").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

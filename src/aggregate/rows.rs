@@ -11,8 +11,7 @@
 
 use super::quality::{FigureValue, QUALITY_FIGURES, Quality};
 use super::report::{GroupBy, Report, ShareRow, View};
-use crate::model::NO_STACK;
-use crate::model::Notice;
+use crate::model::{NO_STACK, Notice};
 use regex::Regex;
 
 /// One input's rows, or why there are none.

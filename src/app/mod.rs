@@ -24,8 +24,7 @@ use crate::classify::{Classification, RuleSet};
 use crate::config::{LoadConfig, Plan, ReportShape};
 use crate::error::{Error, Result};
 use crate::input;
-use crate::model::Notice;
-use crate::model::Profile;
+use crate::model::{Notice, Profile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -5,8 +5,7 @@ use super::block_index::{BlockIndex, LOOKUPS_BEFORE_INDEX};
 use super::rules::{self, Detect};
 use super::{first_in_order, match_key};
 use crate::error::Result;
-use crate::model::Frame;
-use crate::model::Profile;
+use crate::model::{Frame, Profile};
 use rayon::prelude::*;
 
 /// Every preset, in the order they apply when several are selected: the more specific

@@ -28,8 +28,7 @@
 use super::ReadOptions;
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
-use crate::model::Notice;
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, Unit};
+use crate::model::{Frame, FrameId, FrameKind, Notice, Profile, SampleType, StackId, Unit};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use std::path::Path;

@@ -13,12 +13,11 @@ use super::bad_lines::BadLines;
 use super::source::Source;
 use super::{InputFormat, ReadOptions};
 use crate::error::{Error, Position, Result};
-use crate::model::Notice;
 use crate::model::{
     BoundedTextMap, Frame, FrameId, FrameKind, Profile, SampleType, StackId, TextKey, ThreadId,
     Unit, perf,
 };
-use crate::model::{NO_FRAMES, UNKNOWN};
+use crate::model::{NO_FRAMES, Notice, UNKNOWN};
 use crate::names::{self, TypeSuffix};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::num::NonZeroU32;

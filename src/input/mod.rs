@@ -17,8 +17,7 @@ pub mod source;
 pub mod speedscope;
 
 use crate::error::{Error, Position, Result};
-use crate::model::Notice;
-use crate::model::{Profile, Unit};
+use crate::model::{Notice, Profile, Unit};
 use crate::names;
 use crate::symbolize::SymbolOptions;
 use source::Source;

@@ -19,10 +19,10 @@ use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
 use super::progress::Progress;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
-use crate::model::Notice;
-use crate::model::UNKNOWN;
 use crate::model::perf::{event_type_name, event_unit};
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, ThreadId, Timeline, perf};
+use crate::model::{
+    Frame, FrameId, FrameKind, Notice, Profile, SampleType, ThreadId, Timeline, UNKNOWN, perf,
+};
 use crate::names;
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};

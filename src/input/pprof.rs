@@ -28,9 +28,9 @@
 use super::ReadOptions;
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
-use crate::model::Notice;
-use crate::model::UNKNOWN;
-use crate::model::{Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Unit, perf};
+use crate::model::{
+    Frame, FrameId, FrameKind, Notice, Profile, SampleType, StackId, ThreadId, UNKNOWN, Unit, perf,
+};
 use crate::pprof_wire as pb;
 use hashbrown::HashTable;
 use prost::Message;

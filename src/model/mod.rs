@@ -29,7 +29,7 @@ pub use recording::{
 };
 pub use timeline::Timeline;
 pub use units::{SampleType, Unit};
-pub use unresolved::{Unresolved, UnresolvedModule};
+pub use unresolved::{JitMapWhy, KallsymsError, OtherWhy, Unresolved, UnresolvedModule};
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;

@@ -5,7 +5,7 @@
 //! unwinding); `render::notices` alone makes the words, for the terminal, JSON, the flame
 //! graph's title and the fleet's rows alike.
 
-use super::{CallGraph, Unresolved};
+use super::{CallGraph, KallsymsError, Unresolved};
 use std::path::PathBuf;
 
 /// One note or warning about an input, in data. A profile keeps two lists of them
@@ -133,7 +133,7 @@ pub enum Notice {
         first_line: u64,
     },
     /// `--kallsyms FILE` could not be read.
-    KallsymsUnreadable { path: PathBuf, error: String },
+    KallsymsUnreadable { path: PathBuf, error: KallsymsError },
     /// The recording names no kernel build id: this machine's kallsyms are used.
     NoKernelBuildId,
     /// A cpuprofile weighed by its nodes' hit counts.

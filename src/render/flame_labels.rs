@@ -8,8 +8,7 @@ use super::palette::attribution_colors;
 use super::pct;
 use crate::aggregate::flame_lines::{ColorBy, folded_name};
 use crate::aggregate::report::{InputReport, share};
-use crate::model::Unit;
-use crate::model::{Owner, OwnerId};
+use crate::model::{Owner, OwnerId, Unit};
 
 /// The reader's choices about the drawing, from the command line.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,8 +3,8 @@
 //! flame graph's title and the fleet's rows alike.
 
 use crate::model::{
-    CallGraph, InlineChoice, LOST_FIX, MissingSymbols, NO_STACK, Notice, Unit, Unresolved,
-    UnwindCause, larger_stack_copy,
+    CallGraph, InlineChoice, JitMapWhy, KallsymsError, LOST_FIX, MissingSymbols, NO_STACK, Notice,
+    OtherWhy, Unit, Unresolved, UnwindCause, larger_stack_copy,
 };
 use std::fmt;
 
@@ -204,7 +204,7 @@ pub fn text(notice: &Notice) -> String {
             path.display()
         ),
         Notice::KallsymsUnreadable { path, error } => {
-            format!("--kallsyms {}: {error}", path.display())
+            format!("--kallsyms {}: {}", path.display(), kallsyms_error(error))
         }
         Notice::NoKernelBuildId => "the recording has no kernel build id: kernel symbols come \
              from this machine's /proc/kallsyms, which is right only if it recorded on this \
@@ -385,7 +385,8 @@ fn missing_symbols(m: &MissingSymbols) -> String {
 /// symbols (the files and build ids are in its other warnings).
 pub fn unresolved_short(reason: &Unresolved) -> String {
     match reason {
-        Unresolved::JitMapMissing { detail } | Unresolved::Other { detail } => detail.clone(),
+        Unresolved::JitMapMissing { why } => jit_map_why(why),
+        Unresolved::Other { why } => other_why(why),
         Unresolved::BuildIdMismatch { .. } => {
             "only binaries with another build id were found".to_string()
         }
@@ -396,8 +397,8 @@ pub fn unresolved_short(reason: &Unresolved) -> String {
 /// Why a module's addresses found no symbol, in words.
 pub fn unresolved_cause(reason: &Unresolved) -> String {
     match reason {
-        Unresolved::JitMapMissing { detail } => {
-            format!("JIT code without its perf map: {detail}")
+        Unresolved::JitMapMissing { why } => {
+            format!("JIT code without its perf map: {}", jit_map_why(why))
         }
         Unresolved::Stripped {
             path, by_name_only, ..
@@ -412,13 +413,16 @@ pub fn unresolved_cause(reason: &Unresolved) -> String {
         ),
         Unresolved::BuildIdMismatch { found, want } => format!(
             "build id mismatch: {} has another build id than the recording's {want}",
-            found.join(", ")
+            (found.iter())
+                .map(|(file, id)| format!("{file} ({id})"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Unresolved::NotFound { .. } => "binary not found".to_string(),
         Unresolved::NoSymbol { path } => {
             format!("{path} has a symbol table, but no symbol covers the addresses")
         }
-        Unresolved::Other { detail } => detail.clone(),
+        Unresolved::Other { why } => other_why(why),
         Unresolved::Unmapped => {
             "addresses in no mapped file (anonymous memory, or a frame-pointer chain cut \
              short)"
@@ -496,6 +500,53 @@ pub fn unresolved_fix(reason: &Unresolved) -> String {
         Unresolved::NoModule => "give whose the recording itself (perf.data, pprof with \
              mappings), which says why per module"
             .to_string(),
+    }
+}
+
+/// Why a JIT's perf map gave no symbol, in a few words.
+fn jit_map_why(why: &JitMapWhy) -> String {
+    match why {
+        JitMapWhy::NotFound { dirs } => {
+            format!("JIT map not found in {} (--jit-map-dir)", dirs.join(", "))
+        }
+        JitMapWhy::Unreadable { path, error } => format!("{path}: {error}"),
+        JitMapWhy::Incomplete {
+            path,
+            unresolved,
+            of,
+        } => format!(
+            "{path} has no entry for {unresolved} of {of} addresses: code compiled after the map \
+             was written, or an incomplete map"
+        ),
+        JitMapWhy::NoEntry => "no entry for these addresses".to_string(),
+    }
+}
+
+/// Why a module could not be used, in a few words.
+fn other_why(why: &OtherWhy) -> String {
+    match why {
+        OtherWhy::KernelOtherBuild => "recorded on another kernel (build id differs from the \
+             running one); pass --kallsyms FILE with that kernel's /proc/kallsyms"
+            .to_string(),
+        OtherWhy::NoKallsyms => "no kallsyms for the recorded kernel; pass --kallsyms FILE".into(),
+        OtherWhy::KallsymsUnusable { path } => format!("--kallsyms {path} unusable"),
+        OtherWhy::Kallsyms { path, error } => format!("{path}: {}", kallsyms_error(error)),
+        OtherWhy::NoKernelSymbol => "no kernel symbol covers the addresses".to_string(),
+        OtherWhy::NoSymbolFile => "no file with symbols was found".to_string(),
+        OtherWhy::KindChanged => "module kind changed".to_string(),
+        OtherWhy::Error(error) => error.clone(),
+    }
+}
+
+/// Why a kallsyms file is of no use, in a few words.
+fn kallsyms_error(error: &KallsymsError) -> String {
+    match error {
+        KallsymsError::Io(error) => error.clone(),
+        KallsymsError::TooLarge => "larger than 4 GiB: not a kallsyms file".to_string(),
+        KallsymsError::NoTextSymbols => "no kernel text symbols in it".to_string(),
+        KallsymsError::AllZero => {
+            "all addresses are 0 (kernel.kptr_restrict hides them; read it as root)".to_string()
+        }
     }
 }
 

@@ -11,8 +11,7 @@ use super::SymbolOptions;
 use super::debug_package;
 use super::locate::{self, Candidate, Located, map_file};
 use super::{ModuleResult, all_unknown, hex, unknown_frame};
-use crate::model::Notice;
-use crate::model::{Frame, FrameKind, Unresolved, perf};
+use crate::model::{Frame, FrameKind, Notice, OtherWhy, Unresolved, perf};
 use crate::names;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
@@ -36,7 +35,13 @@ impl Loaded {
         let mut result = match self.symbolizer {
             Ok(mut symbolizer) => match symbolizer.placement.with_pgoff(exec_pgoff) {
                 Ok(()) => symbolizer.resolve_all(offsets),
-                Err(detail) => all_unknown(&self.path, offsets.len(), Unresolved::Other { detail }),
+                Err(detail) => all_unknown(
+                    &self.path,
+                    offsets.len(),
+                    Unresolved::Other {
+                        why: OtherWhy::Error(detail),
+                    },
+                ),
             },
             Err(reason) => all_unknown(&self.path, offsets.len(), reason),
         };
@@ -69,14 +74,15 @@ pub fn load(path: &str, build_id: Option<&[u8]>, options: &SymbolOptions) -> Loa
                 found: located
                     .mismatched
                     .iter()
-                    .map(|(p, have)| format!("{} ({have})", p.display()))
+                    .map(|(p, have)| (p.display().to_string(), have.clone()))
                     .collect(),
                 want: build_id.map(hex).unwrap_or_default(),
             }
         })
     } else {
-        Symbolizer::new(path, build_id, &located, options)
-            .map_err(|detail| Unresolved::Other { detail })
+        Symbolizer::new(path, build_id, &located, options).map_err(|detail| Unresolved::Other {
+            why: OtherWhy::Error(detail),
+        })
     };
     Loaded {
         path: path.to_string(),
@@ -264,7 +270,7 @@ impl Symbolizer {
                 by_name_only: false,
             },
             None => Unresolved::Other {
-                detail: "no file with symbols was found".into(),
+                why: OtherWhy::NoSymbolFile,
             },
         }
     }

@@ -8,8 +8,7 @@
 
 use super::SymbolOptions;
 use super::{ModuleResult, all_unknown, unknown_frame};
-use crate::model::Notice;
-use crate::model::{Frame, FrameKind, Unresolved};
+use crate::model::{Frame, FrameKind, JitMapWhy, Notice, Unresolved};
 use crate::names;
 use rustc_hash::FxHashMap;
 use std::num::NonZeroU32;
@@ -33,7 +32,7 @@ pub fn map_dirs(options: &SymbolOptions) -> Vec<PathBuf> {
 /// A process's JIT map, found and parsed before the addresses are known.
 pub struct Loaded {
     module: String,
-    map: Result<(PathBuf, PerfMap), String>,
+    map: Result<(PathBuf, PerfMap), JitMapWhy>,
 }
 
 pub fn load(pid: i32, options: &SymbolOptions) -> Loaded {
@@ -41,15 +40,15 @@ pub fn load(pid: i32, options: &SymbolOptions) -> Loaded {
     let dirs = map_dirs(options);
     let map = match dirs.iter().map(|d| d.join(&module)).find(|p| p.is_file()) {
         None => {
-            let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-            Err(format!(
-                "JIT map not found in {} (--jit-map-dir)",
-                looked.join(", ")
-            ))
+            let dirs = dirs.iter().map(|d| d.display().to_string()).collect();
+            Err(JitMapWhy::NotFound { dirs })
         }
         Some(path) => PerfMap::load(&path)
             .map(|m| (path.clone(), m))
-            .map_err(|e| format!("{}: {e}", path.display())),
+            .map_err(|e| JitMapWhy::Unreadable {
+                path: path.display().to_string(),
+                error: e.to_string(),
+            }),
     };
     Loaded { module, map }
 }
@@ -59,7 +58,7 @@ impl Loaded {
         let module = self.module;
         match self.map {
             Ok((path, map)) => resolve(&module, &path, &map, addrs),
-            Err(detail) => all_unknown(&module, addrs.len(), Unresolved::JitMapMissing { detail }),
+            Err(why) => all_unknown(&module, addrs.len(), Unresolved::JitMapMissing { why }),
         }
     }
 }
@@ -120,13 +119,11 @@ fn resolve(module: &str, path: &Path, map: &PerfMap, addrs: &[u64]) -> ModuleRes
     }
     if result.unresolved > 0 {
         result.reason = Some(Unresolved::JitMapMissing {
-            detail: format!(
-                "{} has no entry for {} of {} addresses: code compiled after the map was \
-                 written, or an incomplete map",
-                path.display(),
-                result.unresolved,
-                addrs.len()
-            ),
+            why: JitMapWhy::Incomplete {
+                path: path.display().to_string(),
+                unresolved: result.unresolved,
+                of: addrs.len(),
+            },
         });
     }
     result

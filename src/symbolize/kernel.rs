@@ -5,8 +5,7 @@
 
 use super::SymbolOptions;
 use super::{ModuleResult, all_unknown, hex};
-use crate::model::Notice;
-use crate::model::{Frame, FrameKind, Unresolved, perf};
+use crate::model::{Frame, FrameKind, KallsymsError, Notice, OtherWhy, Unresolved, perf};
 use std::path::{Path, PathBuf};
 
 pub struct KernelSource {
@@ -51,7 +50,7 @@ impl KernelSource {
 
 /// A kernel's symbols, loaded before the addresses are known.
 pub struct Loaded {
-    symbols: Result<KSyms, String>,
+    symbols: Result<KSyms, OtherWhy>,
     warnings: Vec<Notice>,
 }
 
@@ -62,8 +61,8 @@ impl Loaded {
         let warnings = self.warnings;
         let symbols = match self.symbols {
             Ok(s) => s,
-            Err(reason) => {
-                let mut r = all_unknown(module, addrs.len(), Unresolved::Other { detail: reason });
+            Err(why) => {
+                let mut r = all_unknown(module, addrs.len(), Unresolved::Other { why });
                 r.warnings = warnings;
                 return r;
             }
@@ -107,7 +106,7 @@ impl Loaded {
         }
         if result.unresolved > 0 {
             result.reason = Some(Unresolved::Other {
-                detail: "no kernel symbol covers the addresses".into(),
+                why: OtherWhy::NoKernelSymbol,
             });
         }
         result
@@ -115,14 +114,16 @@ impl Loaded {
 }
 
 impl KernelSource {
-    fn find(&self, build_id: Option<&[u8]>, warnings: &mut Vec<Notice>) -> Result<KSyms, String> {
+    fn find(&self, build_id: Option<&[u8]>, warnings: &mut Vec<Notice>) -> Result<KSyms, OtherWhy> {
         if let Some(path) = &self.explicit {
             return load(path).map_err(|e| {
                 warnings.push(Notice::KallsymsUnreadable {
                     path: path.clone(),
-                    error: e.to_string(),
+                    error: e,
                 });
-                format!("--kallsyms {} unusable", path.display())
+                OtherWhy::KallsymsUnusable {
+                    path: path.display().to_string(),
+                }
             });
         }
         if let (Some(id), Some(home)) = (build_id, std::env::var_os("HOME")) {
@@ -145,32 +146,38 @@ impl KernelSource {
         let running = running_kernel_build_id();
         match (build_id, running) {
             (Some(want), Some(have)) if want == have.as_slice() => {
-                load(Path::new("/proc/kallsyms")).map_err(|e| format!("/proc/kallsyms: {e}"))
+                load(Path::new(PROC_KALLSYMS)).map_err(proc_kallsyms)
             }
-            (Some(_), Some(_)) => Err(
-                "recorded on another kernel (build id differs from the running one); pass \
-                 --kallsyms FILE with that kernel's /proc/kallsyms"
-                    .into(),
-            ),
+            (Some(_), Some(_)) => Err(OtherWhy::KernelOtherBuild),
             // perf writes no kernel build id in some modes (e.g. `-z`): like perf, assume the
             // running kernel, and say so
             (None, _) => {
-                let symbols = load(Path::new("/proc/kallsyms"))
-                    .map_err(|e| format!("/proc/kallsyms: {e}"))?;
+                let symbols = load(Path::new(PROC_KALLSYMS)).map_err(proc_kallsyms)?;
                 warnings.push(Notice::NoKernelBuildId);
                 Ok(symbols)
             }
-            _ => Err("no kallsyms for the recorded kernel; pass --kallsyms FILE".into()),
+            _ => Err(OtherWhy::NoKallsyms),
         }
+    }
+}
+
+/// The running kernel's symbols.
+const PROC_KALLSYMS: &str = "/proc/kallsyms";
+
+/// Why the running kernel's symbols are of no use.
+fn proc_kallsyms(error: KallsymsError) -> OtherWhy {
+    OtherWhy::Kallsyms {
+        path: PROC_KALLSYMS.to_string(),
+        error,
     }
 }
 
 /// Text symbols (`t`/`T`/`w`/`W`) sorted by address; all-zero addresses (kptr_restrict) make
 /// the file useless and are an error. Lines are `ADDRESS KIND NAME[\t[MODULE]]`.
-fn load(path: &Path) -> Result<KSyms, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+fn load(path: &Path) -> Result<KSyms, KallsymsError> {
+    let text = std::fs::read_to_string(path).map_err(|e| KallsymsError::Io(e.to_string()))?;
     if text.len() > u32::MAX as usize {
-        return Err("larger than 4 GiB: not a kallsyms file".into());
+        return Err(KallsymsError::TooLarge);
     }
     let mut symbols = Vec::new();
     let mut at = 0usize;
@@ -202,12 +209,10 @@ fn load(path: &Path) -> Result<KSyms, String> {
         });
     }
     if symbols.is_empty() {
-        return Err("no kernel text symbols in it".into());
+        return Err(KallsymsError::NoTextSymbols);
     }
     if symbols.iter().all(|s| s.addr == 0) {
-        return Err(
-            "all addresses are 0 (kernel.kptr_restrict hides them; read it as root)".into(),
-        );
+        return Err(KallsymsError::AllZero);
     }
     symbols.sort_by_key(|s| s.addr);
     Ok(KSyms { text, symbols })
@@ -258,7 +263,7 @@ mod tests {
              ffffffffc0000000 t ext4_read\t[ext4]\r\n",
         );
         let loaded = Loaded {
-            symbols: load(&path),
+            symbols: load(&path).map_err(proc_kallsyms),
             warnings: Vec::new(),
         };
         let r = loaded.resolve(

@@ -26,9 +26,7 @@ mod profile;
 pub use addresses::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 pub use profile::to_profile;
 
-use crate::model::Notice;
-use crate::model::UNKNOWN;
-use crate::model::{CallGraph, Frame, FrameKind, Unresolved, perf};
+use crate::model::{CallGraph, Frame, FrameKind, Notice, OtherWhy, UNKNOWN, Unresolved, perf};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
@@ -213,7 +211,7 @@ impl Preloaded {
                 &kind.display_name(),
                 addresses.len(),
                 Unresolved::Other {
-                    detail: "module kind changed".into(),
+                    why: OtherWhy::KindChanged,
                 },
             ),
         }

@@ -5,9 +5,10 @@
 
 use super::addresses::{AddressProfile, NO_MODULE};
 use super::{ModuleKind, ModuleRequest, ModuleResult, Preloaded, SymbolOptions, symbolize};
-use crate::model::UNKNOWN;
-use crate::model::{Frame, FrameId, FrameKind, Profile, StackId, ThreadId, UnresolvedModule};
-use crate::model::{MissingSymbols, Notice};
+use crate::model::{
+    Frame, FrameId, FrameKind, MissingSymbols, Notice, Profile, StackId, ThreadId, UNKNOWN,
+    UnresolvedModule,
+};
 use rustc_hash::FxHashMap;
 use std::path::Path;
 

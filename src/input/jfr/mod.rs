@@ -25,11 +25,10 @@ use super::ReadOptions;
 use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
 use super::source::{DEFAULT_MAX_DECOMPRESSED, Source};
 use crate::error::{Error, Position, Result};
-use crate::model::Notice;
-use crate::model::UNKNOWN;
 use crate::model::{
     Frame, FrameId, FrameKind, Profile, SampleType, StackId, ThreadId, Timeline, Unit,
 };
+use crate::model::{Notice, UNKNOWN};
 use chunk::{Bad, Cursor, HEADER_LEN, Header, Metadata, Pools, Str, Value};
 use rustc_hash::FxHashMap;
 use std::io::Read;

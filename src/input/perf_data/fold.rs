@@ -4,8 +4,7 @@
 
 use super::*;
 use crate::input::filter::{FilterTally, SampleFilter, SampleKey};
-use crate::model::Notice;
-use crate::model::Timeline;
+use crate::model::{Notice, Timeline};
 use crate::symbolize::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 use crate::unwind::perf::Mmap;
 

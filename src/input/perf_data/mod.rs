@@ -28,7 +28,7 @@ mod fold;
 mod header;
 mod inflate;
 
-use crate::model::{InlineChoice, Notice};
+use crate::model::{CallGraph, InlineChoice, Notice, Profile, SampleType, ThreadId};
 use decode::{Batch, Event, SampleEvent, UserCopy, decode_all};
 use fold::Reader;
 use header::{Counting, CutProbe, Refusal, check_header};
@@ -42,7 +42,6 @@ use super::source::Source;
 use crate::error::{Error, Position, Result};
 use crate::model::perf::is_kernel_address;
 use crate::model::perf::{event_type_name, event_unit};
-use crate::model::{CallGraph, Profile, SampleType, ThreadId};
 use crate::symbolize::{self, ModuleKind};
 use linux_perf_data::linux_perf_event_reader::{
     CpuMode, EventRecord, Mmap2FileId, RecordType, SampleFormat,
