@@ -45,7 +45,7 @@ pub use cli::Cli;
 pub use config::Plan;
 pub use error::Error;
 pub use input::{InputFormat, ReadOptions, read_profile};
-pub use model::{Frame, FrameKind, Notice, Profile, SampleType, Unit};
+pub use model::{Frame, FrameKind, ModuleProblem, Notice, Profile, SampleType, Unit};
 pub use unwind::{DwarfUnwinder, Mapping as UnwindMapping, ModuleFiles, StackCopy, UserRegs};
 
 /// Exists for the fuzz targets in `fuzz/` only, not API: the two text grammars that no

@@ -17,7 +17,8 @@
 
 use crate::model::UNKNOWN;
 use crate::model::{
-    CallGraph, Frame, FrameKind, OwnerId, Profile, Recording, Unresolved, UnwindCause, perf,
+    CallGraph, Frame, FrameKind, ModuleProblem, OwnerId, Profile, Recording, Unresolved,
+    UnwindCause, perf,
 };
 
 /// Function names a complete stack ends in: process and thread entry points of C, the JVM,
@@ -431,7 +432,7 @@ pub enum CutShortCause {
     /// information, or at the end of a `copy_size`-byte stack copy, or in `stopped_in`.
     Dwarf {
         copy_size: u64,
-        no_info: Option<(String, Option<String>)>,
+        no_info: Option<(String, Option<ModuleProblem>)>,
         copy_exhausted: bool,
         stopped_in: Option<String>,
     },

@@ -25,7 +25,8 @@ pub use negative::NegativeWeights;
 pub use notice::{InlineChoice, MissingSymbols, Notice, UnwindCause};
 pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
-    CallGraph, DepthCut, LOST_FIX, Recording, THROTTLE_FIX, TruncatedStacks, larger_stack_copy,
+    CallGraph, DepthCut, LOST_FIX, ModuleProblem, Recording, THROTTLE_FIX, TruncatedStacks,
+    larger_stack_copy,
 };
 pub use timeline::Timeline;
 pub use units::{SampleType, Unit};

@@ -5,7 +5,7 @@
 //! unwinding); `render::notices` alone makes the words, for the terminal, JSON, the flame
 //! graph's title and the fleet's rows alike.
 
-use super::{CallGraph, KallsymsError, Unresolved};
+use super::{CallGraph, KallsymsError, ModuleProblem, Unresolved};
 use std::path::PathBuf;
 
 /// One note or warning about an input, in data. A profile keeps two lists of them
@@ -93,7 +93,7 @@ pub enum Notice {
     UnwindStopped {
         module: String,
         percent: f64,
-        problem: Option<String>,
+        problem: Option<ModuleProblem>,
     },
     /// Samples without the user registers or stack copy DWARF unwinding needs.
     MissingRegisters { samples: u64 },

@@ -42,11 +42,32 @@ pub struct TruncatedStacks {
     pub copy_exhausted: u64,
     /// Stopped in a module without usable unwind information, per module path, heaviest
     /// first, with why the module could not be used when that is known.
-    pub no_unwind_info: Vec<(String, u64, Option<String>)>,
+    pub no_unwind_info: Vec<(String, u64, Option<ModuleProblem>)>,
     /// The other causes (an address outside every mapping, missing registers, the unwinder's
     /// own messages ...) with their counts, heaviest first (ties in no set order: `render`
     /// orders them by their words).
     pub other: Vec<(UnwindCause, u64)>,
+}
+
+/// Why DWARF unwinding cannot go through a module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleProblem {
+    /// No file of the module was found.
+    NotFound,
+    /// Only `file`, of another build id `id`, was found.
+    OtherBuildId { file: String, id: String },
+    /// `path` could not be mapped.
+    Unreadable { path: String, error: String },
+    /// `path` is not an ELF file whose sections can be read.
+    NotElf { path: String, error: String },
+    /// Neither `.eh_frame` nor `.debug_frame`.
+    NoCfi,
+    /// The CFI section (`.eh_frame`, `.debug_frame`) is corrupt: the parser's `error` at
+    /// entry `entry`, or no entry at all (`None`).
+    CorruptCfi {
+        section: &'static str,
+        error: Option<(String, usize)>,
+    },
 }
 
 /// What the recording says about itself.

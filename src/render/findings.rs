@@ -269,7 +269,10 @@ pub fn cut_short_advice(advice: &CutShortAdvice) -> String {
                     "DWARF unwinding stopped in {module}{}, which has no usable unwind \
                      information: give whose the binary the program ran with (--binary-path) or \
                      install its debug info",
-                    why.as_deref().map_or(String::new(), |w| format!(" ({w})"))
+                    (why.as_ref()).map_or(String::new(), |w| format!(
+                        " ({})",
+                        super::notices::module_problem(w)
+                    ))
                 ));
             }
             if *copy_exhausted {
@@ -400,7 +403,7 @@ mod tests {
             no_unwind_info: vec![(
                 "/lib/libc.so.6".to_string(),
                 60,
-                Some("no .eh_frame".to_string()),
+                Some(crate::model::ModuleProblem::NoCfi),
             )],
             other: Vec::new(),
         };
@@ -408,7 +411,7 @@ mod tests {
         // already DWARF: the cause is the module, never "record with DWARF" again
         assert!(!text.contains("record with `--call-graph dwarf`"), "{text}");
         assert!(
-            text.contains("unwinding stopped in /lib/libc.so.6 (no .eh_frame)"),
+            text.contains("unwinding stopped in /lib/libc.so.6 (no .eh_frame or .debug_frame)"),
             "{text}"
         );
         assert!(text.contains("install its debug info"), "{text}");

@@ -196,7 +196,7 @@ struct NoUnwindInfo<'a> {
     module: &'a str,
     stacks: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'a str>,
+    reason: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -634,7 +634,7 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
                 .map(|(module, stacks, reason)| NoUnwindInfo {
                     module,
                     stacks: *stacks,
-                    reason: reason.as_deref(),
+                    reason: reason.as_ref().map(super::notices::module_problem),
                 })
                 .collect(),
             other: super::notices::by_weight_then_words(&d.other)

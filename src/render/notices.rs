@@ -3,8 +3,8 @@
 //! flame graph's title and the fleet's rows alike.
 
 use crate::model::{
-    CallGraph, InlineChoice, JitMapWhy, KallsymsError, LOST_FIX, MissingSymbols, NO_STACK, Notice,
-    OtherWhy, Unit, Unresolved, UnwindCause, larger_stack_copy,
+    CallGraph, InlineChoice, JitMapWhy, KallsymsError, LOST_FIX, MissingSymbols, ModuleProblem,
+    NO_STACK, Notice, OtherWhy, Unit, Unresolved, UnwindCause, larger_stack_copy,
 };
 use std::fmt;
 
@@ -142,9 +142,7 @@ pub fn text(notice: &Notice) -> String {
             "DWARF unwinding stopped in {module} for {} of user stacks{}; callers above it are \
              lost",
             Pct(*percent),
-            problem
-                .as_ref()
-                .map_or(String::new(), |p| format!(" ({p})"))
+            (problem.as_ref()).map_or(String::new(), |p| format!(" ({})", module_problem(p)))
         ),
         Notice::MissingRegisters { samples } => format!(
             "{samples} samples lack the user registers or stack needed to unwind; kept with the \
@@ -500,6 +498,25 @@ pub fn unresolved_fix(reason: &Unresolved) -> String {
         Unresolved::NoModule => "give whose the recording itself (perf.data, pprof with \
              mappings), which says why per module"
             .to_string(),
+    }
+}
+
+/// Why DWARF unwinding cannot go through a module, in a few words.
+pub fn module_problem(problem: &ModuleProblem) -> String {
+    match problem {
+        ModuleProblem::NotFound => {
+            "binary not found; point --binary-path or --symfs at it".to_string()
+        }
+        ModuleProblem::OtherBuildId { file, id } => format!("{file} has another build id ({id})"),
+        ModuleProblem::Unreadable { path, error } => format!("{path}: {error}"),
+        ModuleProblem::NotElf { path, error } => {
+            format!("{path}: not a readable ELF file: {error}")
+        }
+        ModuleProblem::NoCfi => "no .eh_frame or .debug_frame".to_string(),
+        ModuleProblem::CorruptCfi { section, error } => match error {
+            Some((error, entry)) => format!("corrupt {section}: {error} (entry {entry})"),
+            None => format!("corrupt {section}: empty"),
+        },
     }
 }
 

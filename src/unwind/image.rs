@@ -9,6 +9,7 @@
 //! without frame pointers invents callers, so a module whose CFI does not parse is treated as
 //! one without unwind information (unwinding stops there and the module is named).
 
+use crate::model::ModuleProblem;
 use addr2line::gimli::{
     self, BaseAddresses, CieOrFde, DebugFrame, EhFrame, EhFrameHdr, EndianSlice, LittleEndian,
     UnwindSection,
@@ -74,16 +75,18 @@ pub struct Image {
     got_svma: Option<Range<u64>>,
     segments: Vec<Segment>,
     /// Why the module cannot be unwound through, when its CFI is absent or corrupt.
-    pub problem: Option<String>,
+    pub problem: Option<ModuleProblem>,
 }
 
 impl Image {
     /// Reads the binary (`code`, the file with program headers and loaded sections) and,
     /// when its `.eh_frame` is missing, the `.debug_frame` of `debug`.
-    pub fn load(code: &Path, debug: Option<&Path>) -> Result<Image, String> {
+    pub fn load(code: &Path, debug: Option<&Path>) -> Result<Image, ModuleProblem> {
         let code_bytes = map(code)?;
-        let mut image = Image::parse(code_bytes)
-            .map_err(|e| format!("{}: not a readable ELF file: {e}", code.display()))?;
+        let mut image = Image::parse(code_bytes).map_err(|error| ModuleProblem::NotElf {
+            path: code.display().to_string(),
+            error,
+        })?;
         if image.eh_frame.is_none()
             && image.debug_frame.is_none()
             && let Some(debug) = debug.filter(|d| *d != code)
@@ -206,27 +209,34 @@ impl Image {
         let result = if let Some(eh) = &self.eh_frame {
             let mut section = EhFrame::new(&eh.data, LittleEndian);
             section.set_address_size(8);
-            check_cfi(&section, &bases).map_err(|e| format!("corrupt .eh_frame: {e}"))
+            check_cfi(&section, &bases).map_err(|error| ModuleProblem::CorruptCfi {
+                section: ".eh_frame",
+                error,
+            })
         } else if let Some(df) = &self.debug_frame {
             let mut section = DebugFrame::new(&df.data, LittleEndian);
             section.set_address_size(8);
-            check_cfi(&section, &bases).map_err(|e| format!("corrupt .debug_frame: {e}"))
+            check_cfi(&section, &bases).map_err(|error| ModuleProblem::CorruptCfi {
+                section: ".debug_frame",
+                error,
+            })
         } else {
-            Err("no .eh_frame or .debug_frame".to_string())
+            Err(ModuleProblem::NoCfi)
         };
         self.problem = result.err();
     }
 }
 
-/// Walks every entry of a CFI section and every instruction of its CIEs and FDEs.
-fn check_cfi<'a, S>(section: &S, bases: &BaseAddresses) -> Result<(), String>
+/// Walks every entry of a CFI section and every instruction of its CIEs and FDEs; the
+/// error is the parser's and the entry it is in, or `None` for a section without entries.
+fn check_cfi<'a, S>(section: &S, bases: &BaseAddresses) -> Result<(), Option<(String, usize)>>
 where
     S: UnwindSection<EndianSlice<'a, LittleEndian>>,
 {
     let mut entries = section.entries(bases);
     let mut count = 0usize;
     loop {
-        let offset_err = |e: gimli::Error| format!("{e} (entry {count})");
+        let offset_err = |e: gimli::Error| Some((e.to_string(), count));
         match entries.next().map_err(offset_err)? {
             None => break,
             Some(CieOrFde::Cie(cie)) => {
@@ -244,14 +254,16 @@ where
         count += 1;
     }
     if count == 0 {
-        return Err("empty".to_string());
+        return Err(None);
     }
     Ok(())
 }
 
-fn map(path: &Path) -> Result<Arc<dyn AsRef<[u8]> + Send + Sync>, String> {
-    let map =
-        crate::symbolize::locate::map_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn map(path: &Path) -> Result<Arc<dyn AsRef<[u8]> + Send + Sync>, ModuleProblem> {
+    let map = crate::symbolize::locate::map_file(path).map_err(|e| ModuleProblem::Unreadable {
+        path: path.display().to_string(),
+        error: e.to_string(),
+    })?;
     Ok(Arc::new(map))
 }
 

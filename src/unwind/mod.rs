@@ -22,7 +22,7 @@ pub mod image;
 pub mod perf;
 mod process;
 
-use crate::model::{Notice, UnwindCause};
+use crate::model::{ModuleProblem, Notice, UnwindCause};
 use image::Image;
 use process::Process;
 use rustc_hash::FxHashMap;
@@ -77,8 +77,8 @@ pub struct ModuleFiles {
     pub code: Option<PathBuf>,
     /// A separate debug file (may hold `.debug_frame`).
     pub debug: Option<PathBuf>,
-    /// Why nothing usable was found (for the report).
-    pub missing: Option<String>,
+    /// Why nothing usable was found (for the report); `None` is read as not found.
+    pub missing: Option<ModuleProblem>,
 }
 
 /// Finds a module's files from its recorded path and build id.
@@ -90,8 +90,11 @@ pub fn symbolize_locator(options: crate::symbolize::SymbolOptions) -> Locator {
     Box::new(move |path, build_id| {
         let located = crate::symbolize::locate::locate(path, build_id, &options);
         let missing = (!located.found()).then(|| match located.mismatched.first() {
-            Some((file, id)) => format!("{} has another build id ({id})", file.display()),
-            None => "binary not found; point --binary-path or --symfs at it".to_string(),
+            Some((file, id)) => ModuleProblem::OtherBuildId {
+                file: file.display().to_string(),
+                id: id.clone(),
+            },
+            None => ModuleProblem::NotFound,
         });
         ModuleFiles {
             code: located.code.map(|c| c.path),
@@ -168,7 +171,7 @@ pub struct UnwindStats {
     /// The stack copy size the recording asked for (`sample_stack_user`).
     pub copy_size: Option<u64>,
     /// Why a module could not be used, per module path.
-    pub module_problems: BTreeMap<String, String>,
+    pub module_problems: BTreeMap<String, ModuleProblem>,
     /// Total frames found by unwinding (for the mean depth in the note).
     pub frames: u64,
     /// Time spent unwinding (module loading included), for `WHOSE_TIMINGS`.
@@ -198,7 +201,7 @@ impl UnwindStats {
 
     /// The counts the recording-quality figures carry (`model::Recording::dwarf`).
     pub fn truncated_stacks(&self) -> crate::model::TruncatedStacks {
-        let mut no_unwind_info: Vec<(String, u64, Option<String>)> = self
+        let mut no_unwind_info: Vec<(String, u64, Option<ModuleProblem>)> = self
             .by_module
             .iter()
             .map(|(m, n)| (m.clone(), *n, self.module_problems.get(m).cloned()))
@@ -329,7 +332,7 @@ pub fn print_timings(unwinder: Option<&DwarfUnwinder>, symbolize: std::time::Dur
 /// A module as loaded: its unwind image, or why there is none.
 struct LoadedModule {
     image: Option<Arc<Image>>,
-    problem: Option<String>,
+    problem: Option<ModuleProblem>,
 }
 
 /// The unwinding state of a whole recording: modules (shared across processes) and one
@@ -478,7 +481,7 @@ pub fn valid_stack_len(size: u64, dynamic_size: u64) -> u64 {
 fn load_module(
     modules: &mut FxHashMap<(String, Option<Vec<u8>>), Arc<LoadedModule>>,
     locate: &Locator,
-    problems: &mut BTreeMap<String, String>,
+    problems: &mut BTreeMap<String, ModuleProblem>,
     mapping: &Mapping,
 ) -> Option<Arc<Image>> {
     let key = (mapping.path.clone(), mapping.build_id.clone());
@@ -498,11 +501,7 @@ fn load(locate: &Locator, mapping: &Mapping) -> LoadedModule {
     let Some(code) = files.code.as_deref().or(files.debug.as_deref()) else {
         return LoadedModule {
             image: None,
-            problem: Some(
-                files
-                    .missing
-                    .unwrap_or_else(|| "binary not found".to_string()),
-            ),
+            problem: Some(files.missing.unwrap_or(ModuleProblem::NotFound)),
         };
     };
     match Image::load(code, files.debug.as_deref()) {

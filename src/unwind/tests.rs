@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::model::cases::temp_file;
-use crate::model::{Notice, UnwindCause};
+use crate::model::{ModuleProblem, Notice, UnwindCause};
 use std::path::Path;
 
 /// Two functions whose entry points have the simplest CFI there is: CFA = rsp + 8, return
@@ -224,11 +224,15 @@ fn a_corrupt_eh_frame_stops_in_that_module_with_a_warning() {
     let image = image::Image::load(&corrupt, None).unwrap();
     assert!(!image.can_unwind());
     assert!(
-        image
-            .problem
-            .as_deref()
-            .unwrap()
-            .starts_with("corrupt .eh_frame")
+        matches!(
+            image.problem,
+            Some(ModuleProblem::CorruptCfi {
+                section: ".eh_frame",
+                ..
+            })
+        ),
+        "{:?}",
+        image.problem
     );
 
     mapping.path = "/opt/app/corrupt-copy".to_string();
@@ -252,7 +256,7 @@ fn a_corrupt_eh_frame_stops_in_that_module_with_a_warning() {
     assert!(
         warnings.iter().any(|w| matches!(w,
             Notice::UnwindStopped { module: m, problem: Some(p), .. }
-                if *m == module && p.contains("corrupt .eh_frame"))),
+                if *m == module && matches!(p, ModuleProblem::CorruptCfi { .. }))),
         "{warnings:?}"
     );
 }
@@ -262,7 +266,7 @@ fn a_binary_not_found_is_named() {
     let (leaf, _, mapping) = probes();
     let mut u = DwarfUnwinder::new(
         Box::new(|_, _| ModuleFiles {
-            missing: Some("not found under --binary-path".to_string()),
+            missing: Some(ModuleProblem::NotFound),
             ..ModuleFiles::default()
         }),
         None,
@@ -275,7 +279,7 @@ fn a_binary_not_found_is_named() {
     let (_, warnings) = u.stats.report();
     assert!(
         matches!(&warnings[0], Notice::UnwindStopped { problem: Some(p), .. }
-            if p.contains("not found under --binary-path")),
+            if *p == ModuleProblem::NotFound),
         "{warnings:?}"
     );
 }
