@@ -89,12 +89,28 @@ pub struct RuleSet {
     umbrella_owners: Vec<OwnerId>,
 }
 
+/// Which matcher of a block claimed a frame, with the pattern as the rules write it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Matched {
+    Prefix(String),
+    Regex(String),
+    Module(String),
+    File(String),
+    Crate(String),
+    Kind(FrameKind),
+    /// One entry of the block's `all` list.
+    AllEntry,
+    /// None (a block chosen without a matcher to name).
+    #[default]
+    Nothing,
+}
+
 /// Why a frame got its owner: the block and the matcher that matched, or the fallback.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     Rule {
         block: usize,
-        matcher: String,
+        matcher: Matched,
     },
     /// No block matched, and the frame's third-party unit owns it ([`auto_owner`]).
     Guessed(Unit),
@@ -554,43 +570,43 @@ impl<'a> Probe<'a> {
         }
     }
 
-    /// Which matcher of the block matched, as text for `explain`.
-    fn block_match(&self, block: &OwnerBlock) -> Option<String> {
+    /// Which matcher of the block matched, for `explain`.
+    fn block_match(&self, block: &OwnerBlock) -> Option<Matched> {
         self.first_match(&block.any, &block.all)
     }
 
     /// Which of `any` matched, or that one entry of `all` did.
-    fn first_match(&self, any: &Matchers, all: &[Matchers]) -> Option<String> {
+    fn first_match(&self, any: &Matchers, all: &[Matchers]) -> Option<Matched> {
         if let Some(m) = self.any_match(any) {
             return Some(m);
         }
         all.iter()
             .find(|entry| self.all_match(entry))
-            .map(|_| "all [...]".to_string())
+            .map(|_| Matched::AllEntry)
     }
 
-    fn any_match(&self, m: &Matchers) -> Option<String> {
+    fn any_match(&self, m: &Matchers) -> Option<Matched> {
         if let Some(p) = m.prefix.iter().find(|p| self.key.starts_with(p.as_str())) {
-            return Some(format!("prefix {p:?}"));
+            return Some(Matched::Prefix(p.clone()));
         }
         if let Some(r) = m.regex.iter().find(|r| r.is_match(&self.frame.name)) {
-            return Some(format!("regex {:?}", r.as_str()));
+            return Some(Matched::Regex(r.as_str().to_string()));
         }
         if let Some(g) = m.module.iter().find(|g| g.matches_module(self.module)) {
-            return Some(format!("module {:?}", g.as_string()));
+            return Some(Matched::Module(g.as_string()));
         }
         if let Some(file) = self.frame.file.as_deref()
             && let Some(g) = m.file.iter().find(|g| g.matches(file))
         {
-            return Some(format!("file {:?}", g.as_string()));
+            return Some(Matched::File(g.as_string()));
         }
         if let Some(krate) = self.krate
             && let Some(c) = m.crates.iter().find(|c| c.as_str() == krate)
         {
-            return Some(format!("crate {c:?}"));
+            return Some(Matched::Crate(c.clone()));
         }
         if m.kind.contains(&self.frame.kind) {
-            return Some(format!("kind {:?}", self.frame.kind.as_str()));
+            return Some(Matched::Kind(self.frame.kind));
         }
         None
     }

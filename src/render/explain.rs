@@ -7,7 +7,7 @@ use super::table::{shorten_middle, wrap};
 use crate::aggregate::Aggregate;
 use crate::aggregate::functions::NextStep;
 use crate::aggregate::report::share;
-use crate::classify::{Reason, RuleSet, presets};
+use crate::classify::{Matched, Reason, RuleSet, presets};
 use crate::model::{Frame, OwnerId};
 use std::io::{self, Write};
 
@@ -83,6 +83,20 @@ fn function(frame: &Frame, lines: bool, max: usize) -> String {
     }
 }
 
+/// A block's matcher as the rules write it: `prefix "java."`, `kind "jit"`.
+fn matched(matcher: &Matched) -> String {
+    match matcher {
+        Matched::Prefix(p) => format!("prefix {p:?}"),
+        Matched::Regex(r) => format!("regex {r:?}"),
+        Matched::Module(g) => format!("module {g:?}"),
+        Matched::File(g) => format!("file {g:?}"),
+        Matched::Crate(c) => format!("crate {c:?}"),
+        Matched::Kind(k) => format!("kind {:?}", k.as_str()),
+        Matched::AllEntry => "all [...]".to_string(),
+        Matched::Nothing => String::new(),
+    }
+}
+
 /// The rule cell: the matcher that matched, shortened, or why none did.
 fn rule(reason: &Reason) -> String {
     shorten(&rule_text(reason), MATCHER_WIDTH)
@@ -92,7 +106,7 @@ fn rule(reason: &Reason) -> String {
 /// HTML page's hover).
 pub fn rule_text(reason: &Reason) -> String {
     match reason {
-        Reason::Rule { matcher, .. } => matcher.clone(),
+        Reason::Rule { matcher, .. } => matched(matcher),
         Reason::Guessed(unit) => format!("guessed {}", unit.kind.short()),
         Reason::NoRuleMatched => "no rule matched".to_string(),
         Reason::Unresolved => "unresolved address".to_string(),
