@@ -67,21 +67,6 @@ impl Method {
             Method::Point => "point-estimate",
         }
     }
-
-    /// One line for the reader: what the interval assumes.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Method::Wilson => {
-                "Wilson interval at the effective sample size (samples taken as independent)"
-            }
-            Method::WilsonThreads => {
-                "Wilson interval at the effective sample size, variance over threads \
-                 (cluster-robust) where larger"
-            }
-            Method::RepeatsT => "Student's t over the repeats",
-            Method::Point => "point estimate, no interval (--point-estimate)",
-        }
-    }
 }
 
 /// The sums one profile's share variance needs, for one owner (or category) in one view.

@@ -8,7 +8,7 @@ use crate::config::{ConvertPlan, LoadConfig};
 use crate::error::{Error, Result};
 use crate::export::{self, pprof::OwnerLabels};
 use crate::input::{self, InputFormat, pprof::Decoded};
-use crate::model::{Profile, Unit};
+use crate::model::Profile;
 use std::path::Path;
 
 pub fn run(plan: ConvertPlan) -> Result<Outcome> {
@@ -47,23 +47,8 @@ pub fn run(plan: ConvertPlan) -> Result<Outcome> {
                     Ok(())
                 })?;
             }
-            let lines = written.lines;
-            let shape = if written.differential {
-                "differential folded stacks (`stack BEFORE AFTER`: BEFORE the negative part, \
-                 AFTER the positive part, as inferno-diff-folded writes them)"
-            } else {
-                "folded stacks"
-            };
-            eprintln!(
-                "whose: wrote {lines} {shape} of {} ({}){}",
-                t.name,
-                t.unit,
-                match t.unit {
-                    Unit::Bytes => "; read them back with --unit bytes",
-                    Unit::Nanoseconds => "; read them back with --unit nanoseconds",
-                    _ => "",
-                }
-            );
+            let said = crate::render::notices::wrote_folded(written.lines, written.differential, t);
+            eprintln!("whose: {said}");
         }
         ConvertTo::Pprof => {
             let (rules, mut classes) =

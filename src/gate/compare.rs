@@ -55,10 +55,6 @@ impl Judgement {
     }
 }
 
-/// What the rows' test is, said in the header and JSON.
-pub const TEST: &str = "Welch t on the shares (repeats' spread, or the sampling error from the \
-                        sample counts), Benjamini–Hochberg across the rows";
-
 /// One quantity (a weight, or a share) on both sides and how it moved.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compared {

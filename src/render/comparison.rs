@@ -3,7 +3,11 @@
 
 use super::verdict::VerdictFormat;
 use crate::aggregate::report::Spread;
-use crate::gate::compare::{Compared, Delta, Diff, Judgement, TEST};
+use crate::gate::compare::{Compared, Delta, Diff, Judgement};
+
+/// What the rows' test is (`gate::compare`), said in the header and JSON.
+const TEST: &str = "Welch t on the shares (repeats' spread, or the sampling error from the \
+                    sample counts), Benjamini–Hochberg across the rows";
 use crate::model::Unit;
 use serde::Serialize;
 use std::io::Write;

@@ -4,7 +4,7 @@
 
 use crate::model::{
     CallGraph, InlineChoice, JitMapWhy, KallsymsError, LOST_FIX, MissingSymbols, ModuleProblem,
-    NO_STACK, Notice, OtherWhy, Unit, Unresolved, UnwindCause, larger_stack_copy,
+    NO_STACK, Notice, OtherWhy, SampleType, Unit, Unresolved, UnwindCause, larger_stack_copy,
 };
 use std::fmt;
 
@@ -292,6 +292,27 @@ pub fn text(notice: &Notice) -> String {
             format!("no weight: the total of {metric} is 0, so there are no shares to show")
         }
     }
+}
+
+/// `convert --to folded`'s closing line: how many lines of which shape it wrote, in the
+/// metric `metric`, and how to read them back in its unit.
+pub fn wrote_folded(lines: usize, differential: bool, metric: &SampleType) -> String {
+    let shape = if differential {
+        "differential folded stacks (`stack BEFORE AFTER`: BEFORE the negative part, AFTER the \
+         positive part, as inferno-diff-folded writes them)"
+    } else {
+        "folded stacks"
+    };
+    format!(
+        "wrote {lines} {shape} of {} ({}){}",
+        metric.name,
+        metric.unit,
+        match metric.unit {
+            Unit::Bytes => "; read them back with --unit bytes",
+            Unit::Nanoseconds => "; read them back with --unit nanoseconds",
+            _ => "",
+        }
+    )
 }
 
 fn process_roots(names: &[String], kept: bool) -> String {

@@ -299,7 +299,7 @@ fn methods_line(outcome: &GateOutcome) -> Option<String> {
     }
     let confidence = outcome.results.first()?.confidence;
     (!methods.is_empty()).then(|| {
-        let said: Vec<&str> = methods.iter().map(|m| m.describe()).collect();
+        let said: Vec<&str> = methods.iter().map(|m| method_words(*m)).collect();
         format!(
             "intervals: {}% confidence; {}",
             trim_float(confidence * 100.0),
@@ -541,4 +541,18 @@ fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
     };
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+/// What an interval method assumes, in one line for the reader.
+fn method_words(method: Method) -> &'static str {
+    match method {
+        Method::Wilson => {
+            "Wilson interval at the effective sample size (samples taken as independent)"
+        }
+        Method::WilsonThreads => {
+            "Wilson interval at the effective sample size, variance over threads \
+             (cluster-robust) where larger"
+        }
+        Method::RepeatsT => "Student's t over the repeats",
+        Method::Point => "point estimate, no interval (--point-estimate)",
+    }
 }
