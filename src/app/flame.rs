@@ -14,7 +14,7 @@ use crate::config::{FlameOutput, FlamePlan};
 use crate::error::{Error, Position, Result};
 use crate::model::OwnerId;
 use crate::render::findings;
-use crate::render::flame_labels::{Labels, present_owners};
+use crate::render::flame_labels::{self, Labels, present_owners};
 use crate::render::flame_svg::{self as draw, INDEX_GENERATOR};
 use std::path::{Path, PathBuf};
 
@@ -103,17 +103,7 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
     let mut loaded = loaded;
     loaded.profiles = Vec::new();
     loaded.classes = Vec::new();
-    let profile_name = match plan.profiles.as_slice() {
-        [one] => file_name(one),
-        many => format!(
-            "{} profiles summed ({})",
-            many.len(),
-            many.iter()
-                .map(|p| file_name(p))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
+    let profile_name = flame_labels::profiles_name(&plan.profiles);
     let graph = Graph {
         loaded: &loaded,
         labels: Labels {
@@ -223,7 +213,7 @@ impl Graph<'_> {
             Ok(v)
         };
         let (old, new) = (folded(base)?, folded(&self.lines)?);
-        let style = self.labels.diff_style(&file_name(base_path), normalize);
+        let style = (self.labels).diff_style(&flame_labels::file_name(base_path), normalize);
         let legend = self.labels.diff_legend(base_report);
         write_output(output, |out, _| {
             draw::write_diff_svg(&old, &new, normalize, &style, &legend, out)
@@ -308,13 +298,6 @@ fn split_page(
     )
     .map_err(|e| Error::io(Path::new(PAGE), e))?;
     Ok(page)
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
 }
 
 /// An owner name as a file name: letters, digits, `-`, `_` and `.` kept, the rest `_`.

@@ -9,6 +9,7 @@ use super::pct;
 use crate::aggregate::flame_lines::{ColorBy, folded_name};
 use crate::aggregate::report::{InputReport, share};
 use crate::model::{Owner, OwnerId, Unit};
+use std::path::{Path, PathBuf};
 
 /// The reader's choices about the drawing, from the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +26,30 @@ pub struct Look {
     pub inverted: bool,
     /// Leaves at the root.
     pub reverse: bool,
+}
+
+/// What a graph's titles call the drawn profiles: the file's name, or for several summed,
+/// how many and their names.
+pub fn profiles_name(paths: &[PathBuf]) -> String {
+    match paths {
+        [one] => file_name(one),
+        many => format!(
+            "{} profiles summed ({})",
+            many.len(),
+            many.iter()
+                .map(|p| file_name(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// A profile's file name for titles (its whole path when it has none).
+pub fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// One drawn profile and what its labels are made of.
