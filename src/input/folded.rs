@@ -17,7 +17,7 @@ use crate::model::{
     BoundedTextMap, Frame, FrameId, FrameKind, Profile, SampleType, StackId, TextKey, ThreadId,
     Unit, perf,
 };
-use crate::model::{NO_FRAMES, Notice, UNKNOWN};
+use crate::model::{NO_FRAMES, Notice, UNKNOWN, Utf8Place};
 use crate::names::{self, TypeSuffix};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::num::NonZeroU32;
@@ -502,11 +502,15 @@ impl Folder {
         }
         self.take_process_roots();
         if self.lossy_lines > 0 {
-            self.profile.meta.warnings.push(Notice::LossyFoldedLines {
-                path: self.path.clone(),
+            let place = Utf8Place::FoldedLines {
                 lines: self.lossy_lines,
                 first_line: self.first_lossy_line,
-            });
+            };
+            let path = self.path.clone();
+            self.profile
+                .meta
+                .warnings
+                .push(Notice::NotUtf8 { path, place });
         }
         Ok(self.profile)
     }

@@ -21,7 +21,8 @@ use super::source::Source;
 use crate::error::{Error, Position, Result};
 use crate::model::perf::{event_type_name, event_unit};
 use crate::model::{
-    Frame, FrameId, FrameKind, Notice, Profile, SampleType, ThreadId, Timeline, UNKNOWN, perf,
+    Frame, FrameId, FrameKind, Notice, Profile, SampleType, ThreadId, Timeline, UNKNOWN, Utf8Place,
+    perf,
 };
 use crate::names;
 use rustc_hash::FxHashMap;
@@ -791,10 +792,11 @@ impl ScriptReader {
             profile.meta.warnings.push(warning);
         }
         if self.lossy_lines > 0 {
-            profile.meta.warnings.push(Notice::LossyScriptLines {
-                path: self.path.clone(),
+            let place = Utf8Place::ScriptLines {
                 lines: self.lossy_lines,
-            });
+            };
+            let path = self.path.clone();
+            profile.meta.warnings.push(Notice::NotUtf8 { path, place });
         }
         Ok(profile)
     }

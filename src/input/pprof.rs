@@ -29,7 +29,8 @@ use super::ReadOptions;
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
 use crate::model::{
-    Frame, FrameId, FrameKind, Notice, Profile, SampleType, StackId, ThreadId, UNKNOWN, Unit, perf,
+    Frame, FrameId, FrameKind, Notice, Profile, SampleType, StackId, ThreadId, UNKNOWN, Unit,
+    Utf8Place, perf,
 };
 use crate::pprof_wire as pb;
 use hashbrown::HashTable;
@@ -312,11 +313,12 @@ fn decode_tables(
             .map_err(|e| field.error(path, format!("not a valid pprof protobuf: {e}")))?;
     }
     if let (n, Some(first)) = lossy {
-        warnings.push(Notice::LossyStrings {
-            path: path.to_path_buf(),
+        let place = Utf8Place::StringTable {
             count: n,
             first_offset: first,
-        });
+        };
+        let path = path.to_path_buf();
+        warnings.push(Notice::NotUtf8 { path, place });
     }
     // an entry that reached prost (none does: each is length-delimited), in file order
     for text in std::mem::take(&mut proto.string_table) {

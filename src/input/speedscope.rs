@@ -15,7 +15,7 @@ use super::ReadOptions;
 use super::folded::{folded_frame, pyspy_model_frame};
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
-use crate::model::{Frame, FrameId, Notice, Profile, SampleType, ThreadId, Unit};
+use crate::model::{Frame, FrameId, Notice, Profile, SampleType, ThreadId, Unit, Utf8Place};
 use serde::Deserialize;
 use std::cell::Cell;
 use std::num::NonZeroU32;
@@ -97,10 +97,11 @@ pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let text: &str = match std::str::from_utf8(&bytes) {
         Ok(text) => text,
         Err(e) => {
-            warnings.push(Notice::LossyFile {
-                path: path.clone(),
+            let place = Utf8Place::File {
                 offset: e.valid_up_to(),
-            });
+            };
+            let path = path.clone();
+            warnings.push(Notice::NotUtf8 { path, place });
             lossy = String::from_utf8_lossy(&bytes).into_owned();
             &lossy
         }

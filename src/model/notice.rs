@@ -30,22 +30,8 @@ pub enum Notice {
     },
     /// Folded counts with decimals: weights are the counts times `10^decimals`.
     DecimalCounts { decimals: u32 },
-    /// Folded lines whose frame names were not UTF-8 (read with U+FFFD).
-    LossyFoldedLines {
-        path: PathBuf,
-        lines: u64,
-        first_line: u64,
-    },
-    /// perf script lines that were not UTF-8 (read with U+FFFD).
-    LossyScriptLines { path: PathBuf, lines: u64 },
-    /// A JSON input that is not UTF-8 from byte `offset` on (read with U+FFFD).
-    LossyFile { path: PathBuf, offset: usize },
-    /// pprof string-table entries that were not UTF-8, the first at byte `first_offset`.
-    LossyStrings {
-        path: PathBuf,
-        count: usize,
-        first_offset: usize,
-    },
+    /// Text of the input that is not UTF-8, read with U+FFFD in place of the bad bytes.
+    NotUtf8 { path: PathBuf, place: Utf8Place },
     /// Frame names the demanglers could not read (perf script text).
     StillMangled {
         path: PathBuf,
@@ -203,6 +189,19 @@ impl Notice {
     pub fn is_filter(&self) -> bool {
         matches!(self, Notice::Filtered { .. })
     }
+}
+
+/// Where an input's text was not UTF-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Utf8Place {
+    /// Folded lines' frame names: how many lines, the first.
+    FoldedLines { lines: u64, first_line: u64 },
+    /// perf script lines.
+    ScriptLines { lines: u64 },
+    /// A JSON file, from byte `offset` on.
+    File { offset: usize },
+    /// pprof string-table entries, the first at byte `first_offset`.
+    StringTable { count: usize, first_offset: usize },
 }
 
 /// Why inline frames are on or off for a perf.data recording.

@@ -4,7 +4,8 @@
 
 use crate::model::{
     CallGraph, InlineChoice, JitMapWhy, KallsymsError, LOST_FIX, MissingSymbols, ModuleProblem,
-    NO_STACK, Notice, OtherWhy, SampleType, Unit, Unresolved, UnwindCause, larger_stack_copy,
+    NO_STACK, Notice, OtherWhy, SampleType, Unit, Unresolved, UnwindCause, Utf8Place,
+    larger_stack_copy,
 };
 use std::fmt;
 
@@ -33,34 +34,7 @@ pub fn text(notice: &Notice) -> String {
              summed exactly",
             10u64.pow(*decimals)
         ),
-        Notice::LossyFoldedLines {
-            path,
-            lines,
-            first_line,
-        } => format!(
-            "{}: {lines} line(s) had frame names that are not valid UTF-8 (first at line \
-             {first_line}); they were read with U+FFFD in place of the bad bytes",
-            path.display()
-        ),
-        Notice::LossyScriptLines { path, lines } => format!(
-            "{}: {lines} line(s) were not valid UTF-8 and were read with U+FFFD in place of the \
-             bad bytes",
-            path.display()
-        ),
-        Notice::LossyFile { path, offset } => format!(
-            "{}: not valid UTF-8 (first bad byte at offset {offset}); read with U+FFFD in place \
-             of the bad bytes",
-            path.display()
-        ),
-        Notice::LossyStrings {
-            path,
-            count,
-            first_offset,
-        } => format!(
-            "{}: {count} string(s) of the string table were not valid UTF-8 (the first at byte \
-             offset {first_offset}) and were read with U+FFFD in place of the bad bytes",
-            path.display()
-        ),
+        Notice::NotUtf8 { path, place } => format!("{}: {}", path.display(), not_utf8(*place)),
         Notice::StillMangled { path, count, first } => format!(
             "{}: {count} frame name(s) are still mangled, the demanglers could not read them \
              (first: `{first}`); no name rule can match them",
@@ -313,6 +287,31 @@ pub fn wrote_folded(lines: usize, differential: bool, metric: &SampleType) -> St
             _ => "",
         }
     )
+}
+
+/// What was not UTF-8 and how it was read.
+fn not_utf8(place: Utf8Place) -> String {
+    match place {
+        Utf8Place::FoldedLines { lines, first_line } => format!(
+            "{lines} line(s) had frame names that are not valid UTF-8 (first at line \
+             {first_line}); they were read with U+FFFD in place of the bad bytes"
+        ),
+        Utf8Place::ScriptLines { lines } => format!(
+            "{lines} line(s) were not valid UTF-8 and were read with U+FFFD in place of the bad \
+             bytes"
+        ),
+        Utf8Place::File { offset } => format!(
+            "not valid UTF-8 (first bad byte at offset {offset}); read with U+FFFD in place of \
+             the bad bytes"
+        ),
+        Utf8Place::StringTable {
+            count,
+            first_offset,
+        } => format!(
+            "{count} string(s) of the string table were not valid UTF-8 (the first at byte \
+             offset {first_offset}) and were read with U+FFFD in place of the bad bytes"
+        ),
+    }
 }
 
 fn process_roots(names: &[String], kept: bool) -> String {

@@ -52,6 +52,15 @@ fn unwinder_for(file: &Path) -> DwarfUnwinder {
     )
 }
 
+/// The note for one user stack unwound and truncated by `cause`.
+fn one_truncated_by(cause: UnwindCause) -> Notice {
+    Notice::DwarfTruncated {
+        truncated: 1,
+        stacks: 1,
+        causes: vec![(cause, 1)],
+    }
+}
+
 fn words(ws: &[u64]) -> Vec<u8> {
     ws.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
@@ -122,12 +131,7 @@ fn a_short_stack_copy_is_counted_and_suggests_a_larger_size() {
     );
     assert_eq!(u.stats.copy_exhausted, 1);
     let (notes, warnings) = u.stats.report();
-    let truncated = Notice::DwarfTruncated {
-        truncated: 1,
-        stacks: 1,
-        causes: vec![(UnwindCause::CopyExhausted, 1)],
-    };
-    assert_eq!(notes[0], truncated);
+    assert_eq!(notes[0], one_truncated_by(UnwindCause::CopyExhausted));
     // the warning's advice, `--call-graph dwarf,64`, is a larger copy than this one
     assert!(
         warnings
@@ -159,12 +163,7 @@ fn missing_registers_keep_nothing_and_are_reported() {
     assert_eq!(end, StackEnd::MissingRegisters);
     assert!(out.is_empty());
     let (notes, warnings) = u.stats.report();
-    let truncated = Notice::DwarfTruncated {
-        truncated: 1,
-        stacks: 1,
-        causes: vec![(UnwindCause::MissingRegisters, 1)],
-    };
-    assert_eq!(notes[0], truncated);
+    assert_eq!(notes[0], one_truncated_by(UnwindCause::MissingRegisters));
     assert_eq!(warnings[0], Notice::MissingRegisters { samples: 1 });
 }
 
@@ -293,12 +292,7 @@ fn a_record_with_a_lying_stack_size_is_counted_as_truncated() {
         (1, 1, 1)
     );
     let (notes, warnings) = u.stats.report();
-    let truncated = Notice::DwarfTruncated {
-        truncated: 1,
-        stacks: 1,
-        causes: vec![(UnwindCause::BadRecord, 1)],
-    };
-    assert_eq!(notes[0], truncated);
+    assert_eq!(notes[0], one_truncated_by(UnwindCause::BadRecord));
     assert_eq!(warnings[0], Notice::OversizedStackCopy { samples: 1 });
 }
 
