@@ -22,7 +22,7 @@ mod unresolved;
 pub use frame::{Frame, FrameKind, NO_FRAMES, UNKNOWN};
 pub use intern::{BoundedTextMap, Interner, SliceInterner, TextKey, hash_of};
 pub use negative::NegativeWeights;
-pub use notice::{InlineChoice, MissingSymbols, Notice, UnwindCause, Utf8Place};
+pub use notice::{InlineChoice, MissingSymbols, Notice, UnwindCause, UnwindFailure, Utf8Place};
 pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
     CallGraph, DepthCut, LOST_FIX, ModuleProblem, Recording, THROTTLE_FIX, TruncatedStacks,

@@ -222,8 +222,21 @@ pub enum UnwindCause {
     Unmapped,
     MissingRegisters,
     BadRecord,
-    /// The unwinder's own reason.
-    Failed(String),
+    /// The unwinder gave up.
+    Failed(UnwindFailure),
+}
+
+/// Why the unwinder gave up on a stack.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum UnwindFailure {
+    /// A process whose mappings were never prepared.
+    NotPrepared,
+    /// More frames than the limit, `max`.
+    TooManyFrames(usize),
+    /// A read below the stack pointer.
+    BelowStackPointer,
+    /// framehop's own error.
+    Unwinder(String),
 }
 
 /// A module without symbols: its name, why, and the samples it is in.

@@ -4,8 +4,8 @@
 
 use crate::model::{
     CallGraph, InlineChoice, JitMapWhy, KallsymsError, LOST_FIX, MissingSymbols, ModuleProblem,
-    NO_STACK, Notice, OtherWhy, SampleType, Unit, Unresolved, UnwindCause, Utf8Place,
-    larger_stack_copy,
+    NO_STACK, Notice, OtherWhy, SampleType, Unit, Unresolved, UnwindCause, UnwindFailure,
+    Utf8Place, larger_stack_copy,
 };
 use std::fmt;
 
@@ -374,7 +374,12 @@ pub fn unwind_cause(cause: &UnwindCause) -> String {
         UnwindCause::Unmapped => "code outside any mapped file (JIT?)".into(),
         UnwindCause::MissingRegisters => "registers or stack missing".into(),
         UnwindCause::BadRecord => "stack size larger than its record".into(),
-        UnwindCause::Failed(msg) => msg.clone(),
+        UnwindCause::Failed(UnwindFailure::NotPrepared) => "unwinder not prepared".into(),
+        UnwindCause::Failed(UnwindFailure::TooManyFrames(max)) => format!("more than {max} frames"),
+        UnwindCause::Failed(UnwindFailure::BelowStackPointer) => {
+            "read below the stack pointer".into()
+        }
+        UnwindCause::Failed(UnwindFailure::Unwinder(error)) => error.clone(),
     }
 }
 
@@ -640,7 +645,10 @@ mod tests {
     fn unwinding_causes_are_listed_heaviest_first_then_by_their_words() {
         let causes = [
             (UnwindCause::MissingRegisters, 2),
-            (UnwindCause::Failed("bad CFA".into()), 5),
+            (
+                UnwindCause::Failed(UnwindFailure::Unwinder("bad CFA".into())),
+                5,
+            ),
             (UnwindCause::Unmapped, 2),
             (UnwindCause::BadRecord, 1),
         ];

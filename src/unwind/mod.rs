@@ -22,7 +22,7 @@ pub mod image;
 pub mod perf;
 mod process;
 
-use crate::model::{ModuleProblem, Notice, UnwindCause};
+use crate::model::{ModuleProblem, Notice, UnwindCause, UnwindFailure};
 use image::Image;
 use process::Process;
 use rustc_hash::FxHashMap;
@@ -138,7 +138,7 @@ pub enum StackEnd {
     /// The record's user-stack size was larger than the record; the stack was dropped.
     BadRecord,
     /// framehop stopped: the message.
-    Failed(String),
+    Failed(UnwindFailure),
 }
 
 impl StackEnd {
@@ -163,7 +163,7 @@ pub struct UnwindStats {
     pub unmapped: u64,
     pub missing_registers: u64,
     /// Other unwinder failures, per message.
-    pub failed: BTreeMap<String, u64>,
+    pub failed: BTreeMap<UnwindFailure, u64>,
     /// Samples whose dynamic stack size exceeded the bytes copied (only those were used).
     pub bad_sizes: u64,
     /// Samples whose record declared a user stack larger than itself (stack dropped).

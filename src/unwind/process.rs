@@ -7,6 +7,7 @@
 
 use super::image::{Bytes, Image};
 use super::{Mapping, StackEnd, UserRegs};
+use crate::model::UnwindFailure;
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{Error as FhError, FrameAddress, Module, Unwinder};
 use std::sync::Arc;
@@ -93,7 +94,7 @@ impl Process {
         out: &mut Vec<u64>,
     ) -> StackEnd {
         let Some(built) = self.built.as_mut() else {
-            return StackEnd::Failed("unwinder not prepared".to_string());
+            return StackEnd::Failed(UnwindFailure::NotPrepared);
         };
         let sp = regs.sp;
         let mut read_stack = |addr: u64| -> Result<u64, ()> {
@@ -117,7 +118,7 @@ impl Process {
                 Ok(Some(frame)) => {
                     out.push(frame.address());
                     if out.len() >= max_frames {
-                        return StackEnd::Failed("more than 1024 frames".to_string());
+                        return StackEnd::Failed(UnwindFailure::TooManyFrames(max_frames));
                     }
                     if let Some(end) = check_frame(placed, frame) {
                         return end;
@@ -128,10 +129,10 @@ impl Process {
                     return if addr >= sp {
                         StackEnd::StackExhausted
                     } else {
-                        StackEnd::Failed("read below the stack pointer".to_string())
+                        StackEnd::Failed(UnwindFailure::BelowStackPointer)
                     };
                 }
-                Err(e) => return StackEnd::Failed(e.to_string()),
+                Err(e) => return StackEnd::Failed(UnwindFailure::Unwinder(e.to_string())),
             }
         }
     }
