@@ -17,7 +17,8 @@ use crate::model::{Category, Frame, Profile};
 pub struct OwnCode {
     /// What kind of unit was found: `go module`, `rust crate`.
     pub unit: &'static str,
-    /// Its name: `whose/gosvc`, `logcrunch`.
+    /// Its name: `whose/gosvc`, `logcrunch`; empty for Python files named relative to
+    /// sys.path, which have no directory to be named by.
     pub name: String,
     /// The match-key prefixes the `user` block claims.
     pub prefixes: Vec<String>,
@@ -116,9 +117,9 @@ impl OwnCode {
             },
             all: Vec::new(),
             origin: Origin {
-                file: format!("{} {}", self.unit, self.name).into(),
+                file: format!("{} {}", self.unit, self.name).trim_end().into(),
                 line: 0,
-                guess: Some(Box::new(self.evidence.clone())),
+                guess: Some(Box::new(self.clone())),
             },
         }
     }
@@ -285,17 +286,6 @@ pub fn file_globs<'a>(
         dir
     };
     (dir, globs.into_iter().collect())
-}
-
-/// `a, b, c and 4 more`: the first few names of a list, for evidence in words.
-pub fn some_of(names: &[&str]) -> String {
-    const SHOWN: usize = 3;
-    let head = names[..names.len().min(SHOWN)].join(", ");
-    if names.len() > SHOWN {
-        format!("{head} and {} more", names.len() - SHOWN)
-    } else {
-        head
-    }
 }
 
 #[cfg(test)]

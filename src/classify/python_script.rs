@@ -65,12 +65,9 @@ pub fn own_code(
     };
     Some(OwnCode {
         unit: "python files",
-        // (files named relative to sys.path have no directory to name them by)
-        name: if dir.is_empty() {
-            own_code::some_of(&names)
-        } else {
-            dir
-        },
+        // files named relative to sys.path have no directory to name them by: render names
+        // them by some of the files (the evidence's names)
+        name: dir,
         prefixes: Vec::new(),
         files,
         evidence,

@@ -108,8 +108,8 @@ pub struct Origin {
     pub file: Arc<str>,
     pub line: u64,
     /// For the program's own code guessed from the profile (`file` then names the unit,
-    /// `go module whose/gosvc`): how it was found, which `explain` shows beside it.
-    pub guess: Option<Box<super::own_code::Evidence>>,
+    /// `go module whose/gosvc`): the guess, whose evidence `explain` shows beside it.
+    pub guess: Option<Box<super::own_code::OwnCode>>,
 }
 
 /// `FILE:LINE`; a block with no line (a `--user` prefix, the program's own code guessed from

@@ -2,7 +2,7 @@
 //! (the report header, JSON's `evidence`) and the rule origin `explain` and `rules list`
 //! show for its `user` block.
 
-use crate::classify::own_code::{Evidence, some_of};
+use crate::classify::own_code::{Evidence, OwnCode};
 use crate::classify::rules::Origin;
 
 /// How a guess was found, as the header's `detected from ...` says it.
@@ -11,7 +11,7 @@ pub fn evidence(evidence: &Evidence) -> String {
     let in_module = |module: &Option<String>| {
         (module.as_ref()).map_or_else(String::new, |m| format!(" (module {m})"))
     };
-    let some = |names: &[String]| some_of(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let some = some_of;
     match evidence {
         Evidence::GoMainFile { file } => format!("the main package's file {file}"),
         Evidence::GoPackageFile { function, file } => format!("{function} in {file}"),
@@ -91,11 +91,33 @@ pub fn evidence(evidence: &Evidence) -> String {
 /// main package's file ...; --user PREFIX adds more)`).
 pub fn origin(origin: &Origin) -> String {
     match &origin.guess {
-        Some(found) => format!(
-            "{origin} (detected from {}; --user PREFIX adds more)",
-            evidence(found)
+        Some(code) => format!(
+            "{} {} (detected from {}; --user PREFIX adds more)",
+            code.unit,
+            unit_name(code),
+            evidence(&code.evidence)
         ),
         None => origin.to_string(),
+    }
+}
+
+/// A guessed unit's name: its own, or for Python files named relative to sys.path (no
+/// directory to be named by) some of the files.
+pub fn unit_name(code: &OwnCode) -> String {
+    match &code.evidence {
+        Evidence::PythonFiles { names, .. } if code.name.is_empty() => some_of(names),
+        _ => code.name.clone(),
+    }
+}
+
+/// `a, b, c and 4 more`: the first few names of a list.
+pub fn some_of(names: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let head = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        format!("{head} and {} more", names.len() - SHOWN)
+    } else {
+        head
     }
 }
 
@@ -129,13 +151,19 @@ mod tests {
              to sys.path: a.py, b.py, c.py and 2 more; not simplejson (seen installed under \
              site-packages elsewhere in the profile)"
         );
+        let code = OwnCode {
+            unit: "executable",
+            name: "churn".into(),
+            evidence: Evidence::Executable {
+                module: "/opt/churn".into(),
+                by_main: true,
+            },
+            ..OwnCode::default()
+        };
         let guessed = Origin {
             file: "executable churn".into(),
             line: 0,
-            guess: Some(Box::new(Evidence::Executable {
-                module: "/opt/churn".into(),
-                by_main: true,
-            })),
+            guess: Some(Box::new(code)),
         };
         assert_eq!(
             origin(&guessed),

@@ -51,7 +51,7 @@ struct NotGuessed<'a> {
 struct OwnCode<'a> {
     /// `go module`, `rust crate`.
     unit: &'a str,
-    name: &'a str,
+    name: String,
     prefixes: &'a [String],
     /// The source-file globs claimed (node's and Python's scripts).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -376,7 +376,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             .iter()
             .map(|c| OwnCode {
                 unit: c.unit,
-                name: &c.name,
+                name: super::guess::unit_name(c),
                 prefixes: &c.prefixes,
                 files: &c.files,
                 modules: &c.modules,

@@ -214,7 +214,7 @@ pub fn own_code_line(code: &crate::classify::own_code::OwnCode) -> String {
         "user code guessed: {} {} ({}), detected from {}; --user PREFIX adds more, a \
          --rules file that claims them overrides",
         code.unit,
-        code.name,
+        guess::unit_name(code),
         claims.join(", "),
         guess::evidence(&code.evidence)
     )
