@@ -952,7 +952,7 @@ mod tests {
         assert_eq!(
             perf_frame("_ZN9logcrunch6worker17h0123456789abcdefE", Some("/x"), None)
                 .name
-                .as_ref(),
+                .as_str(),
             "logcrunch::worker"
         );
     }

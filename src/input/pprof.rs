@@ -33,6 +33,7 @@ use crate::model::{
     Utf8Place, perf,
 };
 use crate::pprof_wire as pb;
+use compact_str::CompactString;
 use hashbrown::HashTable;
 use prost::Message;
 use rustc_hash::FxHashMap;
@@ -744,7 +745,7 @@ impl<'a> Builder<'a> {
             })?;
             let file = self.string(f.filename, || format!("function id {}'s filename", f.id))?;
             let raw = if name.is_empty() { system } else { name };
-            let name: Box<str> = if raw.is_empty() {
+            let name: CompactString = if raw.is_empty() {
                 UNKNOWN.into()
             } else {
                 crate::names::normalize_symbol(raw).into()
@@ -1101,7 +1102,7 @@ struct Func<'a> {
     /// The name as the file has it: what pprof matches `drop_frames` against.
     raw: &'a str,
     /// Normalised (DESIGN "Frame names"); Go names are left as the runtime wrote them.
-    name: Box<str>,
+    name: CompactString,
     file: Option<Box<str>>,
     /// A function without a file in a Node.js profile (one that names node's own `node:`
     /// modules, as @datadog/pprof writes it): V8's builtins (`push`, `join`) and node's C++

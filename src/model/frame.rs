@@ -1,5 +1,6 @@
 //! Frames: one function activation as the input names it, after name normalisation.
 
+use compact_str::CompactString;
 use std::fmt;
 
 /// How the frame's code was running. Readers set it from what the input says (async-profiler
@@ -66,22 +67,25 @@ pub const NO_FRAMES: &str = "[no frames]";
 /// One distinct frame. Two samples share a `FrameId` exactly when every field is equal.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Frame {
-    /// Normalised function name (DESIGN "Frame names").
-    pub name: Box<str>,
+    /// Normalised function name (DESIGN "Frame names"). Held inline up to 24 bytes (most
+    /// names of C, Go, Python and short Rust frames): a million distinct frames are not a
+    /// million allocations of a 32-byte heap chunk each (issue 24: 23 MB of 179 on a million
+    /// distinct stacks).
+    pub name: CompactString,
     /// DSO path, jar, crate or package: whatever the input knows; rules match its basename.
     pub module: Option<Box<str>>,
     /// Source file, where the input has it (pprof, DWARF, py-spy).
     pub file: Option<Box<str>>,
     /// Source line; every input means "unknown" by line 0, so it is none here, and the
-    /// niche keeps the frame at 56 bytes rather than 64 (a million distinct frames: 8 MB).
+    /// niche keeps the frame at 64 bytes rather than 72 (a million distinct frames: 8 MB).
     pub line: Option<std::num::NonZeroU32>,
     pub kind: FrameKind,
 }
 
-const _: () = assert!(std::mem::size_of::<Frame>() == 56);
+const _: () = assert!(std::mem::size_of::<Frame>() == 64);
 
 impl Frame {
-    pub fn named(name: impl Into<Box<str>>, kind: FrameKind) -> Frame {
+    pub fn named(name: impl Into<CompactString>, kind: FrameKind) -> Frame {
         Frame {
             name: name.into(),
             kind,

@@ -13,6 +13,7 @@ use super::locate::{self, Candidate, Located, map_file};
 use super::{ModuleResult, all_unknown, hex, unknown_frame};
 use crate::model::{Frame, FrameKind, Notice, OtherWhy, Unresolved, perf};
 use crate::names;
+use compact_str::CompactString;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
 use std::num::NonZeroU32;
@@ -138,7 +139,7 @@ pub struct Symbolizer {
     /// Raw symbol names; normalised (demangled) only when an address hits them, once each:
     /// a large C++ library has far more symbols than a profile touches.
     names: Vec<Box<str>>,
-    normalized: Vec<Option<Box<str>>>,
+    normalized: Vec<Option<CompactString>>,
     placement: Placement,
     dwarf: Option<addr2line::Loader>,
     /// Whether the functions DWARF says were inlined at an address become frames.
@@ -229,7 +230,7 @@ impl Symbolizer {
 
     fn resolve_all(mut self, offsets: &[u64]) -> ModuleResult {
         let mut result = ModuleResult::default();
-        let mut inline_names: FxHashMap<String, Box<str>> = FxHashMap::default();
+        let mut inline_names: FxHashMap<String, CompactString> = FxHashMap::default();
         for &offset in offsets {
             let frames = self.resolve(offset, &mut inline_names);
             if frames.is_empty() {
@@ -280,7 +281,7 @@ impl Symbolizer {
     fn resolve(
         &mut self,
         offset: u64,
-        inline_names: &mut FxHashMap<String, Box<str>>,
+        inline_names: &mut FxHashMap<String, CompactString>,
     ) -> Vec<Frame> {
         let Some(svma) = self.placement.svma(offset) else {
             return Vec::new();
@@ -352,7 +353,7 @@ impl Symbolizer {
         frames
     }
 
-    fn symbol_name(&mut self, index: u32) -> Box<str> {
+    fn symbol_name(&mut self, index: u32) -> CompactString {
         let i = index as usize;
         self.normalized[i]
             .get_or_insert_with(|| names::normalize_symbol(&self.names[i]).into())
