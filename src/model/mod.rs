@@ -83,13 +83,13 @@ pub struct Profile {
     frames: Interner<Frame>,
     stacks: SliceInterner<FrameId>,
     threads: Interner<Box<str>>,
-    /// The row of each stack without a thread, by `StackId` ([`NO_ROW`]: none yet): four
-    /// bytes a stack and no hashing for the usual folded or pprof input.
+    /// The row of each stack without a thread past `row_keys`' identity rows, by `StackId`
+    /// ([`NO_ROW`]: none yet): four bytes a stack and no hashing.
     stack_rows: Vec<u32>,
-    /// Rows with a thread, found by hashing `row_keys[id]`: the key is stored once, in
+    /// Rows with a thread, found by hashing their key: the key is stored once, in
     /// `row_keys`.
     thread_rows: HashTable<u32>,
-    row_keys: Vec<RowKey>,
+    row_keys: RowKeys,
     /// Row-major: `values[row * sample_types.len() + type]`.
     values: Vec<u128>,
     /// The negative part of signed values (pprof delta profiles); the rows hold the rest.
@@ -108,7 +108,7 @@ impl Profile {
             threads: Interner::default(),
             stack_rows: Vec::new(),
             thread_rows: HashTable::new(),
-            row_keys: Vec::new(),
+            row_keys: RowKeys::default(),
             values: Vec::new(),
             negative: NegativeWeights::default(),
             meta: ProfileMeta::default(),
@@ -167,17 +167,14 @@ impl Profile {
         let n = self.sample_types.len();
         let key = RowKey::new(stack, thread);
         let found = match thread {
-            None => self
-                .stack_rows
-                .get(stack.0 as usize)
-                .copied()
-                .filter(|&row| row != NO_ROW),
+            None => (self.row_keys.identity_row(stack)).or_else(|| {
+                let row = self.stack_rows.get(stack.0 as usize).copied();
+                row.filter(|&row| row != NO_ROW)
+            }),
             Some(_) => {
                 let keys = &self.row_keys;
                 self.thread_rows
-                    .find(FxBuildHasher.hash_one(key), |&row| {
-                        keys[row as usize] == key
-                    })
+                    .find(FxBuildHasher.hash_one(key), |&row| keys.get(row) == key)
                     .copied()
             }
         };
@@ -189,7 +186,7 @@ impl Profile {
             return;
         }
         let row = self.row_keys.len() as u32;
-        self.row_keys.push(key);
+        let by_identity = self.row_keys.push(key);
         match values {
             // one sample type, as folded, perf and most inputs have: no copy loop per row
             [value] => self.values.push(*value),
@@ -197,6 +194,7 @@ impl Profile {
         }
         budget::charge(n * 16 + std::mem::size_of::<RowKey>() + 4);
         match thread {
+            None if by_identity => {}
             None => {
                 let i = stack.0 as usize;
                 if self.stack_rows.len() <= i {
@@ -208,7 +206,7 @@ impl Profile {
                 let keys = &self.row_keys;
                 self.thread_rows
                     .insert_unique(FxBuildHasher.hash_one(key), row, |&row| {
-                        FxBuildHasher.hash_one(keys[row as usize])
+                        FxBuildHasher.hash_one(keys.get(row))
                     });
             }
         }
@@ -255,7 +253,7 @@ impl Profile {
         self.row_keys
             .iter()
             .zip(self.values.chunks(n))
-            .map(|(&key, values)| Row {
+            .map(|(key, values)| Row {
                 stack: key.stack,
                 thread: key.thread(),
                 values,
@@ -298,7 +296,7 @@ impl Profile {
         if self.values.len() != self.row_keys.len() * n {
             return Err(Invalid::ValueMatrix);
         }
-        for &key in &self.row_keys {
+        for key in self.row_keys.iter() {
             let (stack, thread) = (key.stack, key.thread());
             if stack.0 as usize >= self.stacks.len() {
                 return Err(Invalid::MissingStack(stack.0));
@@ -313,6 +311,55 @@ impl Profile {
             }
         }
         Ok(())
+    }
+}
+
+/// The (stack, thread) of each row. Most inputs make rows in stack order, a stack's first
+/// sample making its row, without a thread (folded, pprof, perf script without threads):
+/// row `i` is then stack `i`, and those rows keep no key at all (`identity` counts them; on
+/// a million distinct stacks, 12 MB of keys and `stack_rows`, issue 24). From the first row
+/// that is not (a thread, a stack out of order) every row keeps its key.
+#[derive(Debug, Clone, Default)]
+struct RowKeys {
+    identity: u32,
+    /// Rows past the identity ones have begun: `identity` grows no more.
+    ended: bool,
+    keys: Vec<RowKey>,
+}
+
+impl RowKeys {
+    fn len(&self) -> usize {
+        self.identity as usize + self.keys.len()
+    }
+
+    fn get(&self, row: u32) -> RowKey {
+        match row.checked_sub(self.identity) {
+            None => RowKey::new(StackId(row), None),
+            Some(i) => self.keys[i as usize],
+        }
+    }
+
+    /// Adds row [`RowKeys::len`] with `key`; whether it is an identity row.
+    fn push(&mut self, key: RowKey) -> bool {
+        let identity =
+            !self.ended && key.thread == RowKey::NO_THREAD && key.stack.0 == self.identity;
+        if identity {
+            self.identity += 1;
+        } else {
+            self.ended = true;
+            self.keys.push(key);
+        }
+        identity
+    }
+
+    /// The row of `stack` without a thread, when it is an identity row.
+    fn identity_row(&self, stack: StackId) -> Option<u32> {
+        (stack.0 < self.identity).then_some(stack.0)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = RowKey> + '_ {
+        let identity = (0..self.identity).map(|s| RowKey::new(StackId(s), None));
+        identity.chain(self.keys.iter().copied())
     }
 }
 
@@ -378,6 +425,44 @@ mod tests {
         p.add_sample(s1, None, &[1]);
         assert_eq!(p.row_count(), 2);
         assert_eq!(p.totals(), vec![6]);
+        p.validate().unwrap();
+    }
+
+    /// Rows in stack order without a thread keep no key; the first row out of that order and
+    /// every later one do, and each row is still found again and listed once, in order.
+    #[test]
+    fn identity_rows_and_keyed_rows_fold_alike() {
+        let mut p = Profile::new(vec![SampleType::samples()]);
+        let stacks: Vec<StackId> = (0..4)
+            .map(|i| {
+                let f = p.intern_frame(Frame::named(format!("f{i}"), FrameKind::Native));
+                p.intern_stack(&[f])
+            })
+            .collect();
+        let t = p.intern_thread("main");
+        p.add_sample(stacks[0], None, &[1]); // row 0: identity
+        p.add_sample(stacks[1], None, &[2]); // row 1: identity
+        p.add_sample(stacks[3], None, &[4]); // row 2: out of order, keyed
+        p.add_sample(stacks[2], None, &[8]); // row 3: keyed (identity has ended)
+        p.add_sample(stacks[1], Some(t), &[16]); // row 4: a thread
+        for (stack, thread, w) in [(0, None, 32), (1, None, 64), (3, None, 128), (2, None, 256)] {
+            p.add_sample(stacks[stack], thread, &[w]);
+        }
+        p.add_sample(stacks[1], Some(t), &[512]);
+        let rows: Vec<(u32, Option<ThreadId>, u128)> = p
+            .rows()
+            .map(|r| (r.stack.0, r.thread, r.values[0]))
+            .collect();
+        let want = [
+            (0, None, 33),
+            (1, None, 66),
+            (3, None, 132),
+            (2, None, 264),
+            (1, Some(t), 528),
+        ];
+        assert_eq!(rows, want);
+        assert_eq!(p.row_keys.identity, 2);
+        assert!(p.stack_rows.len() == 4 && p.stack_rows[..2] == [NO_ROW, NO_ROW]);
         p.validate().unwrap();
     }
 }
