@@ -41,7 +41,7 @@ pub fn run(plan: Plan) -> Result<Outcome> {
     let (inputs, output) = plan.inputs_and_output();
     output::refuse_input_as_output(output, &inputs)?;
     let fleet = matches!(&plan, Plan::Report(p) if !p.each.is_empty());
-    if !fleet {
+    if !fleet && !matches!(plan, Plan::Flame(_)) {
         keep_large_allocations_mapped();
     }
     match plan {
@@ -62,8 +62,10 @@ pub fn run(plan: Plan) -> Result<Outcome> {
 /// by doubling ends up in the heap, where each move leaves its old copy as a hole the
 /// process keeps: 10 MB of 157 on a million distinct stacks, 17 MB of 247 for their flame
 /// graph (issue 24). A fixed threshold (glibc's default, 128 KiB) keeps large blocks mapped,
-/// grown by mremap and returned whole when freed. Not for `--each`: its thousands of small
-/// inputs would map and unmap each buffer (6-20 % slower).
+/// grown by mremap and returned whole when freed. Not for `--each`, whose thousands of small
+/// inputs would map and unmap each buffer (6-20 % slower), nor for `flame`, which frees and
+/// makes large buffers again while it draws: fresh mapped pages are 28 k more page faults
+/// there, 4 % of its time, for 17 MB.
 fn keep_large_allocations_mapped() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter, under the allocator's own lock
