@@ -25,6 +25,7 @@ use crate::model::{
     perf,
 };
 use crate::names;
+use arcstr::ArcStr;
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
@@ -362,7 +363,7 @@ struct ScriptReader {
     /// (symbol, dso) text → frame.
     frames: FxHashMap<Box<str>, FrameId>,
     /// Symbol → module of a physical frame with that symbol (for `(inlined)` frames).
-    known_module: FxHashMap<Box<str>, Option<Box<str>>>,
+    known_module: FxHashMap<Box<str>, Option<ArcStr>>,
     key: String,
     /// Frame line text after the address (with a kernel-address flag byte) → its frames.
     text_frames: FxHashMap<Box<[u8]>, LineFrames>,
@@ -717,7 +718,7 @@ impl ScriptReader {
         true
     }
 
-    fn nearest_module(&self, frames: &[PendingFrame], i: usize) -> Option<Box<str>> {
+    fn nearest_module(&self, frames: &[PendingFrame], i: usize) -> Option<ArcStr> {
         let a = frames[i].addr.unwrap_or(0);
         let before = frames[..i].iter().rev().find(|f| f.inlined.is_none());
         let after = frames[i + 1..].iter().find(|f| f.inlined.is_none());

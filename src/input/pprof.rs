@@ -33,6 +33,7 @@ use crate::model::{
     Utf8Place, perf,
 };
 use crate::pprof_wire as pb;
+use arcstr::ArcStr;
 use compact_str::CompactString;
 use hashbrown::HashTable;
 use prost::Message;
@@ -715,7 +716,7 @@ impl<'a> Builder<'a> {
             }
             let file = self.string(m.filename, || format!("mapping id {}'s filename", m.id))?;
             self.string(m.build_id, || format!("mapping id {}'s build_id", m.id))?;
-            let module = (!file.is_empty()).then(|| Box::from(file));
+            let module = (!file.is_empty()).then(|| ArcStr::from(file));
             if out
                 .insert(m.id, (module, perf::module_kind(file)))
                 .is_some()
@@ -752,7 +753,7 @@ impl<'a> Builder<'a> {
             };
             let node_native = node && file.is_empty() && !raw.is_empty();
             let node_js = node && !file.is_empty();
-            let file = (!file.is_empty()).then(|| Box::from(file));
+            let file = (!file.is_empty()).then(|| ArcStr::from(file));
             let func = Func {
                 raw,
                 name,
@@ -851,7 +852,7 @@ impl<'a> Builder<'a> {
         loc: &pb::Location,
         line: &pb::Line,
         functions: &FxHashMap<u64, Func<'a>>,
-        module: &Option<Box<str>>,
+        module: &Option<ArcStr>,
         map_kind: FrameKind,
     ) -> Result<Frame> {
         if line.function_id == 0 {
@@ -1079,7 +1080,7 @@ impl<'a> Builder<'a> {
 }
 
 /// Mapping id → (module, the kind its frames get).
-type Mappings = FxHashMap<u64, (Option<Box<str>>, FrameKind)>;
+type Mappings = FxHashMap<u64, (Option<ArcStr>, FrameKind)>;
 
 /// A function as frames use it.
 /// The hash of what makes two samples one: their locations and labels.
@@ -1103,7 +1104,7 @@ struct Func<'a> {
     raw: &'a str,
     /// Normalised (DESIGN "Frame names"); Go names are left as the runtime wrote them.
     name: CompactString,
-    file: Option<Box<str>>,
+    file: Option<ArcStr>,
     /// A function without a file in a Node.js profile (one that names node's own `node:`
     /// modules, as @datadog/pprof writes it): V8's builtins (`push`, `join`) and node's C++
     /// bindings, native code of the `node` executable, as the cpuprofile reader reads them.

@@ -1,5 +1,6 @@
 //! Frames: one function activation as the input names it, after name normalisation.
 
+use arcstr::ArcStr;
 use compact_str::CompactString;
 use std::fmt;
 
@@ -73,16 +74,18 @@ pub struct Frame {
     /// distinct stacks).
     pub name: CompactString,
     /// DSO path, jar, crate or package: whatever the input knows; rules match its basename.
-    pub module: Option<Box<str>>,
+    /// A thin shared string (8 bytes, clones share one copy): the frames of one module or
+    /// file are many, their names few (issue 24: Frame 64 -> 48 bytes).
+    pub module: Option<ArcStr>,
     /// Source file, where the input has it (pprof, DWARF, py-spy).
-    pub file: Option<Box<str>>,
+    pub file: Option<ArcStr>,
     /// Source line; every input means "unknown" by line 0, so it is none here, and the
-    /// niche keeps the frame at 64 bytes rather than 72 (a million distinct frames: 8 MB).
+    /// niche keeps it in the frame's padding.
     pub line: Option<std::num::NonZeroU32>,
     pub kind: FrameKind,
 }
 
-const _: () = assert!(std::mem::size_of::<Frame>() == 64);
+const _: () = assert!(std::mem::size_of::<Frame>() == 48);
 
 impl Frame {
     pub fn named(name: impl Into<CompactString>, kind: FrameKind) -> Frame {

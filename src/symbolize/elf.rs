@@ -13,6 +13,7 @@ use super::locate::{self, Candidate, Located, map_file};
 use super::{ModuleResult, all_unknown, hex, unknown_frame};
 use crate::model::{Frame, FrameKind, Notice, OtherWhy, Unresolved, perf};
 use crate::names;
+use arcstr::ArcStr;
 use compact_str::CompactString;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
@@ -134,7 +135,7 @@ impl Placement {
 }
 
 pub struct Symbolizer {
-    module: Box<str>,
+    module: ArcStr,
     symbols: Vec<Sym>,
     /// Raw symbol names; normalised (demangled) only when an address hits them, once each:
     /// a large C++ library has far more symbols than a profile touches.
