@@ -207,9 +207,9 @@ impl<T: Hash + Eq> Interner<T> {
 #[derive(Debug, Clone)]
 pub struct SliceInterner<T: Hash + Eq + Copy> {
     items: Vec<T>,
-    /// `ends[i]` is where slice `i` ends in `items`; it starts where slice `i - 1` ends.
-    /// `u64` because the total length of all slices may pass 2^32 where their count does not.
-    ends: Vec<u64>,
+    /// Where each slice ends in `items` (it starts where the one before ends), as
+    /// [`SliceEnds`] keeps it: 4 bytes a slice.
+    ends: SliceEnds,
     index: HashIndex,
     /// `index` holds the slices with ids below this; the others are added when a lookup
     /// needs them ([`SliceInterner::push_new`], [`SliceInterner::release_index`]).
@@ -220,7 +220,7 @@ impl<T: Hash + Eq + Copy> Default for SliceInterner<T> {
     fn default() -> Self {
         SliceInterner {
             items: Vec::new(),
-            ends: Vec::new(),
+            ends: SliceEnds::default(),
             index: HashIndex::default(),
             indexed: 0,
         }
@@ -277,10 +277,50 @@ impl<T: Hash + Eq + Copy> SliceInterner<T> {
     }
 }
 
-fn slice_at<'a, T>(items: &'a [T], ends: &[u64], id: u32) -> &'a [T] {
-    let i = id as usize;
-    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
-    &items[start..ends[i] as usize]
+fn slice_at<'a, T>(items: &'a [T], ends: &SliceEnds, id: u32) -> &'a [T] {
+    let start = if id == 0 { 0 } else { ends.get(id - 1) };
+    &items[start as usize..ends.get(id) as usize]
+}
+
+/// Bits of an end offset [`SliceEnds`] stores per slice (fewer under test, so that the
+/// tests' small profiles pass many wraps).
+const END_BITS: u32 = if cfg!(test) { 4 } else { 32 };
+
+/// The end offsets of a [`SliceInterner`]'s slices in 4 bytes each: the low [`END_BITS`] of
+/// each, and the first slice past each multiple of 2^32 in `wraps` (none below 4 G items,
+/// so the usual lookup is one load). The total length of all slices may pass 2^32 where
+/// their count does not; a million distinct stacks save 4 MB (issue 24).
+#[derive(Debug, Clone, Default)]
+struct SliceEnds {
+    low: Vec<u32>,
+    /// `wraps[k]` is the first slice whose end is at least `(k + 1) << END_BITS`.
+    wraps: Vec<u32>,
+}
+
+impl SliceEnds {
+    const MASK: u64 = (1 << END_BITS) - 1;
+
+    fn len(&self) -> usize {
+        self.low.len()
+    }
+
+    /// Adds the next slice's end, never below the last one's.
+    fn push(&mut self, end: u64) {
+        let id = self.low.len() as u32;
+        while (self.wraps.len() as u64) < end >> END_BITS {
+            self.wraps.push(id);
+        }
+        self.low.push((end & Self::MASK) as u32);
+    }
+
+    fn get(&self, id: u32) -> u64 {
+        let low = u64::from(self.low[id as usize]);
+        if self.wraps.is_empty() {
+            return low;
+        }
+        let high = self.wraps.partition_point(|&first| first <= id) as u64;
+        low | high << END_BITS
+    }
 }
 
 /// A map from byte strings to small `Copy` values, for readers' caches of text they have
@@ -376,6 +416,23 @@ fn text_at<'a>(arena: &'a [u8], ends: &[u32], id: u32) -> &'a [u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ends keep their low bits (4 under test) and the slices where they wrapped: slices of
+    /// every length, some longer than a wrap, come back whole, new or found again.
+    #[test]
+    fn slices_come_back_whole_across_many_wraps_of_their_ends() {
+        let mut slices = SliceInterner::default();
+        let made: Vec<Vec<u32>> = (0..200u32)
+            .map(|i| (0..=(i * 7) % 45).map(|k| i * 1000 + k).collect())
+            .collect();
+        let ids: Vec<u32> = made.iter().map(|s| slices.intern(s)).collect();
+        assert!(slices.ends.wraps.len() > 100, "{}", slices.ends.wraps.len());
+        for (id, slice) in ids.iter().zip(&made) {
+            assert_eq!(slices.get(*id), slice.as_slice());
+            assert_eq!(slices.intern(slice), *id);
+        }
+        assert_eq!(slices.iter().count(), made.len());
+    }
 
     #[test]
     fn values_and_slices_are_stored_once_and_found_again() {
