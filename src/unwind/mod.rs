@@ -201,22 +201,14 @@ impl UnwindStats {
 
     /// The counts the recording-quality figures carry (`model::Recording::dwarf`).
     pub fn truncated_stacks(&self) -> crate::model::TruncatedStacks {
-        let mut no_unwind_info: Vec<(String, u64, Option<ModuleProblem>)> = self
-            .by_module
-            .iter()
-            .map(|(m, n)| (m.clone(), *n, self.module_problems.get(m).cloned()))
+        let no_unwind_info = (self.modules_by_weight().into_iter())
+            .map(|(m, n)| (m.clone(), n, self.module_problems.get(m).cloned()))
             .collect();
-        no_unwind_info.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let mut other: Vec<(UnwindCause, u64)> = [
-            (UnwindCause::RanPastCopy, self.stack_exhausted_short),
-            (UnwindCause::Unmapped, self.unmapped),
-            (UnwindCause::MissingRegisters, self.missing_registers),
-            (UnwindCause::BadRecord, self.bad_records),
-        ]
-        .into_iter()
-        .chain((self.failed.iter()).map(|(m, n)| (UnwindCause::Failed(m.clone()), *n)))
-        .filter(|(_, n)| *n > 0)
-        .collect();
+        let ran_past = (UnwindCause::RanPastCopy, self.stack_exhausted_short);
+        let mut other: Vec<(UnwindCause, u64)> = std::iter::once(ran_past)
+            .chain(self.causes_past_modules())
+            .filter(|(_, n)| *n > 0)
+            .collect();
         other.sort_by_key(|c| std::cmp::Reverse(c.1));
         crate::model::TruncatedStacks {
             stacks: self.stacks,
@@ -294,14 +286,20 @@ impl UnwindStats {
         ]
         .into_iter()
         .chain(modules.map(|(m, n)| (UnwindCause::NoUnwindInfo(m.clone()), n)))
-        .chain([
+        .chain(self.causes_past_modules())
+        .filter(|(_, n)| *n > 0)
+        .collect()
+    }
+
+    /// The causes the note lists after the modules, zero counts included.
+    fn causes_past_modules(&self) -> impl Iterator<Item = (UnwindCause, u64)> + '_ {
+        [
             (UnwindCause::Unmapped, self.unmapped),
             (UnwindCause::MissingRegisters, self.missing_registers),
             (UnwindCause::BadRecord, self.bad_records),
-        ])
-        .chain((self.failed.iter()).map(|(msg, n)| (UnwindCause::Failed(msg.clone()), *n)))
-        .filter(|(_, n)| *n > 0)
-        .collect()
+        ]
+        .into_iter()
+        .chain((self.failed.iter()).map(|(why, n)| (UnwindCause::Failed(why.clone()), *n)))
     }
 
     /// The modules without unwind information, heaviest first.
