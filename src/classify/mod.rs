@@ -403,6 +403,12 @@ impl RuleSet {
             .map(|i| OwnerId(i as u32))
     }
 
+    /// The owner of one frame, as [`RuleSet::classify_frame`] decides it, without naming the
+    /// matcher (`--each`'s shared classification needs only the owner).
+    pub fn owner_of_frame(&self, frame: &Frame) -> OwnerId {
+        self.decide(frame, &match_key::match_key(&frame.name)).0
+    }
+
     /// The owner of one frame and why. First matching block wins; a frame no block matches
     /// is its unit's guessed owner's, when the set has guessed one.
     pub fn classify_frame(&self, frame: &Frame) -> (OwnerId, Reason) {
@@ -792,7 +798,8 @@ mod tests {
                 .enumerate()
                 .find(|(_, f)| &*f.name == name)
                 .unwrap();
-            // the one-pass classification and classify_frame (explain, --each) agree
+            assert_eq!(set.owner_of_frame(f), set.classify_frame(f).0, "{name}");
+            // the one-pass classification and classify_frame (explain) agree
             assert_eq!(
                 classes[0].frame_owner[id],
                 set.classify_frame(f).0,

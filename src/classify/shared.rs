@@ -58,7 +58,7 @@ impl SharedRules {
         let mut learned = Vec::with_capacity(kept);
         for (frame, owner) in profile.frames().zip(&mut known) {
             if owner.is_none() {
-                let id = self.set.classify_frame(frame).0;
+                let id = self.set.owner_of_frame(frame);
                 *owner = Some(id);
                 if learned.len() < kept {
                     learned.push((frame.clone(), id));
