@@ -107,6 +107,12 @@ impl Source {
 
     /// Reads the next line (with its `\n`, if any) into `line`, which is cleared first, for
     /// the line-based readers; 0 at the end of the input.
+    /// The bytes a plain file holds, known before reading it; `None` for a stream or a
+    /// compressed file, whose length is known only at its end.
+    pub fn len_hint(&self) -> Option<u64> {
+        self.file_len.filter(|_| !self.gzipped)
+    }
+
     pub fn read_line(&mut self, line: &mut Vec<u8>) -> Result<usize> {
         line.clear();
         self.reader

@@ -265,6 +265,16 @@ impl Profile {
         self.row_keys.len()
     }
 
+    /// Every weight times `factor`, saturating as sums do: a reader that learns late that its
+    /// weights need a finer scale (a folded count with more decimal places than those before
+    /// it) rescales what it has read in place.
+    pub fn scale_weights(&mut self, factor: u128) {
+        for value in &mut self.values {
+            *value = value.saturating_mul(factor);
+        }
+        self.negative.scale(factor);
+    }
+
     /// The summed value of every sample type.
     pub fn totals(&self) -> Vec<u128> {
         let mut totals = vec![0u128; self.sample_types.len()];

@@ -21,6 +21,13 @@ pub struct NegativeWeights {
 }
 
 impl NegativeWeights {
+    /// Every magnitude times `factor` (see [`super::Profile::scale_weights`]).
+    pub fn scale(&mut self, factor: u128) {
+        for magnitude in &mut self.magnitudes {
+            *magnitude = magnitude.saturating_mul(factor);
+        }
+    }
+
     /// Adds the magnitudes of one sample's negative values (`magnitudes` has one entry per
     /// sample type, 0 where the value was not negative); saturating, as the rows do.
     pub fn add(&mut self, stack: StackId, thread: Option<ThreadId>, magnitudes: &[u128]) {
