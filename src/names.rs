@@ -9,6 +9,8 @@
 //! the crate: it sits at the bottom of the layering with the model, and the readers and the
 //! symboliser above both call it.
 
+use std::borrow::Cow;
+
 /// async-profiler's frame-type suffixes, also written by inferno's collapsers for kernel and
 /// JIT frames. What each says about the frame is the reader's to decide (`input::folded` maps
 /// them to frame kinds); in allocation profiles `_[i]` and `_[k]` mark the allocated class.
@@ -596,11 +598,12 @@ pub fn cpp_printed_name(sym: &str) -> &str {
 /// The normalised name of a symbol of unknown origin (perf script, folded text, ELF symbol
 /// tables): one ecosystem normaliser after the other, the unambiguous forms first — mangled
 /// Rust and C++, Kotlin/Native, Java — then printed C++ signatures, then Rust hashes.
-pub fn normalize_symbol(sym: &str) -> String {
+pub fn normalize_symbol(sym: &str) -> Cow<'_, str> {
     if is_plain_symbol(sym) {
-        return sym.to_string();
+        // borrowed: a short name then goes into a frame without an allocation
+        return Cow::Borrowed(sym);
     }
-    normalize_any_symbol(sym)
+    Cow::Owned(normalize_any_symbol(sym))
 }
 
 /// Whether no normaliser below would change `sym`: letters, digits, `_` and `.` only (no
@@ -701,7 +704,7 @@ pub fn pyspy_frame(raw: &str) -> Option<PyFrame> {
     if is_native_source(file) {
         return Some(PyFrame {
             kind: PyFrameKind::Native,
-            name: normalize_symbol(func),
+            name: normalize_symbol(func).into_owned(),
             file: Some(file.to_string()),
             line: real_line,
             module: None,
@@ -718,7 +721,7 @@ pub fn pyspy_frame(raw: &str) -> Option<PyFrame> {
     }
     Some(PyFrame {
         kind: PyFrameKind::Native,
-        name: normalize_symbol(func),
+        name: normalize_symbol(func).into_owned(),
         file: None,
         line: None,
         module,

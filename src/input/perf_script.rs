@@ -307,7 +307,7 @@ fn perf_frame(sym: &str, dso: Option<&str>, addr: Option<u64>) -> Frame {
         match kind {
             FrameKind::Jit => (names::java_perf_map_name(sym), kind),
             FrameKind::Kernel => (sym.to_string(), kind),
-            _ => (names::normalize_symbol(sym), kind),
+            _ => (names::normalize_symbol(sym).into_owned(), kind),
         }
     };
     Frame {

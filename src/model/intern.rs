@@ -80,6 +80,25 @@ impl HashIndex {
         }
     }
 
+    /// Asks the processor to fetch the slot a lookup of `hash` reads first, so that a reader
+    /// that knows its next values' hashes a few values ahead finds that slot in cache: on a
+    /// million distinct frames the miss on it was three quarters of interning a frame.
+    pub fn prefetch(&self, hash: u64) {
+        if self.slots.is_empty() {
+            return;
+        }
+        let slot = &self.slots[self.home(Self::fold(hash))];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is a hint that reads nothing and cannot fault; the address is
+        // an element of a live vector besides.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(slot).cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
+    }
+
     /// Adds `id` of a value with hash `hash` (not in the index yet).
     pub fn insert(&mut self, hash: u64, id: u32) {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
@@ -150,10 +169,12 @@ impl<T: Hash + Eq> Interner<T> {
         self.insert_new(hash, value.to_owned().into())
     }
 
-    /// The index of an owned value, inserting it if it is new.
-    pub fn intern_owned(&mut self, value: T) -> u32 {
+    /// The index of an owned value whose [`hash_of`] is `hash`, inserting it if it is new.
+    /// The caller computes the hash (on another thread, or ahead to [`Interner::prefetch`]
+    /// its slot).
+    pub fn intern_hashed(&mut self, hash: u64, value: T) -> u32 {
+        debug_assert_eq!(hash, hash_of(&value));
         self.ensure_index();
-        let hash = hash_of(&value);
         let values = &self.values;
         if let Some(id) = self.index.find(hash, |id| values[id as usize] == value) {
             return id;
@@ -183,6 +204,12 @@ impl<T: Hash + Eq> Interner<T> {
         self.values.push(value);
         self.index.insert(hash, id);
         id
+    }
+
+    /// Fetches the index slot a value of hash `hash` is looked up in first
+    /// ([`HashIndex::prefetch`]).
+    pub fn prefetch(&self, hash: u64) {
+        self.index.prefetch(hash);
     }
 
     pub fn get(&self, id: u32) -> &T {
@@ -438,7 +465,8 @@ mod tests {
     fn values_and_slices_are_stored_once_and_found_again() {
         let mut names: Interner<Box<str>> = Interner::default();
         let a = names.intern::<str>("a");
-        let b = names.intern_owned("b".into());
+        let b_value: Box<str> = "b".into();
+        let b = names.intern_hashed(hash_of(&b_value), b_value);
         assert_eq!((names.intern::<str>("a"), names.intern::<str>("b")), (a, b));
         assert_eq!((names.get(a), names.len()), (&"a".into(), 2));
 

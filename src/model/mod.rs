@@ -120,16 +120,28 @@ impl Profile {
     }
 
     pub fn intern_frame(&mut self, frame: Frame) -> FrameId {
+        self.intern_frame_hashed(hash_of(&frame), frame)
+    }
+
+    /// [`Profile::intern_frame`] of a frame whose [`hash_of`] the caller computed, as a
+    /// reader does that [`Profile::prefetch_frame`]s its frames ahead.
+    pub fn intern_frame_hashed(&mut self, hash: u64, frame: Frame) -> FrameId {
         let before = self.frames.len();
         let size = std::mem::size_of::<Frame>()
             + frame.name.len()
             + frame.module.as_deref().map_or(0, str::len)
             + frame.file.as_deref().map_or(0, str::len);
-        let id = self.frames.intern_owned(frame);
+        let id = self.frames.intern_hashed(hash, frame);
         if self.frames.len() > before {
             budget::charge(size);
         }
         FrameId(id)
+    }
+
+    /// Fetches where a frame of hash `hash` is looked up into cache, a few frames before it
+    /// is interned ([`Interner::prefetch`]).
+    pub fn prefetch_frame(&self, hash: u64) {
+        self.frames.prefetch(hash);
     }
 
     pub fn intern_stack(&mut self, leaf_first: &[FrameId]) -> StackId {

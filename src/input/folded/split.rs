@@ -15,7 +15,7 @@ use super::{
 use crate::error::{Error, Position, Result};
 use crate::input::InputFormat;
 use crate::input::source::Source;
-use crate::model::{BoundedTextMap, Frame, NO_FRAMES, TextKey};
+use crate::model::{BoundedTextMap, Frame, NO_FRAMES, TextKey, hash_of};
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -54,11 +54,11 @@ impl Batch {
         self.texts.push_str(text);
         start..self.texts.len() as u32
     }
+}
 
-    /// The text a range of [`Batch::push_text`] names.
-    pub fn text(&self, range: &Range<u32>) -> &str {
-        &self.texts[range.start as usize..range.end as usize]
-    }
+/// The text a range of [`Batch::push_text`] names in a batch's `texts`.
+pub(super) fn text<'t>(texts: &'t str, range: &Range<u32>) -> &'t str {
+    &texts[range.start as usize..range.end as usize]
 }
 
 /// One line with a count and a stack.
@@ -92,8 +92,14 @@ pub(super) struct ParsedStack {
 pub(super) enum NewFrame {
     /// A frame text the frame cache kept before, by its id there.
     Seen(u32),
-    /// A frame made from its text, with the id the frame cache gave the text if it kept it.
-    Made { frame: Frame, text_id: Option<u32> },
+    /// A frame made from its text with its [`hash_of`] (computed here, so that the building
+    /// half can prefetch where it is interned), and the id the frame cache gave the text if
+    /// it kept it.
+    Made {
+        frame: Frame,
+        hash: u64,
+        text_id: Option<u32>,
+    },
 }
 
 /// What the splitting half counted, which the profile's notes and the file's verdict need.
@@ -309,11 +315,7 @@ impl Splitter {
     /// One raw frame text as the frame cache knows it, or made, while the cache has room.
     fn frame_of(&mut self, raw: &str, batch: &mut Batch) {
         if !self.frame_cache.on {
-            let frame = make_frame(self.format, raw);
-            batch.frames.push(NewFrame::Made {
-                frame,
-                text_id: None,
-            });
+            batch.frames.push(made(make_frame(self.format, raw), None));
             return;
         }
         let key = TextKey::new(raw.as_bytes());
@@ -325,14 +327,21 @@ impl Splitter {
         let id = self.next_frame_text;
         let kept = self.frames.insert(key, id);
         self.next_frame_text += u32::from(kept);
-        batch.frames.push(NewFrame::Made {
-            frame: make_frame(self.format, raw),
-            text_id: kept.then_some(id),
-        });
+        batch
+            .frames
+            .push(made(make_frame(self.format, raw), kept.then_some(id)));
         if self.frame_cache.missed() {
             self.frame_cache.on = false;
             self.frames = BoundedTextMap::with_budget(0);
         }
+    }
+}
+
+fn made(frame: Frame, text_id: Option<u32>) -> NewFrame {
+    NewFrame::Made {
+        hash: hash_of(&frame),
+        frame,
+        text_id,
     }
 }
 
