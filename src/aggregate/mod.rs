@@ -669,8 +669,12 @@ pub fn aggregate(
     // build their indexes, which is when memory peaks on millions of distinct frames
     drop(cache);
     let quality = quality.finish(profile, &all);
-    let suggested_user = suggest_user(profile, rules, classes, &frames, &all, options.metric);
-    let lists = frames.finish(profile, rules, classes, options.top);
+    let types = type_weights(profile, std::mem::take(&mut frames.types));
+    // the hint and the lists read the frame totals alike: on two cores
+    let (suggested_user, lists) = rayon::join(
+        || suggest_user(profile, rules, classes, &frames, &all, options.metric),
+        || frames.finish(profile, rules, classes, options.top, types),
+    );
     Aggregate {
         all,
         top_self: lists.top_self,
@@ -915,13 +919,15 @@ impl FrameAccumulator {
         )
     }
 
-    /// The heaviest `top` of each list, named; the allocated types.
+    /// The heaviest `top` of each list, named, beside the allocated types (`types`, summed
+    /// before: the lists only read the totals, so the user hint can read them at once).
     fn finish(
-        self,
+        &self,
         profile: &Profile,
         rules: &RuleSet,
         classes: &Classification,
         top: usize,
+        types: Vec<TypeWeight>,
     ) -> FrameLists {
         if top == 0 {
             // no list is shown (flame's legend, fleet rows): no grouping to make
@@ -929,7 +935,7 @@ impl FrameAccumulator {
                 top_self: Vec::new(),
                 top_owner_frames: Vec::new(),
                 unclassified: Vec::new(),
-                types: type_weights(profile, self.types),
+                types,
             };
         }
         let owner_name = |f: FrameId| rules.owner(classes.owner_of(f)).name.as_str();
@@ -961,7 +967,7 @@ impl FrameAccumulator {
             top_self,
             top_owner_frames,
             unclassified,
-            types: type_weights(profile, self.types),
+            types,
         }
     }
 }
@@ -1205,9 +1211,17 @@ fn group_sums(totals: &FrameTotals, groups: &[u32]) -> FxHashMap<FrameId, u128> 
 fn label_groups<K: std::hash::Hash + Eq>(
     frame_count: usize,
     frames: impl Iterator<Item = FrameId>,
-    key: impl Fn(FrameId) -> K,
+    key: impl Fn(FrameId) -> K + Sync,
 ) -> Vec<u32> {
-    let by_hash: Vec<(u32, u32)> = frames.map(|f| (hash32(hash_of(&key(f))), f.0)).collect();
+    use rayon::prelude::*;
+    let mut by_hash: Vec<(u32, u32)> = frames.map(|f| (0, f.0)).collect();
+    let hash = |(h, f): &mut (u32, u32)| *h = hash32(hash_of(&key(FrameId(*f))));
+    // hashing reads every frame's key, cold memory on millions of them: on every core
+    if by_hash.len() >= PARALLEL_GROUPING {
+        by_hash.par_iter_mut().for_each(hash);
+    } else {
+        by_hash.iter_mut().for_each(hash);
+    }
     first_of_each_key(frame_count, by_hash, key)
 }
 

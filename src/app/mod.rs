@@ -87,22 +87,41 @@ pub struct Loaded {
 /// Reads every input, builds one rule set for all of them (presets detected over all), and
 /// classifies each distinct frame once per profile.
 pub fn load(paths: &[PathBuf], config: &LoadConfig) -> Result<Loaded> {
-    let profiles = paths
-        .iter()
-        .map(|p| input::read_profile(p, &config.read))
-        .collect::<Result<Vec<_>>>()?;
+    let profiles = timed("reading", || {
+        (paths.iter())
+            .map(|p| input::read_profile(p, &config.read))
+            .collect::<Result<Vec<_>>>()
+    })?;
     for p in &profiles {
         for w in &p.meta.warnings {
             output::warn(&crate::render::notices::text(w));
         }
     }
-    let (rules, classes) = RuleSet::build_classified(&config.rules, &profiles)?;
+    let (rules, classes) = timed("classifying", || {
+        RuleSet::build_classified(&config.rules, &profiles)
+    })?;
     Ok(Loaded {
         paths: paths.to_vec(),
         profiles,
         rules: Arc::new(rules),
         classes,
     })
+}
+
+/// `f`, and with `WHOSE_TIMINGS` set the time it took on stderr as `whose: timings: STAGE
+/// 0.123 s`: the stages of a command for the benchmark (bench/), beside the perf.data
+/// reader's own.
+pub fn timed<T>(stage: &str, f: impl FnOnce() -> T) -> T {
+    if std::env::var_os("WHOSE_TIMINGS").is_none() {
+        return f();
+    }
+    let started = std::time::Instant::now();
+    let result = f();
+    eprintln!(
+        "whose: timings: {stage} {:.3} s",
+        started.elapsed().as_secs_f64()
+    );
+    result
 }
 
 /// Leaves what a command read to the end of the process instead of freeing it piece by

@@ -35,7 +35,9 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
         top: plan.top,
         threads: plan.threads,
     };
-    let mut inputs = input_reports(&loaded, &plan.load, &metrics, detail);
+    let mut inputs = super::timed("aggregating", || {
+        input_reports(&loaded, &plan.load, &metrics, detail)
+    });
     if plan.shape.by == GroupBy::Time {
         for (i, input) in inputs.iter_mut().enumerate() {
             input.aggregate.timeline = Some(owner_timeline(
@@ -78,8 +80,10 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
     if plan.format == OutputFormat::Html {
         return write_page(&loaded, &plan, &report, &metrics);
     }
-    write_output(plan.output.as_deref(), |out, term| {
-        render::render(&report, plan.format, term, &labels, out)
+    super::timed("rendering", || {
+        write_output(plan.output.as_deref(), |out, term| {
+            render::render(&report, plan.format, term, &labels, out)
+        })
     })?;
     super::leave_to_exit(loaded);
     Ok(Outcome::Success)
