@@ -37,7 +37,9 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
     load_config.read.timeline = split;
     let loaded = load(&paths, &load_config)?;
     let metrics = choose_metrics(&loaded, &plan.load)?;
-    let mut reports = input_reports(&loaded, &plan.load, &metrics, Detail::default());
+    let mut reports = super::timed("aggregating", || {
+        input_reports(&loaded, &plan.load, &metrics, Detail::default())
+    });
     let base_report = (reports.len() > drawn).then(|| reports.pop()).flatten();
     // the page is made while the profiles are here; it is written with the SVGs
     let page = if split {
@@ -84,7 +86,9 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
             metric,
             ..options.clone()
         };
-        lines.append(flame_lines(profile, &loaded.rules, classes, &options));
+        lines.append(super::timed("flame lines", || {
+            flame_lines(profile, &loaded.rules, classes, &options)
+        }));
     }
     let base_lines = (loaded.profiles.len() > drawn).then(|| {
         let base_options = FlameOptions {
@@ -141,7 +145,9 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
                 .ok_or_else(|| Error::Usage(format!("--diff {}: not read", base.display())))?;
             graph.diff(base_report, base_lines, base, *normalize, output.as_deref())?
         }
-        FlameOutput::Single { output } => graph.single(output.as_deref())?,
+        FlameOutput::Single { output } => {
+            super::timed("drawing", || graph.single(output.as_deref()))?
+        }
     }
     Ok(Outcome::Success)
 }
