@@ -42,6 +42,10 @@ pub struct AggregateOptions {
     pub threads: bool,
     /// How many heaviest frames to keep per list.
     pub top: usize,
+    /// Build the sums the shares' error bars come from ([`Dispersion`]); without them the
+    /// aggregate's dispersion is empty. A fifth of the pass over the rows on a million
+    /// distinct stacks, for outputs (flame graphs) that show no interval.
+    pub intervals: bool,
 }
 
 /// Weights of one owner or category in the three views.
@@ -646,7 +650,7 @@ pub fn aggregate(
     let mut threads = options.threads.then(|| ThreadGroups::new(n_owners));
     let mut frames = FrameAccumulator::new(profile.frame_count(), counted.total);
     let mut quality = QualityAccumulator::default();
-    let mut dispersion = DispersionBuilder::new(profile, n_owners);
+    let mut dispersion = (options.intervals).then(|| DispersionBuilder::new(profile, n_owners));
     for row in profile.rows() {
         let w = row.values[options.metric];
         if w == 0 {
@@ -654,7 +658,9 @@ pub fn aggregate(
         }
         let facts = cache.get(row.stack);
         all.add(&facts, &cache, w, rules);
-        dispersion.add(&row, &facts, &cache, w);
+        if let Some(dispersion) = &mut dispersion {
+            dispersion.add(&row, &facts, &cache, w);
+        }
         if let Some(threads) = &mut threads {
             threads.add(profile, &row, &facts, &cache, w, rules);
         }
@@ -686,7 +692,7 @@ pub fn aggregate(
         suggested_user,
         distinct_stacks: counted.distinct_stacks,
         negative,
-        dispersion: dispersion.finish(),
+        dispersion: dispersion.map_or_else(Dispersion::default, DispersionBuilder::finish),
         timeline: None,
     }
 }
@@ -1368,6 +1374,7 @@ mod tests {
                 types_as_frames: false,
                 threads: false,
                 top: 5,
+                intervals: true,
             },
         );
         let d = &agg.dispersion;

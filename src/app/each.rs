@@ -188,6 +188,7 @@ fn rows_of(plan: &ReportPlan, rules: &SharedRuleSets, path: &Path) -> Result<Inp
     let detail = Detail {
         top: 0,
         threads: false,
+        ..Detail::default()
     };
     let input = aggregate_input(&loaded, &plan.load, 0, metric, source, detail);
     let shown = path.display().to_string();

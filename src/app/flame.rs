@@ -38,7 +38,12 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
     let loaded = load(&paths, &load_config)?;
     let metrics = choose_metrics(&loaded, &plan.load)?;
     let mut reports = super::timed("aggregating", || {
-        input_reports(&loaded, &plan.load, &metrics, Detail::default())
+        // a graph shows shares without intervals; the split folder's page shows them
+        let detail = Detail {
+            intervals: split,
+            ..Detail::default()
+        };
+        input_reports(&loaded, &plan.load, &metrics, detail)
     });
     let base_report = (reports.len() > drawn).then(|| reports.pop()).flatten();
     // the page is made while the profiles are here; it is written with the SVGs

@@ -170,12 +170,25 @@ pub fn choose_metrics(loaded: &Loaded, config: &LoadConfig) -> Result<Vec<usize>
 }
 
 /// What to aggregate beyond the per-owner totals every command needs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Detail {
     /// Heaviest frames kept in each list, in total.
     pub top: usize,
     /// Split by thread name.
     pub threads: bool,
+    /// The sums behind the shares' error bars: every output that shows a share with its
+    /// interval, a gate and a diff need them; a flame graph does not.
+    pub intervals: bool,
+}
+
+impl Default for Detail {
+    fn default() -> Self {
+        Detail {
+            top: 0,
+            threads: false,
+            intervals: true,
+        }
+    }
 }
 
 /// Aggregates loaded input `i` in sample type `metric`; `metric_source` says where the
@@ -194,6 +207,7 @@ pub fn aggregate_input(
         types_as_frames: config.types_as_frames,
         threads: detail.threads,
         top: detail.top,
+        intervals: detail.intervals,
     };
     let aggregate = aggregate::aggregate(profile, &loaded.rules, &loaded.classes[i], &options);
     let mut notes = profile.meta.notes.clone();

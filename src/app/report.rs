@@ -34,6 +34,7 @@ pub fn run(plan: ReportPlan) -> Result<Outcome> {
     let detail = Detail {
         top: plan.top,
         threads: plan.threads,
+        ..Detail::default()
     };
     let mut inputs = super::timed("aggregating", || {
         input_reports(&loaded, &plan.load, &metrics, detail)

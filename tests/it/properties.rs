@@ -89,7 +89,7 @@ proptest! {
         let rules = RuleSet::build(&options, std::slice::from_ref(&profile)).unwrap();
         let classes = rules.classify(&profile);
         let agg = aggregate(&profile, &rules, &classes, &AggregateOptions {
-            metric: 0, types_as_frames: false, threads: false, top: 5,
+            metric: 0, types_as_frames: false, threads: false, top: 5, intervals: true,
         });
         let (want, total) = naive(&samples, &owners);
         prop_assert_eq!(agg.all.total, total);
