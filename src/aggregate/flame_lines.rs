@@ -592,10 +592,10 @@ fn own_text_groups(
     };
     let hashed = |text: &mut String, f: u32| {
         write(FrameId(f), text);
-        (super::hash32(FxBuildHasher.hash_one(text.as_str())), f)
+        super::hash32(FxBuildHasher.hash_one(text.as_str()))
     };
     let count = profile.frame_count();
-    let by_hash: Vec<(u32, u32)> = if count >= super::PARALLEL_GROUPING {
+    let hashes: Vec<u32> = if count >= super::PARALLEL_GROUPING {
         (0..count as u32)
             .into_par_iter()
             .map_init(String::new, hashed)
@@ -604,7 +604,7 @@ fn own_text_groups(
         let mut text = String::new();
         (0..count as u32).map(|f| hashed(&mut text, f)).collect()
     };
-    super::first_of_each_key(count, by_hash, |f| {
+    super::first_of_each_key(super::KeyHashes::OfEveryFrame(hashes), |f| {
         let mut text = String::new();
         write(f, &mut text);
         text

@@ -1163,25 +1163,41 @@ fn heaviest<'p>(
             .then_with(|| owner_name(*a).cmp(owner_name(*b)))
             .then_with(|| label(*a).cmp(&label(*b)))
     };
-    // the best `top`, straight from the totals: no list of every entry; `worst` is the
-    // position of the last kept entry once the list is full
+    // the best `top`, straight from the totals: no list of every entry. Once the list is
+    // full, its last entry's position, weight and names are kept beside it: most frames are
+    // lighter and turned away on their weight alone, and a tie reads only the new frame's
+    // names (a million frames of a few weights tie by the hundred thousand)
     let mut kept: Vec<FrameId> = Vec::with_capacity(top);
-    let mut worst = 0;
-    let firsts = (0..totals.len() as u32)
-        .map(FrameId)
-        .filter(|f| groups[f.0 as usize] == f.0 && weight(*f) > 0);
-    for f in firsts {
-        if kept.len() < top {
-            kept.push(f);
-        } else if order(&f, &kept[worst]).is_lt() {
-            kept[worst] = f;
-        } else {
+    let mut worst: Option<(usize, u128, &str, Cow<'p, str>)> = None;
+    for f in (0..totals.len() as u32).map(FrameId) {
+        if groups[f.0 as usize] != f.0 {
             continue;
         }
+        let w = weight(f);
+        if w == 0 {
+            continue;
+        }
+        if let Some((at, worst_weight, worst_owner, worst_label)) = &worst {
+            let better = w > *worst_weight
+                || (w == *worst_weight
+                    && match owner_name(f).cmp(worst_owner) {
+                        std::cmp::Ordering::Less => true,
+                        std::cmp::Ordering::Equal => label(f) < *worst_label,
+                        std::cmp::Ordering::Greater => false,
+                    });
+            if !better {
+                continue;
+            }
+            kept[*at] = f;
+        } else {
+            kept.push(f);
+        }
         if kept.len() == top {
-            worst = (0..top)
+            let at = (0..top)
                 .max_by(|&i, &j| order(&kept[i], &kept[j]))
                 .expect("top > 0");
+            let f = kept[at];
+            worst = Some((at, weight(f), owner_name(f), label(f)));
         }
     }
     kept.sort_by(order);
@@ -1211,24 +1227,54 @@ fn group_sums(totals: &FrameTotals, groups: &[u32]) -> FxHashMap<FrameId, u128> 
 
 /// For every frame `frames` yields, the first of them (in id order) with the same `key`:
 /// the frames a list shows as one row (`u32::MAX` for the frames not yielded). Each key is
-/// hashed once; the frames are sorted by 32 bits of that hash (8 bytes a frame, where a hash
-/// index held 18 and was the largest table of a report on a million distinct frames), and
-/// only frames of one hash are compared by key.
+/// hashed once, to 32 bits; frames whose hash no other frame has are their own group, and
+/// only the few whose hash may repeat are sorted by it and compared by key (sorting a
+/// million frames by hash was a third of the report's lists on a million distinct frames).
 fn label_groups<K: std::hash::Hash + Eq>(
     frame_count: usize,
     frames: impl Iterator<Item = FrameId>,
     key: impl Fn(FrameId) -> K + Sync,
 ) -> Vec<u32> {
     use rayon::prelude::*;
-    let mut by_hash: Vec<(u32, u32)> = frames.map(|f| (0, f.0)).collect();
-    let hash = |(h, f): &mut (u32, u32)| *h = hash32(hash_of(&key(FrameId(*f))));
+    let hash = |f: u32| hash32(hash_of(&key(FrameId(f))));
+    let ids: Vec<u32> = frames.map(|f| f.0).collect();
     // hashing reads every frame's key, cold memory on millions of them: on every core
-    if by_hash.len() >= PARALLEL_GROUPING {
-        by_hash.par_iter_mut().for_each(hash);
-    } else {
-        by_hash.iter_mut().for_each(hash);
+    let parallel = ids.len() >= PARALLEL_GROUPING;
+    if ids.len() == frame_count {
+        // distinct ascending ids below `frame_count`: every frame, so the id is the index
+        drop(ids);
+        let hashes = if parallel {
+            (0..frame_count as u32).into_par_iter().map(hash).collect()
+        } else {
+            (0..frame_count as u32).map(hash).collect()
+        };
+        return first_of_each_key(KeyHashes::OfEveryFrame(hashes), key);
     }
-    first_of_each_key(frame_count, by_hash, key)
+    let hashes = if parallel {
+        ids.par_iter().map(|&f| hash(f)).collect()
+    } else {
+        ids.iter().map(|&f| hash(f)).collect()
+    };
+    first_of_each_key(
+        KeyHashes::Of {
+            frame_count,
+            ids,
+            hashes,
+        },
+        key,
+    )
+}
+
+/// Frames to group and 32 bits of their keys' hashes (as [`hash32`] folds them).
+enum KeyHashes {
+    /// Frame i's hash at i, for every frame.
+    OfEveryFrame(Vec<u32>),
+    /// Some frames (ascending ids) and their hashes, side by side.
+    Of {
+        frame_count: usize,
+        ids: Vec<u32>,
+        hashes: Vec<u32>,
+    },
 }
 
 /// Frames at least this many are grouped on every core.
@@ -1239,24 +1285,55 @@ fn hash32(hash: u64) -> u32 {
     (hash >> 32) as u32 ^ hash as u32
 }
 
-/// [`label_groups`] from each frame's hash of its key (32 bits, as [`hash32`] folds it) next
-/// to its id, for callers that hash without making the key (`flame_lines` writes a frame's
-/// text into one buffer, and on all cores).
+/// [`label_groups`] from the hashes of the frames' keys, for callers that hash without making
+/// the key (`flame_lines` writes a frame's text into one buffer, and on all cores). Every
+/// frame's hashes become its group in place: 4 bytes a frame, where pairs of hash and id
+/// sorted were 8 and the groups 4 more, at the report's peak on millions of distinct frames.
 fn first_of_each_key<K: std::hash::Hash + Eq>(
-    frame_count: usize,
-    mut by_hash: Vec<(u32, u32)>,
+    hashes: KeyHashes,
     key: impl Fn(FrameId) -> K,
 ) -> Vec<u32> {
-    use rayon::slice::ParallelSliceMut as _;
-    let mut groups = vec![u32::MAX; frame_count];
-    if by_hash.len() >= PARALLEL_GROUPING {
-        by_hash.par_sort_unstable();
-    } else {
-        by_hash.sort_unstable();
-    }
-    for run in by_hash.chunk_by(|a, b| a.0 == b.0) {
-        if let [(_, only)] = run {
-            groups[*only as usize] = *only;
+    let mut maybe_shared: Vec<(u32, u32)> = Vec::new();
+    let groups = match hashes {
+        KeyHashes::OfEveryFrame(mut groups) => {
+            let shared = SharedHashes::of(&groups);
+            for (f, slot) in (0u32..).zip(groups.iter_mut()) {
+                if shared.may_repeat(*slot) {
+                    maybe_shared.push((*slot, f));
+                }
+                *slot = f;
+            }
+            groups
+        }
+        KeyHashes::Of {
+            frame_count,
+            ids,
+            hashes,
+        } => {
+            let shared = SharedHashes::of(&hashes);
+            let mut groups = vec![u32::MAX; frame_count];
+            for (f, h) in ids.into_iter().zip(hashes) {
+                if shared.may_repeat(h) {
+                    maybe_shared.push((h, f));
+                }
+                groups[f as usize] = f;
+            }
+            groups
+        }
+    };
+    group_shared(groups, maybe_shared, key)
+}
+
+/// `groups` with the frames of `maybe_shared` (hash and id, each its own group so far)
+/// grouped with the first of their key.
+fn group_shared<K: std::hash::Hash + Eq>(
+    mut groups: Vec<u32>,
+    mut maybe_shared: Vec<(u32, u32)>,
+    key: impl Fn(FrameId) -> K,
+) -> Vec<u32> {
+    maybe_shared.sort_unstable();
+    for run in maybe_shared.chunk_by(|a, b| a.0 == b.0) {
+        if run.len() == 1 {
             continue;
         }
         // ids ascend within a run, so the first of a key is met first
@@ -1266,6 +1343,47 @@ fn first_of_each_key<K: std::hash::Hash + Eq>(
         }
     }
     groups
+}
+
+/// Which 32-bit hashes may occur more than once among a list's: a bit per slot, as a Bloom
+/// filter of one hash function, with 8 to 16 slots an entry (2 to 4 bits an entry in all), so
+/// one hash in 8 to 16 that occurs once is taken for shared. A hash it calls single is
+/// single.
+struct SharedHashes {
+    mask: usize,
+    seen: Vec<u64>,
+    repeated: Vec<u64>,
+}
+
+impl SharedHashes {
+    fn of(hashes: &[u32]) -> SharedHashes {
+        let slots = (hashes.len().saturating_mul(8))
+            .next_power_of_two()
+            .clamp(64, 1 << 32);
+        let mut filter = SharedHashes {
+            mask: slots - 1,
+            seen: vec![0; slots / 64],
+            repeated: vec![0; slots / 64],
+        };
+        for &h in hashes {
+            let (word, bit) = filter.slot(h);
+            if filter.seen[word] & bit != 0 {
+                filter.repeated[word] |= bit;
+            }
+            filter.seen[word] |= bit;
+        }
+        filter
+    }
+
+    fn slot(&self, hash: u32) -> (usize, u64) {
+        let slot = hash as usize & self.mask;
+        (slot / 64, 1 << (slot % 64))
+    }
+
+    fn may_repeat(&self, hash: u32) -> bool {
+        let (word, bit) = self.slot(hash);
+        self.repeated[word] & bit != 0
+    }
 }
 
 fn type_weights(
@@ -1300,6 +1418,52 @@ fn type_weights(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The kept-worst shortcut picks what sorting every entry and taking the first `top`
+        /// picks: ties on weight by owner, then label, with groups merged first.
+        #[test]
+        fn heaviest_is_the_head_of_everything_sorted(
+            entries in proptest::collection::vec((0u32..4, 0u8..3, 0u8..12), 1..60),
+            top in 1usize..8,
+        ) {
+            let owners = ["lib", "app", "jdk"];
+            let n = entries.len();
+            let labels: Vec<String> = entries.iter().map(|e| format!("f{}", e.2)).collect();
+            let mut totals = FrameTotals::new(n, u128::from(u32::MAX));
+            for (i, e) in entries.iter().enumerate() {
+                totals.add(FrameId(i as u32), u128::from(e.0));
+            }
+            let owner = |f: FrameId| owners[entries[f.0 as usize].1 as usize];
+            let label = |f: FrameId| Cow::Borrowed(labels[f.0 as usize].as_str());
+            let all = (0..n as u32).map(FrameId);
+            let groups = label_groups(n, all.clone(), |f| (owner(f), label(f)));
+            let got = heaviest(&totals, &groups, &owner, &label, top);
+            // the oracle: every group summed, sorted, cut
+            let mut sums: FxHashMap<(&str, String), u128> = FxHashMap::default();
+            for f in all {
+                *sums.entry((owner(f), label(f).into_owned())).or_default() += totals.get(f);
+            }
+            let mut want: Vec<(u128, &str, String)> =
+                sums.into_iter().filter(|e| e.1 > 0).map(|((o, l), w)| (w, o, l)).collect();
+            want.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)).then(a.2.cmp(&b.2)));
+            want.truncate(top);
+            let got: Vec<(u128, &str, String)> =
+                got.iter().map(|e| (e.weight, e.owner.as_str(), e.frame.clone())).collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        /// A hash the filter calls single occurs once.
+        #[test]
+        fn shared_hashes_never_miss_a_repeat(hashes in proptest::collection::vec(0u32..5000, 0..300)) {
+            let shared = SharedHashes::of(&hashes);
+            for &h in &hashes {
+                if !shared.may_repeat(h) {
+                    proptest::prop_assert_eq!(hashes.iter().filter(|&&x| x == h).count(), 1);
+                }
+            }
+        }
+    }
 
     #[test]
     fn label_groups_name_the_first_frame_of_each_key_also_when_hashes_collide() {
