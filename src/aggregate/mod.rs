@@ -1061,18 +1061,30 @@ fn suggest_user(
         o if rules.owner(o).category == Category::User => quality::Claim::User,
         _ => quality::Claim::Other,
     };
-    let mut hint = quality::suggest_user_prefix(
-        (0..profile.frame_count() as u32).map(FrameId).map(|f| {
-            let name = &*profile.frame(f).name;
-            (
-                name,
-                claim(f),
-                frames.owner_frames.get(f),
-                frames.unclassified.get(f),
+    let hint_frame = |f: u32| {
+        let f = FrameId(f);
+        let name = &*profile.frame(f).name;
+        let (owner, inclusive) = (frames.owner_frames.get(f), frames.unclassified.get(f));
+        (name, claim(f), owner, inclusive)
+    };
+    let count = profile.frame_count() as u32;
+    // every frame's name is read and cut: on every core past a few thousand
+    let weights = if count as usize >= PARALLEL_GROUPING {
+        use rayon::prelude::*;
+        (0..count)
+            .into_par_iter()
+            .fold(quality::PrefixWeights::default, |mut weights, f| {
+                weights.add(hint_frame(f));
+                weights
+            })
+            .reduce(
+                quality::PrefixWeights::default,
+                quality::PrefixWeights::merge,
             )
-        }),
-        all.total,
-    )?;
+    } else {
+        quality::PrefixWeights::of((0..count).map(hint_frame))
+    };
+    let mut hint = quality::suggest_user_prefix(weights, all.total)?;
     hint.anywhere = weight_through(profile, metric, |f| {
         claim(f) == quality::Claim::Unclassified
             && quality::has_prefix(&profile.frame(f).name, &hint.prefix)

@@ -720,29 +720,9 @@ pub type HintFrame<'a> = (&'a str, Claim, u128, u128);
 /// frame is one of them. A prefix under which a preset, a rule or a guess owns any frame as
 /// non-user code is never proposed: `--user` comes first and would take that code from its
 /// owner (a framework's `io.ktor.`, a dependency's crate once it is guessed as a library).
-pub fn suggest_user_prefix<'a>(
-    frames: impl Iterator<Item = HintFrame<'a>>,
-    total: u128,
-) -> Option<UserHint> {
-    /// Per prefix: owner-view weight moved and the heaviest inclusive frame; `None` once a
-    /// frame under it is owned as non-user code.
-    type Weighed = Option<(u128, u128)>;
-    // a map, not a list searched per frame: millions of distinct prefixes made that quadratic
-    let mut by_prefix: rustc_hash::FxHashMap<&str, Weighed> = Default::default();
-    for (name, claim, owner, inclusive) in frames {
-        let Some(prefix) = prefix_of(name) else {
-            continue;
-        };
-        let entry = by_prefix.entry(prefix).or_insert(Some((0, 0)));
-        match claim {
-            Claim::Unclassified => {
-                *entry = entry.map(|(o, i)| (o + owner, i.max(inclusive)));
-            }
-            Claim::Other => *entry = None,
-            Claim::User => {}
-        }
-    }
-    by_prefix
+pub fn suggest_user_prefix(weights: PrefixWeights<'_>, total: u128) -> Option<UserHint> {
+    weights
+        .by_prefix
         .into_iter()
         .filter_map(|(p, w)| Some((p, w?)))
         .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
@@ -752,6 +732,52 @@ pub fn suggest_user_prefix<'a>(
             owner,
             anywhere: 0,
         })
+}
+
+/// What [`suggest_user_prefix`] weighs, per package prefix: the owner-view weight moved and
+/// the heaviest inclusive frame; `None` once a frame under it is owned as non-user code.
+/// Sums of disjoint sets of frames merge into the sum of their union, so the frames can be
+/// weighed on every core.
+#[derive(Debug, Default)]
+pub struct PrefixWeights<'a> {
+    // a map, not a list searched per frame: millions of distinct prefixes made that quadratic
+    by_prefix: rustc_hash::FxHashMap<&'a str, Option<(u128, u128)>>,
+}
+
+impl<'a> PrefixWeights<'a> {
+    pub fn of(frames: impl Iterator<Item = HintFrame<'a>>) -> PrefixWeights<'a> {
+        let mut weights = PrefixWeights::default();
+        frames.for_each(|frame| weights.add(frame));
+        weights
+    }
+
+    pub fn add(&mut self, (name, claim, owner, inclusive): HintFrame<'a>) {
+        let Some(prefix) = prefix_of(name) else {
+            return;
+        };
+        let entry = self.by_prefix.entry(prefix).or_insert(Some((0, 0)));
+        match claim {
+            Claim::Unclassified => {
+                *entry = entry.map(|(o, i)| (o + owner, i.max(inclusive)));
+            }
+            Claim::Other => *entry = None,
+            Claim::User => {}
+        }
+    }
+
+    /// The weights of both sets of frames.
+    pub fn merge(mut self, other: PrefixWeights<'a>) -> PrefixWeights<'a> {
+        if self.by_prefix.len() < other.by_prefix.len() {
+            return other.merge(self);
+        }
+        for (prefix, theirs) in other.by_prefix {
+            let ours = self.by_prefix.entry(prefix).or_insert(Some((0, 0)));
+            *ours = ours
+                .zip(theirs)
+                .map(|((o, i), (o2, i2))| (o + o2, i.max(i2)));
+        }
+        self
+    }
 }
 
 /// Whether `name` is under the package prefix `prefix` as [`prefix_of`] cuts it.
@@ -801,24 +827,41 @@ mod tests {
             ("work", Unclassified, 99, 99),
         ];
         assert_eq!(
-            suggest_user_prefix(frames.into_iter(), 1000),
+            suggest_user_prefix(PrefixWeights::of(frames.into_iter()), 1000),
             hint("app.", 90)
         );
         // frames that own nothing in the owner view (callers of a library that owns it all)
         // are still proposed by their inclusive weight: the anywhere view gains them
         let callers = [("bench.Main.run", Unclassified, 0, 500)];
         assert_eq!(
-            suggest_user_prefix(callers.into_iter(), 1000),
+            suggest_user_prefix(PrefixWeights::of(callers.into_iter()), 1000),
             hint("bench.", 0)
         );
         // under 1 % of the total: no hint
         let tiny = [("app.A.run", Unclassified, 9, 9)];
-        assert_eq!(suggest_user_prefix(tiny.into_iter(), 1000), None);
+        assert_eq!(
+            suggest_user_prefix(PrefixWeights::of(tiny.into_iter()), 1000),
+            None
+        );
         // a prefix of user code only: nothing to move
         let user = [("app.A.run", User, 500, 500)];
-        assert_eq!(suggest_user_prefix(user.into_iter(), 1000), None);
+        assert_eq!(
+            suggest_user_prefix(PrefixWeights::of(user.into_iter()), 1000),
+            None
+        );
         assert!(has_prefix("<app::X as core::fmt::Display>::fmt", "app::"));
         assert!(!has_prefix("apple::x", "app::"));
+        // weighed in two parts on two cores, merged: the same hint at every cut
+        for cut in 0..=frames.len() {
+            let (a, b) = frames.split_at(cut);
+            let merged =
+                PrefixWeights::of(a.iter().copied()).merge(PrefixWeights::of(b.iter().copied()));
+            assert_eq!(
+                suggest_user_prefix(merged, 1000),
+                hint("app.", 90),
+                "cut at {cut}"
+            );
+        }
     }
 
     /// A quality with 60 of 100 weight ownerless, stopping in libc, recorded in `mode`.
