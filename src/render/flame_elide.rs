@@ -75,9 +75,7 @@ pub fn elide_narrow(lines: &FlameLines, mut selected: Vec<u32>, min_width: f64) 
     let min_time = min_width / (100.0 / total as f64);
     let narrow = |w: u128| (w as f64) < min_time;
     let cuts = cut_depths(&entries, narrow);
-    let nodes = narrow_nodes(&entries, &cuts);
-    drop(cuts);
-    merge_siblings(&selected, &entries, nodes, narrow)
+    merge_siblings(&selected, &entries, narrow_nodes(&entries, &cuts), narrow)
 }
 
 /// For each line, the depth of its outermost narrow frame (`u32::MAX`: none): found by
@@ -147,41 +145,44 @@ impl Node {
     }
 }
 
-/// The lines grouped into what to draw: each narrow frame (the lines of one run that is cut
-/// there) as one node, the other lines as they are.
-fn narrow_nodes(entries: &[(&[u32], u128)], cuts: &[u32]) -> Vec<Node> {
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut last_cut: Option<&[u32]> = None;
-    for (i, (&(stack, weight), &cut)) in entries.iter().zip(cuts).enumerate() {
+/// The lines grouped into what to draw, in order: each narrow frame (the lines of one run
+/// that is cut there) as one node, the other lines as they are. Yielded as they are found,
+/// so a million narrow leaves are not a million nodes held at once (32 MB).
+fn narrow_nodes<'e>(
+    entries: &'e [(&'e [u32], u128)],
+    cuts: &'e [u32],
+) -> impl Iterator<Item = Node> + 'e {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let (&(stack, weight), &cut) = (entries.get(i)?, cuts.get(i)?);
+        let entry = i as u32;
+        i += 1;
         if cut == u32::MAX {
-            last_cut = None;
-            nodes.push(Node {
-                entry: i as u32,
+            return Some(Node {
+                entry,
                 kept: None,
                 below: false,
                 weight,
             });
-            continue;
         }
         let kept = &stack[..cut as usize + 1];
-        let below = stack.len() > kept.len();
-        match nodes.last_mut() {
-            Some(node) if last_cut == Some(kept) => {
-                node.weight += weight;
-                node.below |= below;
+        let mut node = Node {
+            entry,
+            kept: Some(kept.len() as u32),
+            below: stack.len() > kept.len(),
+            weight,
+        };
+        // the lines after it cut at the same frame are in it
+        while let (Some(&(next, w)), Some(&c)) = (entries.get(i), cuts.get(i)) {
+            if c as usize + 1 != kept.len() || next[..kept.len()] != *kept {
+                break;
             }
-            _ => {
-                nodes.push(Node {
-                    entry: i as u32,
-                    kept: Some(kept.len() as u32),
-                    below,
-                    weight,
-                });
-                last_cut = Some(kept);
-            }
+            node.weight += w;
+            node.below |= next.len() > kept.len();
+            i += 1;
         }
-    }
-    nodes
+        Some(node)
+    })
 }
 
 /// Adjacent narrow siblings merged into one line named after the first while their sum
@@ -189,13 +190,12 @@ fn narrow_nodes(entries: &[(&[u32], u128)], cuts: &[u32]) -> Vec<Node> {
 fn merge_siblings(
     selected: &[u32],
     entries: &[(&[u32], u128)],
-    nodes: Vec<Node>,
+    nodes: impl Iterator<Item = Node>,
     narrow: impl Fn(u128) -> bool,
 ) -> Vec<Drawn> {
-    let mut out: Vec<Drawn> = Vec::with_capacity(nodes.len());
-    let mut i = 0;
-    while i < nodes.len() {
-        let first = &nodes[i];
+    let mut out: Vec<Drawn> = Vec::new();
+    let mut nodes = Lookahead::new(nodes);
+    while let Some(first) = nodes.next() {
         let stack = selected[first.entry as usize];
         let Some((kept, parent, name)) = first.frame(entries) else {
             out.push(Drawn {
@@ -204,24 +204,20 @@ fn merge_siblings(
                 below: false,
                 weight: first.weight,
             });
-            i += 1;
             continue;
         };
         // the merged line sorts where the first did, so it keeps the first's form
         let mut weight = first.weight;
-        let mut j = i + 1;
-        while let Some(next) = nodes.get(j) {
+        while let (Some(next), after) = nodes.peek_two() {
             let sibling = next.frame(entries).is_some_and(|(_, p, _)| p == parent);
             // the node after the run must not be a frame of the run's name under the same
             // parent: inferno would draw the two as one
-            let clash = nodes
-                .get(j + 1)
-                .is_some_and(|after| after.child_of(parent, entries) == Some(name));
+            let clash = after.is_some_and(|after| after.child_of(parent, entries) == Some(name));
             if !sibling || !narrow(weight + next.weight) || clash {
                 break;
             }
             weight += next.weight;
-            j += 1;
+            nodes.next();
         }
         out.push(Drawn {
             stack,
@@ -229,9 +225,38 @@ fn merge_siblings(
             below: first.below,
             weight,
         });
-        i = j;
     }
     out
+}
+
+/// An iterator that can look two items ahead.
+struct Lookahead<I: Iterator> {
+    items: I,
+    ahead: std::collections::VecDeque<I::Item>,
+}
+
+impl<I: Iterator> Lookahead<I> {
+    fn new(items: I) -> Self {
+        Lookahead {
+            items,
+            ahead: std::collections::VecDeque::with_capacity(2),
+        }
+    }
+
+    /// The next item and the one after it.
+    fn peek_two(&mut self) -> (Option<&I::Item>, Option<&I::Item>) {
+        while self.ahead.len() < 2 {
+            match self.items.next() {
+                Some(item) => self.ahead.push_back(item),
+                None => break,
+            }
+        }
+        (self.ahead.front(), self.ahead.get(1))
+    }
+
+    fn next(&mut self) -> Option<I::Item> {
+        self.ahead.pop_front().or_else(|| self.items.next())
+    }
 }
 
 #[cfg(test)]
