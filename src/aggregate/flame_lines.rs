@@ -11,12 +11,12 @@
 //! - `owner_root` puts a synthetic `[owner: NAME]` frame under every stack, so the first
 //!   level of the graph is the owner split (the sample's owner, owner view).
 //!
-//! The sample's owner is decided by the very code the report uses ([`super::FactCache`]),
+//! The sample's owner is decided by the very code the report uses ([`super::StackWalk`]),
 //! so a flame graph split by owner adds up to exactly the report's owner view.
 //!
 //! Lines are built once per distinct stack (threads merged) and each distinct frame text once.
 
-use super::{FactCache, line_order};
+use super::{StackWalk, line_order};
 use crate::classify::{Classification, RuleSet};
 use crate::model::{FrameId, OwnerId, Profile, StackId};
 use hashbrown::HashTable;
@@ -400,8 +400,12 @@ pub fn flame_lines(
         profile,
         rules,
         options,
-        // each stack once: nothing to keep
-        facts: FactCache::new(profile, rules, classes, options.types_as_frames, Vec::new()),
+        walk: StackWalk {
+            profile,
+            rules,
+            classes,
+            types_as_frames: options.types_as_frames,
+        },
         classes,
         groups: own_text_groups(profile, rules, classes, options),
         by_frame: vec![u32::MAX; profile.frame_count()],
@@ -435,7 +439,7 @@ struct Builder<'a> {
     rules: &'a RuleSet,
     classes: &'a Classification,
     options: &'a FlameOptions,
-    facts: FactCache<'a>,
+    walk: StackWalk<'a>,
     /// Frame → the first frame of its own-colour text ([`own_text_groups`]).
     groups: Vec<u32>,
     /// First frame of a text → the id of its text coloured by its own owner (`u32::MAX`: not
@@ -458,8 +462,8 @@ impl Builder<'_> {
     fn stack(&mut self, stack: StackId, weight: u128, out: &mut FlameLines) {
         // the frames the owners are read from are the frames drawn (the allocated-class
         // leaf left out unless types are frames, as the facts were built)
-        let frames = self.facts.owned_frames(stack);
-        let owner = self.facts.walk(frames).0.owner;
+        let frames = self.walk.owned_frames(stack);
+        let owner = self.walk.walk(frames).0.owner;
         let start = out.frames.len();
         if self.options.owner_root {
             let id = self.root(owner, &mut out.texts);

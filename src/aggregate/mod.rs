@@ -451,6 +451,60 @@ impl FrameTraits {
     }
 }
 
+/// How a stack is walked for its self-view and owner-view owners: what the facts, the
+/// flame lines and [`stack_owners`] all read, which need nothing of each frame beforehand.
+#[derive(Clone, Copy)]
+pub(crate) struct StackWalk<'a> {
+    pub profile: &'a Profile,
+    pub rules: &'a RuleSet,
+    pub classes: &'a Classification,
+    pub types_as_frames: bool,
+}
+
+impl<'a> StackWalk<'a> {
+    /// The frames of `stack` its owners are read from: the allocated-class leaf says *what*
+    /// was allocated, not who, and is skipped unless types are frames.
+    pub fn owned_frames(&self, stack: StackId) -> &'a [FrameId] {
+        let profile = self.profile;
+        self.owned_frames_by(stack, |f| profile.frame(f).kind == FrameKind::AllocType)
+    }
+
+    /// [`StackWalk::owned_frames`], with `is_type` telling an allocated type's frame.
+    fn owned_frames_by(&self, stack: StackId, is_type: impl Fn(FrameId) -> bool) -> &'a [FrameId] {
+        let all = self.profile.stack(stack);
+        let skip = if self.types_as_frames {
+            0
+        } else {
+            all.iter().take_while(|&&f| is_type(f)).count()
+        };
+        &all[skip..]
+    }
+
+    /// The owners of `frames` (a stack's [`StackWalk::owned_frames`]), and the owner frame
+    /// with its position: the one place the self and owner views' walk is decided. The owner
+    /// is the first non-transparent frame's from the leaf; a stack of transparent frames
+    /// only stays with its leaf's owner.
+    pub fn walk(&self, frames: &[FrameId]) -> (StackOwners, Option<FrameId>, Option<usize>) {
+        let owner_of = |f: FrameId| self.classes.owner_of(f);
+        let self_owner = frames
+            .first()
+            .map_or(OwnerId::UNSYMBOLIZED, |&f| owner_of(f));
+        let owner_pos = frames
+            .iter()
+            .position(|&f| !self.rules.owner(owner_of(f)).transparent);
+        let (owner, owner_frame) = match owner_pos {
+            Some(i) => (owner_of(frames[i]), Some(frames[i])),
+            None => (self_owner, frames.first().copied()),
+        };
+        (StackOwners { self_owner, owner }, owner_frame, owner_pos)
+    }
+
+    /// The self and owner views' owners of `stack`, without the rest of its facts.
+    fn owners(&self, stack: StackId) -> StackOwners {
+        self.walk(self.owned_frames(stack)).0
+    }
+}
+
 impl<'a> FactCache<'a> {
     fn new(
         profile: &'a Profile,
@@ -500,42 +554,22 @@ impl<'a> FactCache<'a> {
         f
     }
 
-    /// The frames of `stack` its owners are read from: the allocated-class leaf says *what*
-    /// was allocated, not who, and is skipped unless types are frames.
+    fn stack_walk(&self) -> StackWalk<'a> {
+        StackWalk {
+            profile: self.profile,
+            rules: self.rules,
+            classes: self.classes,
+            types_as_frames: self.types_as_frames,
+        }
+    }
+
+    /// [`StackWalk::owned_frames`], with each frame's kind read from its traits.
     fn owned_frames(&self, stack: StackId) -> &'a [FrameId] {
-        let all = self.profile.stack(stack);
-        let skip = if self.types_as_frames {
-            0
-        } else {
-            (all.iter())
-                .take_while(|&&f| self.traits[f.0 as usize].alloc_type)
-                .count()
-        };
-        &all[skip..]
+        (self.stack_walk()).owned_frames_by(stack, |f| self.traits[f.0 as usize].alloc_type)
     }
 
-    /// The owners of `frames` (a stack's [`FactCache::owned_frames`]), and the owner frame
-    /// with its position: the one place the self and owner views' walk is decided. The owner
-    /// is the first non-transparent frame's from the leaf; a stack of transparent frames
-    /// only stays with its leaf's owner.
     fn walk(&self, frames: &[FrameId]) -> (StackOwners, Option<FrameId>, Option<usize>) {
-        let owner_of = |f: FrameId| self.classes.owner_of(f);
-        let self_owner = frames
-            .first()
-            .map_or(OwnerId::UNSYMBOLIZED, |&f| owner_of(f));
-        let owner_pos = frames
-            .iter()
-            .position(|&f| !self.rules.owner(owner_of(f)).transparent);
-        let (owner, owner_frame) = match owner_pos {
-            Some(i) => (owner_of(frames[i]), Some(frames[i])),
-            None => (self_owner, frames.first().copied()),
-        };
-        (StackOwners { self_owner, owner }, owner_frame, owner_pos)
-    }
-
-    /// The self and owner views' owners of `stack`, without the rest of its facts.
-    fn owners(&self, stack: StackId) -> StackOwners {
-        self.walk(self.owned_frames(stack)).0
+        self.stack_walk().walk(frames)
     }
 
     fn compute(&mut self, stack: StackId) -> StackFacts {
@@ -1107,9 +1141,14 @@ pub fn stack_owners(
     classes: &Classification,
     types_as_frames: bool,
 ) -> Vec<StackOwners> {
-    let cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
+    let walk = StackWalk {
+        profile,
+        rules,
+        classes,
+        types_as_frames,
+    };
     (0..profile.stack_count())
-        .map(|i| cache.owners(StackId(i as u32)))
+        .map(|i| walk.owners(StackId(i as u32)))
         .collect()
 }
 
