@@ -172,6 +172,12 @@ impl Ranks {
                 continue;
             }
             let run = &mut order[start..end];
+            let shared = shared_depths(lines, run, depth);
+            if shared > 0 {
+                // every line has its first line's frames there: nothing to sort by
+                runs.push((start, end, depth + shared));
+                continue;
+            }
             keyed.clear();
             keyed.extend(run.iter().map(|&i| (self.key_at(frames(i), depth), i)));
             if keyed.iter().all(|k| k.0 == keyed[0].0) {
@@ -202,6 +208,30 @@ impl Ranks {
             }
         }
     }
+}
+
+/// How many depths from `depth` on every line of `run` has the frame of its first line there
+/// (counting only depths where the first line has a frame). Sorting by rank a depth at a time
+/// finds such depths, one pass over the run each, to change nothing; a run under a long
+/// shared path is now passed over once for all of it, its frames compared by id. Lines that
+/// end at a shared frame still sort before those that go on: past their end their key is 0.
+fn shared_depths(lines: &FlameLines, run: &[u32], depth: usize) -> usize {
+    let frames = |i: u32| lines.frames(&lines.stacks[i as usize]);
+    let Some((&first, rest)) = run.split_first() else {
+        return 0;
+    };
+    let first = frames(first);
+    let mut shared = first.len().saturating_sub(depth);
+    for &i in rest {
+        if shared == 0 {
+            break;
+        }
+        let line = frames(i);
+        shared = (depth..depth + shared)
+            .take_while(|&d| line.get(d) == first.get(d))
+            .count();
+    }
+    shared
 }
 
 /// Sorts distinct frame keys as their bytes sort: first by their first eight bytes as one
