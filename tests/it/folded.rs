@@ -187,6 +187,12 @@ fn a_differential_file_is_refused_with_how_to_read_it() {
         err.contains("whose diff before.folded after.folded"),
         "{err}"
     );
+    // counts before the last may be decimals, `5.` among them
+    for line in ["main;a 1.5 2\n", "main;a 5. 2\n"] {
+        let file = temp_file(line);
+        let err = whose_err(&["report", file.path().to_str().unwrap()]);
+        assert!(err.contains("differential folded file"), "{line}: {err}");
+    }
 }
 
 #[test]

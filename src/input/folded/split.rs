@@ -233,7 +233,15 @@ impl Splitter {
     /// before and after. Read as one profile it would be frame `c 31` of weight 56; refuse it
     /// and say how to read it. Checked once per distinct stack text, off the hot path.
     fn refuse_differential(&self, stack_text: &[u8]) -> Result<()> {
-        let Some(space) = stack_text.iter().rposition(|&b| b == b' ') else {
+        // a count ends in a digit or a decimal point; most leaves end otherwise, and then a
+        // long stack is not searched for its last space
+        if !stack_text
+            .last()
+            .is_some_and(|&b| b.is_ascii_digit() || b == b'.')
+        {
+            return Ok(());
+        }
+        let Some(space) = memchr::memrchr(b' ', stack_text) else {
             return Ok(());
         };
         let tail = &stack_text[space + 1..];
