@@ -341,12 +341,20 @@ fn go_package(name: &str) -> Option<&str> {
 pub fn java_vendor(name: &str) -> Option<String> {
     // a JVM name has no spaces, `::`, `/` or parentheses before its method (a lambda's
     // `$$Lambda` and inner classes' `$` are part of the class)
-    let head = name.split('(').next().unwrap_or(name);
-    // two packages, a class and a method: three dots at least (checked first, as most names
-    // asked are no Java method)
-    if head.bytes().filter(|&b| b == b'.').count() < 3 {
+    // two packages, a class and a method: three dots at least (checked first, in the one
+    // pass that finds the parameters, as most names asked are no Java method)
+    let mut dots = 0;
+    let head_len = name
+        .bytes()
+        .position(|b| {
+            dots += usize::from(b == b'.');
+            b == b'('
+        })
+        .unwrap_or(name.len());
+    if dots < 3 {
         return None;
     }
+    let head = &name[..head_len];
     if head.contains("::") || head.contains(['/', ' ']) {
         return None;
     }
