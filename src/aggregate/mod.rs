@@ -505,6 +505,22 @@ impl<'a> StackWalk<'a> {
     }
 }
 
+/// Every frame's [`FrameTraits`]: on every core past [`PARALLEL_GROUPING`] frames, each
+/// read being cold memory on millions of distinct frames.
+fn frame_traits(profile: &Profile, classes: &Classification) -> Vec<FrameTraits> {
+    use rayon::prelude::*;
+    let of = |(frame, &owner): (&Frame, &OwnerId)| FrameTraits::of(frame, owner);
+    if profile.frame_count() >= PARALLEL_GROUPING {
+        (profile.frame_slice().par_iter().zip(&classes.frame_owner))
+            .map(of)
+            .collect()
+    } else {
+        (profile.frames().zip(&classes.frame_owner))
+            .map(of)
+            .collect()
+    }
+}
+
 impl<'a> FactCache<'a> {
     fn new(
         profile: &'a Profile,
@@ -512,6 +528,26 @@ impl<'a> FactCache<'a> {
         classes: &'a Classification,
         types_as_frames: bool,
         rows_per_stack: Vec<u8>,
+    ) -> FactCache<'a> {
+        let traits = frame_traits(profile, classes);
+        FactCache::with_traits(
+            profile,
+            rules,
+            classes,
+            types_as_frames,
+            rows_per_stack,
+            traits,
+        )
+    }
+
+    /// [`FactCache::new`] with the frames' traits made already.
+    fn with_traits(
+        profile: &'a Profile,
+        rules: &'a RuleSet,
+        classes: &'a Classification,
+        types_as_frames: bool,
+        rows_per_stack: Vec<u8>,
+        traits: Vec<FrameTraits>,
     ) -> FactCache<'a> {
         FactCache {
             profile,
@@ -527,9 +563,7 @@ impl<'a> FactCache<'a> {
             owners_seen: Marks::new(rules.owners().len()),
             categories_seen: Marks::new(Category::ALL.len()),
             frames_seen: Marks::new(profile.frame_count()),
-            traits: (profile.frames().zip(&classes.frame_owner))
-                .map(|(frame, &owner)| FrameTraits::of(frame, owner))
-                .collect(),
+            traits,
         }
     }
 
@@ -728,13 +762,19 @@ pub fn aggregate(
     classes: &Classification,
     options: &AggregateOptions,
 ) -> Aggregate {
-    let counted = RowCounts::of(profile, options.metric);
-    let mut cache = FactCache::new(
+    // two passes over all that was read, cold memory on millions of distinct stacks: side
+    // by side
+    let (counted, traits) = rayon::join(
+        || RowCounts::of(profile, options.metric),
+        || frame_traits(profile, classes),
+    );
+    let mut cache = FactCache::with_traits(
         profile,
         rules,
         classes,
         options.types_as_frames,
         counted.rows_per_stack,
+        traits,
     );
     let n_owners = rules.owners().len();
     let mut all = Attribution::new(n_owners);
