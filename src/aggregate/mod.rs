@@ -1657,9 +1657,28 @@ mod tests {
         }
     }
 
+    /// `p` aggregated with `main.` as user code and no presets, intervals on.
+    fn aggregate_with_user_main(p: &Profile) -> (Aggregate, RuleSet) {
+        use crate::classify::RuleOptions;
+        let options = RuleOptions {
+            user_prefixes: vec!["main.".into()],
+            no_presets: true,
+            ..RuleOptions::default()
+        };
+        let rules = RuleSet::build(&options, std::slice::from_ref(p)).unwrap();
+        let classes = rules.classify(p);
+        let options = AggregateOptions {
+            metric: 0,
+            types_as_frames: false,
+            threads: false,
+            top: 5,
+            intervals: true,
+        };
+        (aggregate(p, &rules, &classes, &options), rules)
+    }
+
     #[test]
     fn dispersion_sums_squares_per_row_and_per_thread() {
-        use crate::classify::RuleOptions;
         use crate::model::{Frame, SampleType, Unit};
         // 8 threads of 100 samples: 4 run only `main.work` (user), 4 only `lib.work`
         let mut p = Profile::new(vec![SampleType::new("samples", Unit::Count)]);
@@ -1670,25 +1689,7 @@ mod tests {
             let thread = p.intern_thread(&format!("t{t}"));
             p.add_sample(s, Some(thread), &[100]);
         }
-        let options = RuleOptions {
-            user_prefixes: vec!["main.".into()],
-            no_presets: true,
-            ..RuleOptions::default()
-        };
-        let rules = RuleSet::build(&options, std::slice::from_ref(&p)).unwrap();
-        let classes = rules.classify(&p);
-        let agg = aggregate(
-            &p,
-            &rules,
-            &classes,
-            &AggregateOptions {
-                metric: 0,
-                types_as_frames: false,
-                threads: false,
-                top: 5,
-                intervals: true,
-            },
-        );
+        let (agg, rules) = aggregate_with_user_main(&p);
         let d = &agg.dispersion;
         assert_eq!((d.samples, d.counted, d.threads), (800, true, 8));
         // q_r = W_r²/n_r = 100 per row
@@ -1714,7 +1715,6 @@ mod tests {
 
     #[test]
     fn dispersion_sums_each_threads_rows_also_when_threads_take_turns() {
-        use crate::classify::RuleOptions;
         use crate::model::{Frame, SampleType};
         // rows of two threads in turns, t0's first stack twice:
         // t0: main 10 + 50 = 60, lib 30 (W 90); t1: lib 20, main 40 (W 60)
@@ -1732,21 +1732,8 @@ mod tests {
         ] {
             p.add_sample(stack, Some(thread), &[w]);
         }
-        let options = RuleOptions {
-            user_prefixes: vec!["main.".into()],
-            no_presets: true,
-            ..RuleOptions::default()
-        };
-        let rules = RuleSet::build(&options, std::slice::from_ref(&p)).unwrap();
-        let classes = rules.classify(&p);
-        let options = AggregateOptions {
-            metric: 0,
-            types_as_frames: false,
-            threads: false,
-            top: 5,
-            intervals: true,
-        };
-        let d = aggregate(&p, &rules, &classes, &options).dispersion;
+        let (agg, rules) = aggregate_with_user_main(&p);
+        let d = agg.dispersion;
         let user = rules.owners().iter().position(|o| o.name == "user");
         // Σ_t W_t² = 90² + 60²; for user in the self view Σ_t W_ut² = 60² + 40² and
         // Σ_t W_ut·W_t = 60·90 + 40·60
