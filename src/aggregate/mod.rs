@@ -484,6 +484,7 @@ impl<'a> StackWalk<'a> {
     /// with its position: the one place the self and owner views' walk is decided. The owner
     /// is the first non-transparent frame's from the leaf; a stack of transparent frames
     /// only stays with its leaf's owner.
+    #[inline]
     pub fn walk(&self, frames: &[FrameId]) -> (StackOwners, Option<FrameId>, Option<usize>) {
         let owner_of = |f: FrameId| self.classes.owner_of(f);
         let self_owner = frames
