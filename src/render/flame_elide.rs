@@ -54,22 +54,19 @@ impl Drawn {
 /// can be dropped (no width, no weight). In inferno's order.
 pub fn elide_narrow(lines: &FlameLines, mut selected: Vec<u32>, min_width: f64) -> Vec<Drawn> {
     lines.sort_as_text(&mut selected);
-    let entries: Vec<(&[u32], u128)> = selected
-        .iter()
-        .map(|&i| {
-            let s = &lines.stacks[i as usize];
-            (lines.frames(s), s.weight())
-        })
-        .collect();
-    let total: u128 = entries.iter().map(|e| e.1).sum();
-    let whole = |(&stack, e): (&u32, &(&[u32], u128))| Drawn {
-        stack,
-        depth: e.0.len() as u32,
+    let entries = Entries {
+        lines,
+        selected: &selected,
+    };
+    let total: u128 = (0..entries.len()).map(|i| entries.at(i).1).sum();
+    let whole = |i: usize| Drawn {
+        stack: selected[i],
+        depth: entries.at(i).0.len() as u32,
         below: false,
-        weight: e.1,
+        weight: entries.at(i).1,
     };
     if min_width <= 0.0 || total == 0 {
-        return selected.iter().zip(&entries).map(whole).collect();
+        return (0..entries.len()).map(whole).collect();
     }
     // inferno's own test, in its own arithmetic: a frame is drawn when its width is not less
     let min_time = min_width / (100.0 / total as f64);
@@ -78,11 +75,34 @@ pub fn elide_narrow(lines: &FlameLines, mut selected: Vec<u32>, min_width: f64) 
     merge_siblings(&selected, &entries, narrow_nodes(&entries, &cuts), narrow)
 }
 
+/// The sorted lines' frames and weights, read where they are kept (a list of them was 24
+/// bytes a line: 24 MB for a million lines).
+struct Entries<'a> {
+    lines: &'a FlameLines,
+    selected: &'a [u32],
+}
+
+impl<'a> Entries<'a> {
+    fn len(&self) -> usize {
+        self.selected.len()
+    }
+
+    /// Line `i`'s frames, root first, and weight.
+    fn at(&self, i: usize) -> (&'a [u32], u128) {
+        let s = &self.lines.stacks[self.selected[i] as usize];
+        (self.lines.frames(s), s.weight())
+    }
+
+    fn get(&self, i: usize) -> Option<(&'a [u32], u128)> {
+        (i < self.len()).then(|| self.at(i))
+    }
+}
+
 /// For each line, the depth of its outermost narrow frame (`u32::MAX`: none): found by
 /// walking the sorted lines once with the path of frames they share open, each frame's
 /// weight summed while it is open and judged when it closes. A frame is a run of adjacent
 /// lines with the same frames down to it, as inferno merges them.
-fn cut_depths(entries: &[(&[u32], u128)], narrow: impl Fn(u128) -> bool) -> Vec<u32> {
+fn cut_depths(entries: &Entries<'_>, narrow: impl Fn(u128) -> bool) -> Vec<u32> {
     let mut cuts = vec![u32::MAX; entries.len()];
     // the open frames, root first: (text, first line, weight so far)
     let mut open: Vec<(u32, usize, u128)> = Vec::new();
@@ -97,7 +117,8 @@ fn cut_depths(entries: &[(&[u32], u128)], narrow: impl Fn(u128) -> bool) -> Vec<
             }
         }
     };
-    for (i, &(stack, weight)) in entries.iter().enumerate() {
+    for i in 0..entries.len() {
+        let (stack, weight) = entries.at(i);
         let shared = stack
             .iter()
             .zip(&open)
@@ -127,17 +148,17 @@ struct Node {
 
 impl Node {
     /// The narrow frame's stack, its parent's, and its text.
-    fn frame<'a>(&self, entries: &[(&'a [u32], u128)]) -> Option<(&'a [u32], &'a [u32], u32)> {
-        let kept = &entries[self.entry as usize].0[..self.kept? as usize];
+    fn frame<'a>(&self, entries: &Entries<'a>) -> Option<(&'a [u32], &'a [u32], u32)> {
+        let kept = &entries.at(self.entry as usize).0[..self.kept? as usize];
         let (&name, parent) = kept.split_last()?;
         Some((kept, parent, name))
     }
 
     /// The frame this node draws right under `parent`, if it is under it.
-    fn child_of(&self, parent: &[u32], entries: &[(&[u32], u128)]) -> Option<u32> {
+    fn child_of(&self, parent: &[u32], entries: &Entries<'_>) -> Option<u32> {
         let stack = match self.frame(entries) {
             Some((kept, _, _)) => kept,
-            None => entries[self.entry as usize].0,
+            None => entries.at(self.entry as usize).0,
         };
         stack
             .strip_prefix(parent)
@@ -148,13 +169,10 @@ impl Node {
 /// The lines grouped into what to draw, in order: each narrow frame (the lines of one run
 /// that is cut there) as one node, the other lines as they are. Yielded as they are found,
 /// so a million narrow leaves are not a million nodes held at once (32 MB).
-fn narrow_nodes<'e>(
-    entries: &'e [(&'e [u32], u128)],
-    cuts: &'e [u32],
-) -> impl Iterator<Item = Node> + 'e {
+fn narrow_nodes<'e>(entries: &'e Entries<'e>, cuts: &'e [u32]) -> impl Iterator<Item = Node> + 'e {
     let mut i = 0;
     std::iter::from_fn(move || {
-        let (&(stack, weight), &cut) = (entries.get(i)?, cuts.get(i)?);
+        let ((stack, weight), &cut) = (entries.get(i)?, cuts.get(i)?);
         let entry = i as u32;
         i += 1;
         if cut == u32::MAX {
@@ -173,7 +191,7 @@ fn narrow_nodes<'e>(
             weight,
         };
         // the lines after it cut at the same frame are in it
-        while let (Some(&(next, w)), Some(&c)) = (entries.get(i), cuts.get(i)) {
+        while let (Some((next, w)), Some(&c)) = (entries.get(i), cuts.get(i)) {
             if c as usize + 1 != kept.len() || next[..kept.len()] != *kept {
                 break;
             }
@@ -189,7 +207,7 @@ fn narrow_nodes<'e>(
 /// stays narrow, and never up to a sibling of the same name (inferno would merge the two).
 fn merge_siblings(
     selected: &[u32],
-    entries: &[(&[u32], u128)],
+    entries: &Entries<'_>,
     nodes: impl Iterator<Item = Node>,
     narrow: impl Fn(u128) -> bool,
 ) -> Vec<Drawn> {
@@ -200,7 +218,7 @@ fn merge_siblings(
         let Some((kept, parent, name)) = first.frame(entries) else {
             out.push(Drawn {
                 stack,
-                depth: entries[first.entry as usize].0.len() as u32,
+                depth: entries.at(first.entry as usize).0.len() as u32,
                 below: false,
                 weight: first.weight,
             });
