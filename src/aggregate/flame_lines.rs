@@ -136,15 +136,20 @@ impl FrameTexts {
         }
     }
 
-    /// The id of a new `text` that no text pushed so far with this call equals (the caller
-    /// knows: its texts are grouped by content); once anything was interned, interned, as
-    /// an interned text might equal it.
-    pub fn push_distinct(&mut self, text: &str, owner: OwnerId) -> u32 {
+    /// The id of the new text `write` appends to the string it is given, which no text pushed
+    /// so far with this call equals (the caller knows: its texts are grouped by content). It
+    /// is written straight into the store, so a text costs no buffer of its own; once
+    /// anything was interned, it is interned, as an interned text might equal it.
+    pub fn push_distinct(&mut self, owner: OwnerId, write: impl FnOnce(&mut String)) -> u32 {
         if self.indexed {
-            return self.intern(text, owner);
+            let mut text = String::new();
+            write(&mut text);
+            return self.intern(&text, owner);
         }
         let id = u32::try_from(self.ends.len()).expect("more than 2^32 frame texts");
-        self.push(text, owner);
+        write(&mut self.arena);
+        self.ends.push(self.arena.len());
+        self.owners.push(owner);
         id
     }
 
@@ -396,6 +401,7 @@ pub fn flame_lines(
         let w = &mut weights[row.stack.0 as usize];
         *w = w.saturating_add(row.values[options.metric]);
     }
+    let own_texts = OwnTexts::new(profile, rules, classes, options);
     let mut builder = Builder {
         profile,
         rules,
@@ -407,7 +413,8 @@ pub fn flame_lines(
             types_as_frames: options.types_as_frames,
         },
         classes,
-        groups: own_text_groups(profile, rules, classes, options),
+        groups: own_text_groups(profile, &own_texts),
+        own_texts,
         by_frame: vec![u32::MAX; profile.frame_count()],
         by_frame_and_owner: FxHashMap::default(),
         roots: FxHashMap::default(),
@@ -442,6 +449,7 @@ struct Builder<'a> {
     walk: StackWalk<'a>,
     /// Frame → the first frame of its own-colour text ([`own_text_groups`]).
     groups: Vec<u32>,
+    own_texts: OwnTexts<'a>,
     /// First frame of a text → the id of its text coloured by its own owner (`u32::MAX`: not
     /// seen yet): one slot per frame costs less than a map's entry, and most frames are in
     /// samples their owner owns.
@@ -542,57 +550,57 @@ impl Builder<'_> {
         if self.by_frame[slot] != u32::MAX {
             return self.by_frame[slot];
         }
-        // the text is written into one buffer: a new frame costs no allocation of its own
-        let mut text = std::mem::take(&mut self.text);
-        text.clear();
-        write_own_text(
-            self.profile,
-            self.rules,
-            self.classes,
-            self.options,
-            f,
-            &mut text,
-        );
-        let id = texts.push_distinct(&text, own);
-        self.text = text;
+        // written straight into the store: a new frame costs no allocation or copy of its own
+        let id = texts.push_distinct(own, |text| self.own_texts.write(f, text));
         self.by_frame[slot] = id;
         id
     }
 }
 
-/// Writes the text of frame `f` coloured by its own owner: its name, annotated with that
-/// owner unless names stay bare. (A frame in a sample its own owner owns, with colour by
-/// sample owner, reads the same.)
-fn write_own_text(
-    profile: &Profile,
-    rules: &RuleSet,
-    classes: &Classification,
-    options: &FlameOptions,
-    f: FrameId,
-    text: &mut String,
-) {
-    text.push_str(&folded_name(&profile.frame(f).name));
-    if options.annotate.is_some() {
-        let owner = folded_name(&rules.owner(classes.owner_of(f)).name);
-        for part in [" [", &owner, "]"] {
-            text.push_str(part);
+/// The text of a frame coloured by its own owner: its name, annotated with that owner unless
+/// names stay bare. (A frame in a sample its own owner owns, with colour by sample owner,
+/// reads the same.) Each owner's ` [NAME]` is made once: a million frame texts were a
+/// million owner names searched and copied in three pieces.
+struct OwnTexts<'a> {
+    profile: &'a Profile,
+    classes: &'a Classification,
+    /// By `OwnerId`: what follows a frame's name (nothing when names stay bare).
+    suffixes: Vec<String>,
+}
+
+impl<'a> OwnTexts<'a> {
+    fn new(
+        profile: &'a Profile,
+        rules: &RuleSet,
+        classes: &'a Classification,
+        options: &FlameOptions,
+    ) -> OwnTexts<'a> {
+        let suffix = |name: &str| match options.annotate {
+            Some(_) => format!(" [{}]", folded_name(name)),
+            None => String::new(),
+        };
+        OwnTexts {
+            profile,
+            classes,
+            suffixes: rules.owners().iter().map(|o| suffix(&o.name)).collect(),
         }
+    }
+
+    /// Appends the text of frame `f` to `text`.
+    fn write(&self, f: FrameId, text: &mut String) {
+        text.push_str(&folded_name(&self.profile.frame(f).name));
+        text.push_str(&self.suffixes[self.classes.owner_of(f).0 as usize]);
     }
 }
 
 /// For every frame, the first frame (by id) of the same own-colour text
-/// ([`write_own_text`]): frames of one text share its id, found without a lookup per frame
+/// ([`OwnTexts`]): frames of one text share its id, found without a lookup per frame
 /// in a map of every text. Texts are hashed on every core and grouped by sorting the hashes.
-fn own_text_groups(
-    profile: &Profile,
-    rules: &RuleSet,
-    classes: &Classification,
-    options: &FlameOptions,
-) -> Vec<u32> {
+fn own_text_groups(profile: &Profile, own_texts: &OwnTexts<'_>) -> Vec<u32> {
     use rayon::prelude::*;
     let write = |f: FrameId, text: &mut String| {
         text.clear();
-        write_own_text(profile, rules, classes, options, f, text);
+        own_texts.write(f, text);
     };
     let hashed = |text: &mut String, f: u32| {
         write(FrameId(f), text);
@@ -742,14 +750,14 @@ mod tests {
     fn texts_pushed_as_distinct_are_found_once_a_lookup_builds_the_index() {
         let mut texts = FrameTexts::default();
         let (a, b) = (OwnerId(1), OwnerId(2));
-        assert_eq!(texts.push_distinct("x [a]", a), 0);
-        assert_eq!(texts.push_distinct("y [a]", a), 1);
+        assert_eq!(texts.push_distinct(a, |t| t.push_str("x [a]")), 0);
+        assert_eq!(texts.push_distinct(a, |t| t.push_str("y [a]")), 1);
         assert_eq!(texts.intern("y [a]", b), 1, "found, with its first owner");
         assert_eq!(texts.owner(1), a);
         assert_eq!(texts.intern("z [a → b]", b), 2);
         // once looked up, a text pushed as distinct is looked up too
-        assert_eq!(texts.push_distinct("z [a → b]", a), 2);
-        assert_eq!(texts.push_distinct("w [b]", b), 3);
+        assert_eq!(texts.push_distinct(a, |t| t.push_str("z [a → b]")), 2);
+        assert_eq!(texts.push_distinct(b, |t| t.push_str("w [b]")), 3);
         assert_eq!(texts.intern("w [b]", a), 3);
         assert_eq!(texts.count(), 4);
     }
