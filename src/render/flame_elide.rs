@@ -72,7 +72,7 @@ pub fn elide_narrow(lines: &FlameLines, mut selected: Vec<u32>, min_width: f64) 
     let min_time = min_width / (100.0 / total as f64);
     let narrow = |w: u128| (w as f64) < min_time;
     let cuts = cut_depths(&entries, narrow);
-    merge_siblings(&selected, &entries, narrow_nodes(&entries, &cuts), narrow)
+    merge_siblings(&selected, narrow_nodes(&entries, &cuts), narrow)
 }
 
 /// The sorted lines' frames and weights, read where they are kept (a list of them was 24
@@ -135,10 +135,13 @@ fn cut_depths(entries: &Entries<'_>, narrow: impl Fn(u128) -> bool) -> Vec<u32> 
 }
 
 /// A line to draw: a line as given, or a narrow frame with everything below it folded in.
-/// Indexes into the lines, not frames: a graph of 5 M distinct stacks has millions of them.
-struct Node {
+/// Made one at a time as the lines are walked (a graph of 5 M distinct stacks has millions),
+/// each holding its line's frames so that they are looked up once.
+struct Node<'a> {
     /// The entry its frames come from.
     entry: u32,
+    /// That entry's frames.
+    stack: &'a [u32],
     /// For a narrow frame, its depth + 1 in that entry (`None`: the line as given).
     kept: Option<u32>,
     /// Whether frames below it were folded in.
@@ -146,19 +149,19 @@ struct Node {
     weight: u128,
 }
 
-impl Node {
+impl<'a> Node<'a> {
     /// The narrow frame's stack, its parent's, and its text.
-    fn frame<'a>(&self, entries: &Entries<'a>) -> Option<(&'a [u32], &'a [u32], u32)> {
-        let kept = &entries.at(self.entry as usize).0[..self.kept? as usize];
+    fn frame(&self) -> Option<(&'a [u32], &'a [u32], u32)> {
+        let kept = &self.stack[..self.kept? as usize];
         let (&name, parent) = kept.split_last()?;
         Some((kept, parent, name))
     }
 
     /// The frame this node draws right under `parent`, if it is under it.
-    fn child_of(&self, parent: &[u32], entries: &Entries<'_>) -> Option<u32> {
-        let stack = match self.frame(entries) {
+    fn child_of(&self, parent: &[u32]) -> Option<u32> {
+        let stack = match self.frame() {
             Some((kept, _, _)) => kept,
-            None => entries.at(self.entry as usize).0,
+            None => self.stack,
         };
         stack
             .strip_prefix(parent)
@@ -169,7 +172,10 @@ impl Node {
 /// The lines grouped into what to draw, in order: each narrow frame (the lines of one run
 /// that is cut there) as one node, the other lines as they are. Yielded as they are found,
 /// so a million narrow leaves are not a million nodes held at once (32 MB).
-fn narrow_nodes<'e>(entries: &'e Entries<'e>, cuts: &'e [u32]) -> impl Iterator<Item = Node> + 'e {
+fn narrow_nodes<'e>(
+    entries: &'e Entries<'e>,
+    cuts: &'e [u32],
+) -> impl Iterator<Item = Node<'e>> + 'e {
     let mut i = 0;
     std::iter::from_fn(move || {
         let ((stack, weight), &cut) = (entries.get(i)?, cuts.get(i)?);
@@ -178,6 +184,7 @@ fn narrow_nodes<'e>(entries: &'e Entries<'e>, cuts: &'e [u32]) -> impl Iterator<
         if cut == u32::MAX {
             return Some(Node {
                 entry,
+                stack,
                 kept: None,
                 below: false,
                 weight,
@@ -186,6 +193,7 @@ fn narrow_nodes<'e>(entries: &'e Entries<'e>, cuts: &'e [u32]) -> impl Iterator<
         let kept = &stack[..cut as usize + 1];
         let mut node = Node {
             entry,
+            stack,
             kept: Some(kept.len() as u32),
             below: stack.len() > kept.len(),
             weight,
@@ -205,20 +213,19 @@ fn narrow_nodes<'e>(entries: &'e Entries<'e>, cuts: &'e [u32]) -> impl Iterator<
 
 /// Adjacent narrow siblings merged into one line named after the first while their sum
 /// stays narrow, and never up to a sibling of the same name (inferno would merge the two).
-fn merge_siblings(
+fn merge_siblings<'a>(
     selected: &[u32],
-    entries: &Entries<'_>,
-    nodes: impl Iterator<Item = Node>,
+    nodes: impl Iterator<Item = Node<'a>>,
     narrow: impl Fn(u128) -> bool,
 ) -> Vec<Drawn> {
     let mut out: Vec<Drawn> = Vec::new();
     let mut nodes = Lookahead::new(nodes);
     while let Some(first) = nodes.next() {
         let stack = selected[first.entry as usize];
-        let Some((kept, parent, name)) = first.frame(entries) else {
+        let Some((kept, parent, name)) = first.frame() else {
             out.push(Drawn {
                 stack,
-                depth: entries.at(first.entry as usize).0.len() as u32,
+                depth: first.stack.len() as u32,
                 below: false,
                 weight: first.weight,
             });
@@ -227,10 +234,10 @@ fn merge_siblings(
         // the merged line sorts where the first did, so it keeps the first's form
         let mut weight = first.weight;
         while let (Some(next), after) = nodes.peek_two() {
-            let sibling = next.frame(entries).is_some_and(|(_, p, _)| p == parent);
+            let sibling = next.frame().is_some_and(|(_, p, _)| p == parent);
             // the node after the run must not be a frame of the run's name under the same
             // parent: inferno would draw the two as one
-            let clash = after.is_some_and(|after| after.child_of(parent, entries) == Some(name));
+            let clash = after.is_some_and(|after| after.child_of(parent) == Some(name));
             if !sibling || !narrow(weight + next.weight) || clash {
                 break;
             }
