@@ -271,7 +271,7 @@ impl DispersionBuilder {
         if facts.stackless {
             return;
         }
-        let rules = cache.rules;
+        let rules = cache.walk.rules;
         let cat = |o: OwnerId| category_index(rules.owner(o).category) as usize;
         let owners = self.owners;
         let cat_slot = |c: usize, v: usize| ((owners + c) * 3 + v) as u32;
@@ -402,10 +402,8 @@ struct StackFacts {
 }
 
 struct FactCache<'a> {
-    profile: &'a Profile,
-    rules: &'a RuleSet,
-    classes: &'a Classification,
-    types_as_frames: bool,
+    /// What a stack's owners are read from, and how.
+    walk: StackWalk<'a>,
     /// Facts of the stacks that more than one row refers to; every other stack's
     /// facts are computed once, used by its row and dropped, so that memory does not grow by
     /// a [`StackFacts`] per distinct stack (issue 17).
@@ -551,10 +549,12 @@ impl<'a> FactCache<'a> {
         traits: Vec<FrameTraits>,
     ) -> FactCache<'a> {
         FactCache {
-            profile,
-            rules,
-            classes,
-            types_as_frames,
+            walk: StackWalk {
+                profile,
+                rules,
+                classes,
+                types_as_frames,
+            },
             facts: FxHashMap::default(),
             rows_per_stack,
             kept_lens: (0, 0, 0),
@@ -589,43 +589,30 @@ impl<'a> FactCache<'a> {
         f
     }
 
-    fn stack_walk(&self) -> StackWalk<'a> {
-        StackWalk {
-            profile: self.profile,
-            rules: self.rules,
-            classes: self.classes,
-            types_as_frames: self.types_as_frames,
-        }
-    }
-
     /// [`StackWalk::owned_frames`], with each frame's kind read from its traits.
     fn owned_frames(&self, stack: StackId) -> &'a [FrameId] {
-        (self.stack_walk()).owned_frames_by(stack, |f| self.traits[f.0 as usize].alloc_type)
-    }
-
-    fn walk(&self, frames: &[FrameId]) -> (StackOwners, Option<FrameId>, Option<usize>) {
-        self.stack_walk().walk(frames)
+        (self.walk).owned_frames_by(stack, |f| self.traits[f.0 as usize].alloc_type)
     }
 
     fn compute(&mut self, stack: StackId) -> StackFacts {
-        let all = self.profile.stack(stack);
+        let all = self.walk.profile.stack(stack);
         let alloc_type = all
             .first()
             .copied()
             .filter(|&f| self.traits[f.0 as usize].alloc_type);
         let frames = self.owned_frames(stack);
-        let (StackOwners { self_owner, owner }, owner_frame, owner_pos) = self.walk(frames);
+        let (StackOwners { self_owner, owner }, owner_frame, owner_pos) = self.walk.walk(frames);
         let (anywhere, categories, unclassified) = self.collect_owners(frames);
         let traits = |f: FrameId| self.traits[f.0 as usize];
-        let owner_of = |f: FrameId| self.classes.owner_of(f);
-        let frame = |f: FrameId| self.profile.frame(f);
+        let owner_of = |f: FrameId| self.walk.classes.owner_of(f);
+        let frame = |f: FrameId| self.walk.profile.frame(f);
         let unresolved = |f: Option<FrameId>| f.is_none_or(|f| traits(f).unresolved);
         let leaf_unresolved = unresolved(frames.first().copied());
         StackFacts {
             stackless: all.is_empty(),
             depth: frames.len(),
             ownerless: owner_pos.is_none()
-                && !self.profile.meta.recording.whole_stacks
+                && !self.walk.profile.meta.recording.whole_stacks
                 && quality::is_cut_short(
                     &frames
                         .iter()
@@ -666,10 +653,10 @@ impl<'a> FactCache<'a> {
         self.categories_seen.clear();
         self.frames_seen.clear();
         for &f in frames {
-            let o = self.classes.owner_of(f);
+            let o = self.walk.classes.owner_of(f);
             if self.owners_seen.insert(o.0 as usize) {
                 self.owners_flat.push(o);
-                let c = category_index(self.rules.owner(o).category);
+                let c = category_index(self.walk.rules.owner(o).category);
                 if self.categories_seen.insert(c as usize) {
                     self.categories_flat.push(c);
                 }
