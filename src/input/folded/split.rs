@@ -231,7 +231,8 @@ impl Splitter {
 
     /// `a;b;c 31 56` is a differential file (difffolded.pl, inferno-diff-folded): two counts,
     /// before and after. Read as one profile it would be frame `c 31` of weight 56; refuse it
-    /// and say how to read it. Checked once per distinct stack text, off the hot path.
+    /// and say how to read it. Checked once per distinct stack text, which on distinct-heavy
+    /// input is every line: most are let go on their last byte.
     fn refuse_differential(&self, stack_text: &[u8]) -> Result<()> {
         // a count ends in a digit or a decimal point; most leaves end otherwise, and then a
         // long stack is not searched for its last space
