@@ -122,8 +122,9 @@ impl Ranks {
         drop(used);
         let key = |&(t, sep): &(u32, u8)| (texts.text(t).as_bytes(), sep);
         sort_keys(&mut keys, key);
+        use rayon::prelude::*;
         if keys
-            .windows(2)
+            .par_windows(2)
             .any(|w| is_proper_prefix(key(&w[0]), key(&w[1])))
         {
             return None;
@@ -234,32 +235,101 @@ fn shared_depths(lines: &FlameLines, run: &[u32], depth: usize) -> usize {
     shared
 }
 
-/// Sorts distinct frame keys as their bytes sort: first by their first eight bytes as one
-/// big-endian number (which orders as the bytes do wherever two keys differ there), then
-/// by the bytes. A million `fn_123456` keys sort in a third of the time this way.
+/// Sorts distinct frame keys as their bytes sort: each as one 128-bit number, its first
+/// twelve bytes (zero-padded, big-endian: it orders as the bytes do wherever two keys differ
+/// there) above its place in `keys`, sorted as plain integers; runs that share their twelve
+/// bytes are sorted again by the next twelve ([`sort_runs`]). A million `fn_123456 [owner]`
+/// keys sort in two thirds of the time of a comparison sort on their first eight bytes and
+/// their texts (issue 24): integers compare without a branch on the data, and the keys are
+/// packed on every core.
 fn sort_keys<'k>(keys: &mut Vec<(u32, u8)>, key: impl Fn(&(u32, u8)) -> (&'k [u8], u8) + Sync) {
-    let head = |k: &(u32, u8)| {
-        let (text, sep) = key(k);
-        let mut bytes = [0u8; 8];
-        for (b, &t) in bytes.iter_mut().zip(text.iter().chain([&sep])) {
-            *b = t;
-        }
-        u64::from_be_bytes(bytes)
-    };
-    let mut keyed: Vec<(u64, (u32, u8))> = keys.iter().map(|k| (head(k), *k)).collect();
-    let by_bytes = |a: &(u64, (u32, u8)), b: &(u64, (u32, u8))| {
-        a.0.cmp(&b.0)
-            .then_with(|| compare_keys(key(&a.1), key(&b.1)))
-    };
-    use rayon::slice::ParallelSliceMut as _;
-    if keyed.len() >= PARALLEL_SORT {
-        keyed.par_sort_unstable_by(by_bytes);
-    } else {
-        keyed.sort_unstable_by(by_bytes);
-    }
-    keys.clear();
-    keys.extend(keyed.into_iter().map(|(_, k)| k));
+    use rayon::prelude::*;
+    let key_at = |i: u32| key(&keys[i as usize]);
+    let mut packed: Vec<u128> = (0..keys.len() as u32)
+        .into_par_iter()
+        .map(|i| packed_key(key_at(i), 0, i))
+        .collect();
+    sort_packed(&mut packed);
+    sort_runs(&mut packed, HEAD_BYTES, &key_at);
+    let sorted: Vec<(u32, u8)> = packed
+        .par_iter()
+        .map(|&p| keys[packed_index(p) as usize])
+        .collect();
+    *keys = sorted;
 }
+
+/// The bytes of a key a packed key holds.
+const HEAD_BYTES: usize = 12;
+
+/// Key `index`'s bytes from `offset` (twelve of them, zero-padded) above `index`. A key's
+/// last byte is its separator, never zero, so two distinct keys differ in some twelve bytes.
+fn packed_key((text, sep): (&[u8], u8), offset: usize, index: u32) -> u128 {
+    let mut bytes = [0u8; 16];
+    let from = text.get(offset..).unwrap_or_default();
+    let n = from.len().min(HEAD_BYTES);
+    bytes[..n].copy_from_slice(&from[..n]);
+    if n < HEAD_BYTES && offset + n == text.len() {
+        bytes[n] = sep;
+    }
+    bytes[HEAD_BYTES..].copy_from_slice(&index.to_be_bytes());
+    u128::from_be_bytes(bytes)
+}
+
+fn packed_index(packed: u128) -> u32 {
+    packed as u32
+}
+
+fn packed_head(packed: u128) -> u128 {
+    packed >> 32
+}
+
+fn sort_packed(packed: &mut [u128]) {
+    use rayon::slice::ParallelSliceMut as _;
+    if packed.len() >= PARALLEL_SORT {
+        packed.par_sort_unstable();
+    } else {
+        packed.sort_unstable();
+    }
+}
+
+/// Sorts each run of `packed` that shares its head (the keys' bytes up to `offset`): a long
+/// run again by the next twelve bytes, a short one by comparing the keys.
+fn sort_runs<'k>(
+    packed: &mut [u128],
+    offset: usize,
+    key_at: &(impl Fn(u32) -> (&'k [u8], u8) + Sync),
+) {
+    let mut rest = packed;
+    while let Some(&first) = rest.first() {
+        let run = rest
+            .iter()
+            .take_while(|&&p| packed_head(p) == packed_head(first))
+            .count();
+        let (tied, after) = rest.split_at_mut(run);
+        // keys that end before `offset` and share all their bytes are one key: no order
+        let longest = || {
+            tied.iter()
+                .map(|&p| key_at(packed_index(p)).0.len() + 1)
+                .max()
+        };
+        if run > SHORT_RUN && longest().is_some_and(|l| l > offset) {
+            for p in tied.iter_mut() {
+                let index = packed_index(*p);
+                *p = packed_key(key_at(index), offset, index);
+            }
+            sort_packed(tied);
+            sort_runs(tied, offset + HEAD_BYTES, key_at);
+        } else if run > 1 {
+            tied.sort_unstable_by(|&a, &b| {
+                compare_keys(key_at(packed_index(a)), key_at(packed_index(b)))
+            });
+        }
+        rest = after;
+    }
+}
+
+/// Runs up to this long are sorted by comparing their keys' bytes.
+const SHORT_RUN: usize = 32;
 
 /// `text` followed by `sep`, compared as bytes.
 fn compare_keys(a: (&[u8], u8), b: (&[u8], u8)) -> Ordering {
@@ -353,7 +423,37 @@ mod tests {
         assert_eq!(sorted_by_ids(&lines, Weights::AsText), text);
     }
 
-    /// Up to 40 stacks of 1 to 3 frames whose texts match `frame`, each with a weight.
+    /// `keys` sorted by [`sort_keys`] and by comparing their bytes, as texts.
+    fn both_sorts(texts: &[String], seps: &[u8]) -> (Vec<String>, Vec<String>) {
+        let mut keys: Vec<(u32, u8)> = (0..texts.len() as u32)
+            .flat_map(|t| seps.iter().map(move |&sep| (t, sep)))
+            .collect();
+        let key = |&(t, sep): &(u32, u8)| (texts[t as usize].as_bytes(), sep);
+        let mut compared = keys.clone();
+        compared.sort_by_key(|&(t, sep)| [texts[t as usize].as_bytes(), &[sep]].concat());
+        sort_keys(&mut keys, key);
+        let shown = |keys: &[(u32, u8)]| {
+            (keys.iter())
+                .map(|&(t, sep)| format!("{}{}", texts[t as usize], sep as char))
+                .collect()
+        };
+        (shown(&keys), shown(&compared))
+    }
+
+    #[test]
+    fn long_runs_of_keys_sharing_their_first_bytes_sort_by_the_next() {
+        // forty keys share 30 bytes (runs long enough to be sorted again, twice), some end
+        // inside the second twelve bytes, one is the shared part alone
+        let shared = "org/example/service/Handler.ru";
+        let mut texts: Vec<String> = (0..40).map(|i| format!("{shared}n{}", 97 - i)).collect();
+        texts.extend((0..5).map(|i| format!("{}{i}", &shared[..14])));
+        texts.push(shared.to_string());
+        texts.push(format!("{shared}\u{0}"));
+        let (sorted, compared) = both_sorts(&texts, b"; ");
+        assert_eq!(sorted, compared);
+    }
+
+    /// Up to 40 stacks of 1 to 3 frames whose texts match `frame`, each with a weight.    /// Up to 40 stacks of 1 to 3 frames whose texts match `frame`, each with a weight.
     fn stacks(frame: &'static str) -> impl Strategy<Value = Vec<(Vec<String>, u32)>> {
         proptest::collection::vec((proptest::collection::vec(frame, 1..4), 1u32..30), 1..40)
     }
@@ -393,6 +493,15 @@ mod tests {
             } else {
                 prop_assert!(keys.iter().max().map_or(0, |&m| m as usize) > keys.len() * 4);
             }
+        }
+
+        #[test]
+        fn keys_sort_as_their_bytes(
+            texts in proptest::collection::hash_set("(abcdefghijklm|abcdef){0,3}[ab\u{0}]{0,14}", 1..120)
+        ) {
+            let texts: Vec<String> = texts.into_iter().collect();
+            let (sorted, compared) = both_sorts(&texts, b"; ");
+            prop_assert_eq!(sorted, compared);
         }
 
         #[test]
