@@ -283,8 +283,20 @@ impl FlameLines {
     /// The owners whose colours the lines of `owner` (or all lines) show: what a legend of
     /// that graph needs to list.
     pub fn color_owners(&self, owner: Option<OwnerId>) -> Vec<OwnerId> {
-        let mut seen = vec![false; self.texts.count()];
         let mut out: Vec<OwnerId> = Vec::new();
+        if owner.is_none() {
+            // every text was made for a line: all lines show the owners of all texts (read in
+            // one pass over them, not a lookup per frame of a million lines)
+            for t in 0..self.texts.count() as u32 {
+                let o = self.texts.owner(t);
+                if out.last() != Some(&o) && !out.contains(&o) {
+                    out.push(o);
+                }
+            }
+            out.sort();
+            return out;
+        }
+        let mut seen = vec![false; self.texts.count()];
         for s in self
             .stacks
             .iter()
@@ -760,6 +772,23 @@ mod tests {
         assert_eq!(texts.push_distinct(b, |t| t.push_str("w [b]")), 3);
         assert_eq!(texts.intern("w [b]", a), 3);
         assert_eq!(texts.count(), 4);
+    }
+
+    #[test]
+    fn the_owners_all_lines_show_are_those_of_every_text() {
+        let (p, rules, classes) = profile();
+        for color_by in [ColorBy::Frame, ColorBy::Sample] {
+            let lines = annotated(&p, &rules, &classes, color_by);
+            let mut walked: Vec<OwnerId> = lines
+                .stacks
+                .iter()
+                .flat_map(|s| lines.frames(s).iter().map(|&t| lines.texts.owner(t)))
+                .collect();
+            walked.sort();
+            walked.dedup();
+            assert!(walked.len() >= 2, "{walked:?}");
+            assert_eq!(lines.color_owners(None), walked, "{color_by:?}");
+        }
     }
 
     #[test]
