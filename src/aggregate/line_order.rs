@@ -59,11 +59,11 @@ fn counting_sorted(keyed: &[(u32, u32)]) -> Option<Vec<(u32, u32)>> {
         return None;
     }
     let max = keyed.iter().map(|k| k.0).max()? as usize;
-    if max > keyed.len().saturating_mul(4) {
+    if max > keyed.len().saturating_mul(4) || u32::try_from(keyed.len()).is_err() {
         return None;
     }
-    // starts[k]: where the entries of key k go
-    let mut starts = vec![0usize; max + 2];
+    // starts[k]: where the entries of key k go (u32, as their count is: half the memory)
+    let mut starts = vec![0u32; max + 2];
     for &(k, _) in keyed {
         starts[k as usize + 1] += 1;
     }
@@ -73,7 +73,7 @@ fn counting_sorted(keyed: &[(u32, u32)]) -> Option<Vec<(u32, u32)>> {
     let mut sorted = vec![(0, 0); keyed.len()];
     for &(k, id) in keyed {
         let at = &mut starts[k as usize];
-        sorted[*at] = (k, id);
+        sorted[*at as usize] = (k, id);
         *at += 1;
     }
     Some(sorted)

@@ -53,12 +53,15 @@ impl Drawn {
 /// graph that leaves out frames narrower than `min_width` percent; all of them when nothing
 /// can be dropped (no width, no weight). In inferno's order.
 pub fn elide_narrow(lines: &FlameLines, mut selected: Vec<u32>, min_width: f64) -> Vec<Drawn> {
+    // summed in the order the lines are kept, before they are sorted and lie scattered
+    let total: u128 = (selected.iter())
+        .map(|&i| lines.stacks[i as usize].weight())
+        .sum();
     lines.sort_as_text(&mut selected);
     let entries = Entries {
         lines,
         selected: &selected,
     };
-    let total: u128 = (0..entries.len()).map(|i| entries.at(i).1).sum();
     let whole = |i: usize| Drawn {
         stack: selected[i],
         depth: entries.at(i).0.len() as u32,
