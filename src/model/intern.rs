@@ -299,6 +299,11 @@ impl<T: Hash + Eq + Copy> SliceInterner<T> {
         self.ends.len()
     }
 
+    /// How many items all the slices hold together.
+    pub fn item_count(&self) -> usize {
+        self.items.len()
+    }
+
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[T]> {
         (0..self.ends.len()).map(|i| self.get(i as u32))
     }

@@ -256,6 +256,11 @@ impl Profile {
         self.stacks.len()
     }
 
+    /// How many frames the distinct stacks hold together.
+    pub fn stack_frame_count(&self) -> usize {
+        self.stacks.item_count()
+    }
+
     pub fn thread_name(&self, id: ThreadId) -> &str {
         self.threads.get(id.0)
     }
