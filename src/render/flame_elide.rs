@@ -13,6 +13,7 @@
 //! The drawn frames and the total are those inferno draws from the whole input.
 
 use crate::aggregate::flame_lines::FlameLines;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// A line to hand to inferno: the first `depth` frames of a stack, with `weight`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +53,17 @@ impl Drawn {
 /// The lines to draw instead of the lines `selected` (indexes into `lines.stacks`), for a
 /// graph that leaves out frames narrower than `min_width` percent; all of them when nothing
 /// can be dropped (no width, no weight). In inferno's order.
-pub fn elide_narrow(lines: &FlameLines, mut selected: Vec<u32>, min_width: f64) -> Vec<Drawn> {
+pub fn elide_narrow(lines: &FlameLines, selected: Vec<u32>, min_width: f64) -> Vec<Drawn> {
+    elide(lines, selected, min_width, PIPELINED_LINES)
+}
+
+/// [`elide_narrow`], finding the cuts beside the merge from `pipelined_from` lines on.
+fn elide(
+    lines: &FlameLines,
+    mut selected: Vec<u32>,
+    min_width: f64,
+    pipelined_from: usize,
+) -> Vec<Drawn> {
     // summed in the order the lines are kept, before they are sorted and lie scattered
     let total: u128 = (selected.iter())
         .map(|&i| lines.stacks[i as usize].weight())
@@ -74,8 +85,98 @@ pub fn elide_narrow(lines: &FlameLines, mut selected: Vec<u32>, min_width: f64) 
     // inferno's own test, in its own arithmetic: a frame is drawn when its width is not less
     let min_time = min_width / (100.0 / total as f64);
     let narrow = |w: u128| (w as f64) < min_time;
-    let cuts = cut_depths(&entries, narrow);
-    merge_siblings(&selected, narrow_nodes(&entries, &cuts), narrow)
+    let cuts = Cuts::new(entries.len());
+    if entries.len() < pipelined_from {
+        cut_depths(&entries, narrow, &cuts);
+        return merge_siblings(&selected, narrow_nodes(&entries, &cuts), narrow);
+    }
+    // the cuts are found on one core while the merge reads those already final on the
+    // other: two passes over a million scattered lines, side by side
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            // every line final even should the pass stop early: the merge never waits forever
+            let _all_final = AllFinal(&cuts);
+            cut_depths(&entries, narrow, &cuts)
+        });
+        merge_siblings(&selected, narrow_nodes(&entries, &cuts), narrow)
+    })
+}
+
+/// Publishes every line as final when dropped.
+struct AllFinal<'c>(&'c Cuts);
+
+impl Drop for AllFinal<'_> {
+    fn drop(&mut self) {
+        self.0.publish(usize::MAX);
+    }
+}
+
+/// Lines from which the cuts are found beside the merge ([`Cuts`]).
+const PIPELINED_LINES: usize = 1 << 16;
+
+/// Each line's cut ([`cut_depths`]): written by the pass that finds them, read by the merge
+/// as soon as they are final. A line's cut is final once no frame over it can still turn
+/// out narrow: every frame that covers it has closed or already weighs enough to be drawn.
+struct Cuts {
+    depths: Vec<AtomicU32>,
+    /// Lines below this are final.
+    final_below: AtomicUsize,
+    /// Every publication and the cuts then, for tests of the promise.
+    #[cfg(test)]
+    published: std::sync::Mutex<Vec<(usize, Vec<u32>)>>,
+}
+
+impl Cuts {
+    fn new(lines: usize) -> Cuts {
+        Cuts {
+            depths: (0..lines).map(|_| AtomicU32::new(u32::MAX)).collect(),
+            final_below: AtomicUsize::new(0),
+            #[cfg(test)]
+            published: Default::default(),
+        }
+    }
+
+    /// Line `i`'s cut, once it is final (None past the last line).
+    fn get(&self, i: usize) -> Option<u32> {
+        let depth = self.depths.get(i)?;
+        let mut spins = 0u32;
+        while self.final_below.load(Ordering::Acquire) <= i {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        Some(depth.load(Ordering::Relaxed))
+    }
+
+    #[cfg(test)]
+    fn snapshot(&self) -> Vec<u32> {
+        self.depths
+            .iter()
+            .map(|d| d.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// Cuts lines `lines` at `depth` at most (the one writer, so a load and a store).
+    fn lower(&self, lines: std::ops::Range<usize>, depth: u32) {
+        for c in &self.depths[lines] {
+            if depth < c.load(Ordering::Relaxed) {
+                c.store(depth, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Lines below `below` are final.
+    fn publish(&self, below: usize) {
+        #[cfg(test)]
+        self.published
+            .lock()
+            .unwrap()
+            .push((below, self.snapshot()));
+        self.final_below.store(below, Ordering::Release);
+    }
 }
 
 /// The sorted lines' frames and weights, read where they are kept (a list of them was 24
@@ -105,18 +206,14 @@ impl<'a> Entries<'a> {
 /// walking the sorted lines once with the path of frames they share open, each frame's
 /// weight summed while it is open and judged when it closes. A frame is a run of adjacent
 /// lines with the same frames down to it, as inferno merges them.
-fn cut_depths(entries: &Entries<'_>, narrow: impl Fn(u128) -> bool) -> Vec<u32> {
-    let mut cuts = vec![u32::MAX; entries.len()];
+fn cut_depths(entries: &Entries<'_>, narrow: impl Fn(u128) -> bool, cuts: &Cuts) {
     // the open frames, root first: (text, first line, weight so far)
     let mut open: Vec<(u32, usize, u128)> = Vec::new();
-    let close = |open: &mut Vec<(u32, usize, u128)>, keep: usize, end: usize, cuts: &mut [u32]| {
+    let close = |open: &mut Vec<(u32, usize, u128)>, keep: usize, end: usize| {
         while open.len() > keep {
             let (_, first, weight) = open.pop().unwrap();
             if narrow(weight) {
-                let depth = open.len() as u32;
-                for c in &mut cuts[first..end] {
-                    *c = (*c).min(depth);
-                }
+                cuts.lower(first..end, open.len() as u32);
             }
         }
     };
@@ -127,15 +224,23 @@ fn cut_depths(entries: &Entries<'_>, narrow: impl Fn(u128) -> bool) -> Vec<u32> 
             .zip(&open)
             .take_while(|(f, o)| **f == o.0)
             .count();
-        close(&mut open, shared, i, &mut cuts);
+        close(&mut open, shared, i);
+        if i % PUBLISH_EVERY == 0 {
+            // the lines before the first open frame that could still be narrow are final
+            let undecided = open.iter().find(|o| narrow(o.2)).map_or(i, |o| o.1);
+            cuts.publish(undecided);
+        }
         open.extend(stack[shared..].iter().map(|&f| (f, i, 0)));
         for o in &mut open {
             o.2 += weight;
         }
     }
-    close(&mut open, 0, entries.len(), &mut cuts);
-    cuts
+    close(&mut open, 0, entries.len());
+    cuts.publish(entries.len());
 }
+
+/// Lines between the cut pass's reports of how far its cuts are final.
+const PUBLISH_EVERY: usize = 256;
 
 /// A line to draw: a line as given, or a narrow frame with everything below it folded in.
 /// Made one at a time as the lines are walked (a graph of 5 M distinct stacks has millions),
@@ -177,11 +282,11 @@ impl<'a> Node<'a> {
 /// so a million narrow leaves are not a million nodes held at once (32 MB).
 fn narrow_nodes<'e>(
     entries: &'e Entries<'e>,
-    cuts: &'e [u32],
+    cuts: &'e Cuts,
 ) -> impl Iterator<Item = Node<'e>> + 'e {
     let mut i = 0;
     std::iter::from_fn(move || {
-        let ((stack, weight), &cut) = (entries.get(i)?, cuts.get(i)?);
+        let ((stack, weight), cut) = (entries.get(i)?, cuts.get(i)?);
         let entry = i as u32;
         i += 1;
         if cut == u32::MAX {
@@ -202,7 +307,7 @@ fn narrow_nodes<'e>(
             weight,
         };
         // the lines after it cut at the same frame are in it
-        while let (Some((next, w)), Some(&c)) = (entries.get(i), cuts.get(i)) {
+        while let (Some((next, w)), Some(c)) = (entries.get(i), cuts.get(i)) {
             if c as usize + 1 != kept.len() || next[..kept.len()] != *kept {
                 break;
             }
@@ -359,6 +464,25 @@ mod tests {
         }
     }
 
+    /// Every line the cut pass reports final has its final cut then.
+    fn final_cuts_are_published_final(flame: &FlameLines, min_width: f64) {
+        let mut selected = flame.select(None);
+        flame.sort_as_text(&mut selected);
+        let entries = Entries {
+            lines: flame,
+            selected: &selected,
+        };
+        let min_time = min_width / (100.0 / flame.total as f64);
+        let cuts = Cuts::new(entries.len());
+        cut_depths(&entries, |w| (w as f64) < min_time, &cuts);
+        let last = cuts.snapshot();
+        let published = cuts.published.into_inner().unwrap();
+        assert!(published.len() > 2, "{}", published.len());
+        for (below, then) in published {
+            assert_eq!(then[..below], last[..below], "{min_width}% below {below}");
+        }
+    }
+
     fn same_svg_for_a_random_tree(start: u64, spaced: bool) {
         let mut seed = start;
         let mut next = |n: u64| {
@@ -390,6 +514,13 @@ mod tests {
                 .map(|d| d.text(&flame))
                 .collect();
             assert!(elided.len() < lines.len() || min_width < 0.1, "{min_width}");
+            // the cuts found beside the merge, as in large graphs: the same lines
+            assert_eq!(
+                elide(&flame, flame.select(None), min_width, 0),
+                elide(&flame, flame.select(None), min_width, usize::MAX),
+                "{min_width}"
+            );
+            final_cuts_are_published_final(&flame, min_width);
             let (got, want) = (
                 inferno_svg(elided.iter().map(String::as_str), min_width),
                 inferno_svg(lines.iter().map(String::as_str), min_width),
