@@ -471,7 +471,8 @@ fn lines_of(
         .reserve_exact(profile.stack_frame_count() + stacks * per_stack);
     std::thread::scope(|scope| {
         let writer = (stacks >= pipelined_from)
-            .then(|| TextWriter::start(scope, &own_texts, &mut out.texts));
+            .then(|| TextWriter::start(scope, &own_texts, &mut out.texts))
+            .flatten();
         let mut builder = Builder {
             profile,
             rules,
@@ -521,28 +522,36 @@ type TextStore = (String, Vec<usize>);
 const WRITER_BATCH: usize = 1 << 12;
 
 impl<'s> TextWriter<'s> {
-    /// Takes `texts`' store to the writing thread.
+    /// Takes `texts`' store, which holds no text yet (only the room made for them), to a
+    /// writing thread; None (the texts are then written in line) when there are texts
+    /// already or no thread can be had.
     fn start<'e: 's>(
         scope: &'s std::thread::Scope<'s, 'e>,
         own_texts: &'e OwnTexts<'e>,
         texts: &mut FrameTexts,
-    ) -> TextWriter<'s> {
+    ) -> Option<TextWriter<'s>> {
+        if texts.count() > 0 {
+            return None;
+        }
         let mut store = texts.take_store();
         let (send, frames) = std::sync::mpsc::sync_channel::<Vec<u32>>(8);
-        let written = scope.spawn(move || {
-            for batch in frames {
-                for f in batch {
-                    own_texts.write(FrameId(f), &mut store.0);
-                    store.1.push(store.0.len());
+        let written = std::thread::Builder::new()
+            .name("whose-texts".into())
+            .spawn_scoped(scope, move || {
+                for batch in frames {
+                    for f in batch {
+                        own_texts.write(FrameId(f), &mut store.0);
+                        store.1.push(store.0.len());
+                    }
                 }
-            }
-            store
-        });
-        TextWriter {
+                store
+            })
+            .ok()?;
+        Some(TextWriter {
             batch: Vec::with_capacity(WRITER_BATCH),
             send,
             written,
-        }
+        })
     }
 
     /// Hands out the id of a new text, to be made of frame `f`.

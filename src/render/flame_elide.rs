@@ -93,11 +93,18 @@ fn elide(
     // the cuts are found on one core while the merge reads those already final on the
     // other: two passes over a million scattered lines, side by side
     std::thread::scope(|scope| {
-        scope.spawn(|| {
-            // every line final even should the pass stop early: the merge never waits forever
-            let _all_final = AllFinal(&cuts);
-            cut_depths(&entries, narrow, &cuts)
-        });
+        let beside = std::thread::Builder::new()
+            .name("whose-cuts".into())
+            .spawn_scoped(scope, || {
+                // every line final even should the pass stop early: the merge never waits
+                // forever
+                let _all_final = AllFinal(&cuts);
+                cut_depths(&entries, narrow, &cuts)
+            });
+        if beside.is_err() {
+            // no thread to be had: one pass after the other
+            cut_depths(&entries, narrow, &cuts);
+        }
         merge_siblings(&selected, narrow_nodes(&entries, &cuts), narrow)
     })
 }
