@@ -82,10 +82,10 @@ impl FlameStack {
 /// Equal texts get one id, so two lines share a frame exactly when they share its id: a
 /// flame graph tool merges frames by text, and so can whose without writing the lines out.
 ///
-/// Texts known to be distinct are pushed without a lookup ([`FrameTexts::push_distinct`]):
-/// the hash index is built on the first [`FrameTexts::intern`] only. On a million distinct
-/// frames a lookup in it is a cache miss or two per text, more than half of building the
-/// lines (issue 24).
+/// Texts known to be distinct are pushed without a lookup ([`FrameTexts::push_distinct`]),
+/// or handed out while another thread writes them ([`TextWriter`]): the hash index is built
+/// on the first [`FrameTexts::intern`] only. On a million distinct frames a lookup in it is a
+/// cache miss or two per text, more than half of building the lines (issue 24).
 #[derive(Debug, Clone, Default)]
 pub struct FrameTexts {
     arena: String,
