@@ -12,7 +12,6 @@ pub mod perf_data;
 pub mod perf_script;
 pub mod pprof;
 pub mod progress;
-pub mod read_ahead;
 pub mod source;
 pub mod speedscope;
 

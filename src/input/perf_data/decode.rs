@@ -1,6 +1,7 @@
 //! The decoding thread: records, as the library reads them in time order, into owned
 //! batches of the events the folding thread needs.
 
+use super::mapped::MappedRecords;
 use super::*;
 use linux_perf_data::linux_perf_event_reader::RawEventRecord;
 
@@ -110,37 +111,118 @@ const BATCH_EVENTS: usize = 4096;
 /// reads while it is still in cache is worth more than fewer hand-overs.
 const BATCH_STACK_BYTES: usize = 256 << 10;
 
+/// Why the records could not be read on: the offset of the record at fault, and what.
+#[derive(Debug)]
+pub(super) struct ReadFault {
+    at: u64,
+    reason: String,
+    /// [`Counting`] refused a compressed record (the reason is its, not the parser's).
+    refused: bool,
+    /// `at` is the faulty record's (in place), not the last header seen before the fault.
+    exact: bool,
+}
+
+impl ReadFault {
+    pub(super) fn corrupt(at: usize, reason: impl Into<String>) -> ReadFault {
+        ReadFault {
+            at: at as u64,
+            reason: reason.into(),
+            refused: false,
+            exact: true,
+        }
+    }
+
+    /// The error for the whole read, `records` (`samples` of them samples) read before it.
+    fn into_error(self, path: &Path, records: u64, samples: u64) -> Error {
+        let at = Position::Offset(self.at);
+        let reason = self.reason;
+        if self.refused {
+            return Error::input(
+                path,
+                at,
+                format!("refused the compressed record here: {reason}"),
+            );
+        }
+        let which = if self.exact {
+            "in the record at this offset"
+        } else {
+            "in the record at this offset or the next"
+        };
+        Error::input(
+            path,
+            at,
+            format!(
+                "truncated or corrupt perf.data after {records} records ({samples} samples), \
+                 {which}: {reason}"
+            ),
+        )
+    }
+}
+
+/// The records in time order: read in place ([`MappedRecords`]), or through the library's
+/// iterator (pipe mode, compressed records, simpleperf's layout).
+pub(super) enum Records<'b> {
+    InPlace(Box<MappedRecords<'b>>),
+    Library(Box<LibraryRecords<'b>>),
+}
+
+/// The library's iterator over a reader that caps inflation, and what that reader refused.
+pub(super) struct LibraryRecords<'b> {
+    pub(super) file: linux_perf_data::PerfFile,
+    pub(super) iter: linux_perf_data::PerfRecordIter<Counting<Cursor<&'b [u8]>>>,
+    pub(super) refusal: Refusal,
+}
+
+impl Records<'_> {
+    fn next_record(&mut self) -> std::result::Result<Option<PerfFileRecord<'_>>, ReadFault> {
+        let library = match self {
+            Records::InPlace(records) => return records.next_record(),
+            Records::Library(library) => library,
+        };
+        let LibraryRecords {
+            file,
+            iter,
+            refusal,
+        } = &mut **library;
+        iter.next_record(file)
+            .map_err(|e| match refusal.take_refused() {
+                Some((at, reason)) => ReadFault {
+                    at,
+                    reason,
+                    refused: true,
+                    exact: true,
+                },
+                None => ReadFault {
+                    at: refusal.last_record(),
+                    reason: e.to_string(),
+                    refused: false,
+                    exact: false,
+                },
+            })
+    }
+}
+
 /// The decoding thread: records → batches of events, in time order; stops at the first error
 /// (sent on) or when the consumer has gone.
-pub(super) fn decode_all<R: Read>(
-    mut perf_file: linux_perf_data::PerfFile,
-    mut iter: linux_perf_data::PerfRecordIter<R>,
+pub(super) fn decode_all(
+    mut records: Records<'_>,
     path: &Path,
     tx: std::sync::mpsc::SyncSender<Result<Batch>>,
     back: std::sync::mpsc::Receiver<Batch>,
-    refusal: &Refusal,
 ) {
-    let mut records = 0u64;
+    let mut read = 0u64;
     let mut samples = 0u64;
     let mut batch = Batch::default();
     loop {
-        let record = match iter.next_record(&mut perf_file) {
+        let record = match records.next_record() {
             Ok(Some(r)) => r,
             Ok(None) => break,
-            Err(e) => {
-                let error = Error::input(
-                    path,
-                    Position::Offset(refusal.last_record()),
-                    format!(
-                        "truncated or corrupt perf.data after {records} records ({samples} \
-                         samples), in the record at this offset or the next: {e}"
-                    ),
-                );
-                let _ = tx.send(Err(refused_or(refusal, path, error)));
+            Err(fault) => {
+                let _ = tx.send(Err(fault.into_error(path, read, samples)));
                 return;
             }
         };
-        records += 1;
+        read += 1;
         let decoded = match record {
             PerfFileRecord::EventRecord { attr_index, record } => {
                 decode_event(attr_index, &record, &mut batch)
@@ -159,7 +241,7 @@ pub(super) fn decode_all<R: Read>(
             let _ = tx.send(Err(Error::input(
                 path,
                 Position::Whole,
-                format!("corrupt {what} record (record #{records}): {e}"),
+                format!("corrupt {what} record (record #{read}): {e}"),
             )));
             return;
         }

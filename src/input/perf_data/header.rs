@@ -7,14 +7,21 @@ use super::*;
 /// data and event-types sections (offset, size each) and 256 feature bits.
 const FILE_HEADER_SIZE: u64 = 104;
 
+/// Where a recording's records are and how they can be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Layout {
+    /// Pipe mode: the records follow the attribute and feature records, to the end.
+    pub pipe: bool,
+    /// Byte offsets of the records (a file's data section).
+    pub records: std::ops::Range<u64>,
+    /// File mode without compressed records (`-z`) or simpleperf's layout: readable in place
+    /// ([`super::mapped`]).
+    pub in_place: bool,
+}
+
 /// Checks the header's declared sections against the real length before the parser
-/// allocates or seeks by them. Returns whether the input is in pipe mode, and where its
-/// records start.
-pub(super) fn check_header<R: Read + Seek>(
-    r: &mut R,
-    len: u64,
-    path: &Path,
-) -> Result<(bool, u64)> {
+/// allocates or seeks by them. Returns where the records are and how they can be read.
+pub(super) fn check_header<R: Read + Seek>(r: &mut R, len: u64, path: &Path) -> Result<Layout> {
     let mut header = [0u8; FILE_HEADER_SIZE as usize];
     let got = read_up_to(r, &mut header).map_err(|e| Error::io(path, e))?;
     let truncated = |what: String| {
@@ -42,7 +49,11 @@ pub(super) fn check_header<R: Read + Seek>(
         r.seek(SeekFrom::Start(16))
             .map_err(|e| Error::io(path, e))?;
         check_pipe_headers(r).map_err(|e| Error::input(path, Position::Whole, e))?;
-        return Ok((true, 16));
+        return Ok(Layout {
+            pipe: true,
+            records: 16..len,
+            in_place: false,
+        });
     }
     if size != FILE_HEADER_SIZE {
         return Err(Error::input(
@@ -116,10 +127,15 @@ pub(super) fn check_header<R: Read + Seek>(
                 .map_err(|e| Error::input(path, Position::Whole, e))?;
         }
     }
-    Ok((false, data_offset))
+    Ok(Layout {
+        pipe: false,
+        records: data_offset..data_offset + data_size,
+        in_place: !has(FEATURE_COMPRESSED) && !has(FEATURE_SIMPLEPERF_META_INFO),
+    })
 }
 
 const FEATURE_EVENT_DESC: usize = 12;
+const FEATURE_COMPRESSED: usize = 27;
 const FEATURE_SIMPLEPERF_META_INFO: usize = 129;
 
 /// Each entry of an event types (or simpleperf attribute) section is an attribute followed

@@ -27,9 +27,10 @@ mod decode;
 mod fold;
 mod header;
 mod inflate;
+mod mapped;
 
 use crate::model::{CallGraph, InlineChoice, Notice, Profile, SampleType, ThreadId};
-use decode::{Batch, Event, SampleEvent, UserCopy, decode_all};
+use decode::{Batch, Event, LibraryRecords, Records, SampleEvent, UserCopy, decode_all};
 use fold::Reader;
 use header::{Counting, CutProbe, Refusal, check_header};
 use inflate::{InflationCheck, PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2};
@@ -37,7 +38,6 @@ use inflate::{InflationCheck, PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2};
 use super::ReadOptions;
 use super::filter::{SampleFilter, TimeSlice};
 use super::progress::Progress;
-use super::read_ahead::ReadAhead;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
 use crate::model::perf::is_kernel_address;
@@ -62,57 +62,118 @@ const PERF_RECORD_MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 /// Reads a perf.data file (or pipe-mode stream) into a symbolised profile.
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let path = source.path.clone();
-    let cap = options
-        .max_decompressed
-        .unwrap_or(super::source::DEFAULT_MAX_DECOMPRESSED);
     let regular = !source.gzipped && path != Path::new("<stdin>") && path.is_file();
     if regular {
-        let mut file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        let (pipe, records_at) = check_header(&mut file, len, &path)?;
-        file.seek(SeekFrom::Start(0))
-            .map_err(|e| Error::io(&path, e))?;
-        // the records, front to back, are read ahead by a thread of their own
-        let counting = Counting::new(ReadAhead::new(file, records_at), Some(len), records_at)
-            .cap_inflation(cap);
-        return parse(counting, pipe, &path, options);
+        // the file's pages are read in place, and given back as the records are consumed.
+        // Mapping is safe from `perf record` itself: it writes the data size into the header
+        // last (an unfinished file is refused) and moves an old file aside before writing a
+        // new one, so the pages mapped stay the file's (see `map_file` on files rewritten in
+        // place)
+        let map = crate::symbolize::locate::map_file(&path).map_err(|e| Error::io(&path, e))?;
+        let _ = map.advise(memmap2::Advice::Sequential);
+        let release = ReleaseBehind::new(&map);
+        return parse(&map, Some(&release), &path, options);
     }
-    // stdin or gzip: file mode needs to seek, so hold the bytes in memory
+    // stdin or gzip: the bytes are held in memory (file mode needs to seek)
     let bytes = source.read_capped(options.max_decompressed)?;
-    let len = bytes.len() as u64;
-    let mut cursor = Cursor::new(bytes);
-    let (pipe, records_at) = check_header(&mut cursor, len, &path)?;
-    cursor.set_position(0);
-    let counting = Counting::new(cursor, Some(len), records_at).cap_inflation(cap);
-    parse(counting, pipe, &path, options)
+    parse(&bytes, None, &path, options)
 }
 
-/// Reads the records of a file- or pipe-mode recording; a pipe-mode stream that ends inside a
-/// record is read up to there, with a warning (a file's cut is an error of `check_header`).
-fn parse<R: Read + Seek + Send>(
-    counting: Counting<R>,
-    pipe: bool,
+/// Gives the pages of a file's map back once the records in them are consumed: mapped pages
+/// count in the process's memory until unmapped, and the records are read once, front to
+/// back (the page cache keeps them for the next run).
+struct ReleaseBehind<'m> {
+    map: &'m memmap2::Mmap,
+    /// Pages before this offset are given back.
+    released: std::sync::atomic::AtomicUsize,
+}
+
+/// Given back in steps of this many bytes: each step is one `madvise` call.
+const RELEASE_STEP: usize = 8 << 20;
+
+impl<'m> ReleaseBehind<'m> {
+    fn new(map: &'m memmap2::Mmap) -> ReleaseBehind<'m> {
+        ReleaseBehind {
+            map,
+            released: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// Nothing before `offset` is read again.
+    fn consumed(&self, offset: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let from = self.released.load(Relaxed);
+        let to = offset.min(self.map.len()) / RELEASE_STEP * RELEASE_STEP;
+        if to <= from {
+            return;
+        }
+        // SAFETY: MADV_DONTNEED on a read-only shared file mapping drops this process's page
+        // table entries only; a later read of the range faults the file's pages in again, so
+        // no data is lost or changed (it would be for a private or anonymous mapping)
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+        };
+        self.released.store(to, Relaxed);
+    }
+}
+
+/// Reads the records of a file- or pipe-mode recording held in `bytes`; a pipe-mode stream
+/// that ends inside a record is read up to there, with a warning (a file's cut is an error
+/// of `check_header`).
+fn parse(
+    bytes: &[u8],
+    release: Option<&ReleaseBehind<'_>>,
     path: &Path,
     options: &ReadOptions,
 ) -> Result<Profile> {
-    let refusal = counting.refusal();
-    if !pipe {
-        return read_records(
-            PerfFileReader::parse_file(counting),
+    let len = bytes.len() as u64;
+    let layout = check_header(&mut Cursor::new(bytes), len, path)?;
+    let unreadable = |e| {
+        Error::input(
             path,
-            options,
-            &refusal,
-        );
+            Position::Whole,
+            format!("not readable as perf.data: {e}"),
+        )
+    };
+    if layout.in_place {
+        let file = PerfFileReader::parse_file(Cursor::new(bytes))
+            .map_err(unreadable)?
+            .perf_file;
+        let (start, end) = (layout.records.start as usize, layout.records.end as usize);
+        let mut records = mapped::MappedRecords::new(bytes, start, end, &file);
+        let consumed = release.map(|r| move |offset| r.consumed(offset));
+        if let Some(consumed) = &consumed {
+            records = records.releasing(consumed);
+        }
+        return read_records(file, |_| Records::InPlace(Box::new(records)), path, options);
     }
-    let probe = CutProbe::default();
-    let counting = counting.watch_for_cut(probe.clone());
-    let mut profile = read_records(
-        PerfFileReader::parse_pipe(counting),
-        path,
-        options,
-        &refusal,
-    )?;
-    let cut = *probe.lock().unwrap_or_else(|e| e.into_inner());
+    // compressed records, simpleperf's layout or pipe mode: the library's iterator, over a
+    // reader that caps what compressed records inflate to (and, for a pipe, sees a cut)
+    let cap = options
+        .max_decompressed
+        .unwrap_or(super::source::DEFAULT_MAX_DECOMPRESSED);
+    let counting =
+        Counting::new(Cursor::new(bytes), Some(len), layout.records.start).cap_inflation(cap);
+    let refusal = counting.refusal();
+    let probe = layout.pipe.then(CutProbe::default);
+    let parsed = match &probe {
+        Some(probe) => PerfFileReader::parse_pipe(counting.watch_for_cut(probe.clone())),
+        None => PerfFileReader::parse_file(counting),
+    };
+    let PerfFileReader {
+        perf_file,
+        record_iter,
+    } = parsed.map_err(|e| refused_or(&refusal, path, unreadable(e)))?;
+    let records = |file| {
+        Records::Library(Box::new(LibraryRecords {
+            file,
+            iter: record_iter,
+            refusal,
+        }))
+    };
+    let mut profile = read_records(perf_file, records, path, options)?;
+    let cut = probe.and_then(|p| *p.lock().unwrap_or_else(|e| e.into_inner()));
     if let Some(cut) = cut {
         profile.meta.warnings.push(Notice::StreamCut {
             path: path.to_path_buf(),
@@ -137,26 +198,14 @@ fn refused_or(refusal: &Refusal, path: &Path, otherwise: Error) -> Error {
     }
 }
 
-fn read_records<R: Read + Send>(
-    parsed: std::result::Result<PerfFileReader<R>, linux_perf_data::Error>,
+/// Reads the records `records` makes of the recording (it is handed the parsed file once its
+/// metadata are read) into a profile.
+fn read_records<'b>(
+    perf_file: linux_perf_data::PerfFile,
+    records: impl FnOnce(linux_perf_data::PerfFile) -> Records<'b> + Send,
     path: &Path,
     options: &ReadOptions,
-    refusal: &Refusal,
 ) -> Result<Profile> {
-    let PerfFileReader {
-        perf_file,
-        record_iter,
-    } = parsed.map_err(|e| {
-        refused_or(
-            refusal,
-            path,
-            Error::input(
-                path,
-                Position::Whole,
-                format!("not readable as perf.data: {e}"),
-            ),
-        )
-    })?;
     let attrs = perf_file.event_attributes().to_vec();
     let mode = call_graph(&attrs);
     let (options, inline_note) = with_inline_decided(options, mode);
@@ -203,7 +252,7 @@ fn read_records<R: Read + Send>(
         std::thread::Builder::new()
             .name("whose-decode".into())
             .spawn_scoped(scope, move || {
-                decode_all(perf_file, record_iter, path, tx, back_rx, refusal)
+                decode_all(records(perf_file), path, tx, back_rx)
             })
             .map_err(|e| Error::io(path, e))?;
         let symbols = &options.symbols;
