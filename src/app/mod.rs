@@ -40,6 +40,7 @@ pub enum Outcome {
 pub fn run(plan: Plan) -> Result<Outcome> {
     let (inputs, output) = plan.inputs_and_output();
     output::refuse_input_as_output(output, &inputs)?;
+    crate::symbolize::locate::exit_cleanly_on_sigbus();
     let fleet = matches!(&plan, Plan::Report(p) if !p.each.is_empty());
     if !fleet && !matches!(plan, Plan::Flame(_)) {
         keep_large_allocations_mapped();

@@ -245,6 +245,36 @@ fn describe(file: &object::File<'_>, path: PathBuf) -> Candidate {
     }
 }
 
+/// Turns a read of a mapped file that was cut short under us into an error message and exit
+/// 2, instead of death by signal. A file truncated in place while mapped (`cp` over a
+/// perf.data or a binary being read, a file system that drops the file) raises SIGBUS at the
+/// first read past its new end; no Rust code can return an error from there, so the handler
+/// says what happened and exits. Installed once, before any file is mapped.
+pub fn exit_cleanly_on_sigbus() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" fn on_sigbus(_: libc::c_int) {
+            const MESSAGE: &[u8] = b"whose: error: a file whose maps (the perf.data, or a \
+                binary or debug file it symbolises) was cut short while being read (SIGBUS: \
+                truncated in place by another program?); read it again once it is whole\n";
+            // SAFETY: write(2) and _exit(2) are async-signal-safe; nothing else runs here
+            unsafe {
+                libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+                libc::_exit(2);
+            }
+        }
+        let handler: extern "C" fn(libc::c_int) = on_sigbus;
+        // SAFETY: a zeroed sigaction with only the handler set is valid, and the handler does
+        // only async-signal-safe things
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
+    }
+}
+
 /// Maps a binary or debug file read-only: the one place whose maps files (symbolisation
 /// here, unwinding in `unwind::image`). Only ELF headers and the sections asked for are paged
 /// in, which is why probing candidates and reading DWARF is cheap.
@@ -253,7 +283,7 @@ pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
     // SAFETY: `Mmap::map` is a read-only *shared* mapping (MAP_SHARED): the bytes behind the
     // returned slice are the file's page cache, so if another process writes the file in
     // place while whose runs, the slice changes under Rust's feet (and truncation turns a
-    // read past the new end into SIGBUS). The code assumes no one rewrites the binaries and
+    // read past the new end into SIGBUS, which `exit_cleanly_on_sigbus` makes an exit 2). The code assumes no one rewrites the binaries and
     // debug files it reads for the few seconds it runs. That is acceptable because those are
     // installed or built files: package managers, linkers and `cp` onto a new name replace
     // them by rename, which leaves our mapping on the old inode; rewriting a binary in place

@@ -214,3 +214,51 @@ fn cpuprofile_sample_of_no_node() {
         "{err}"
     );
 }
+
+/// A mapped file cut short under whose (SIGBUS on the next read of the lost pages) ends in an
+/// error message and exit 2, not death by signal. The signal is sent by hand, once the
+/// handler is installed (SigCgt in /proc), while whose waits on stdin.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_cut_short_while_mapped_is_an_error_not_a_crash() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command()
+        .args(["report", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let sigbus_caught = || {
+        let text = std::fs::read_to_string(&status).unwrap_or_default();
+        let mask = text
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .unwrap_or(0);
+        mask & (1 << (7 - 1)) != 0 // SIGBUS is 7
+    };
+    let started = std::time::Instant::now();
+    while !sigbus_caught() {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "no SIGBUS handler installed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-BUS", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let _ = child.stdin.take().map(|mut s| s.write_all(b""));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("was cut short while being read"),
+        "{stderr}"
+    );
+}
