@@ -113,7 +113,7 @@ impl<'b> MappedRecords<'b> {
 
     /// The next record in time order, or `None` at the end of the data section.
     pub(super) fn next_record(&mut self) -> Result<Option<PerfFileRecord<'b>>, ReadFault> {
-        if self.queue.ready.len() == self.queue.taken {
+        if !self.queue.has_ready() {
             self.read_round()?;
         }
         let Some(p) = self.queue.take() else {
@@ -131,7 +131,7 @@ impl<'b> MappedRecords<'b> {
         while self.next < self.end {
             let at = self.next;
             let (kind, misc, size) = self.header(at)?;
-            self.next = at + size;
+            self.next = at + usize::from(size);
             match kind {
                 FINISHED_ROUND => {
                     self.queue.finish_round();
@@ -154,14 +154,13 @@ impl<'b> MappedRecords<'b> {
                     ));
                 }
                 _ => {
-                    let body = &self.bytes[at + HEADER_SIZE..at + size];
+                    let body = &self.bytes[at + HEADER_SIZE..at + usize::from(size)];
                     let (attr, time) = self.attr_and_time(RecordType(kind), body);
                     self.queue.insert(Pending {
                         key: (time, at as u64),
                         kind,
                         misc,
-                        // checked against u16 when it was read
-                        size: size as u16,
+                        size,
                         attr,
                     });
                 }
@@ -173,7 +172,7 @@ impl<'b> MappedRecords<'b> {
     }
 
     /// The header at `at`: type, misc and size, checked against the data section.
-    fn header(&self, at: usize) -> Result<(u32, u16, usize), ReadFault> {
+    fn header(&self, at: usize) -> Result<(u32, u16, u16), ReadFault> {
         let Some(h) = self
             .bytes
             .get(at..at + HEADER_SIZE)
@@ -199,19 +198,19 @@ impl<'b> MappedRecords<'b> {
                 u16::from_be_bytes(h[6..8].try_into().unwrap_or_default()),
             ),
         };
-        let size = usize::from(size);
-        if size < HEADER_SIZE {
+        let len = usize::from(size);
+        if len < HEADER_SIZE {
             return Err(ReadFault::corrupt(
                 at,
                 format!("record size {size} is smaller than its header"),
             ));
         }
-        if at + size > self.end {
+        if at + len > self.end {
             return Err(ReadFault::corrupt(
                 at,
                 format!(
                     "a {size}-byte record runs {} bytes past the end of the data section",
-                    at + size - self.end
+                    at + len - self.end
                 ),
             ));
         }
