@@ -72,6 +72,9 @@ pub(super) struct Reader<'p> {
     /// what they kept and left out.
     pub(super) filter: SampleFilter,
     tally: FilterTally,
+    /// Where each module is asked for the first time a sample falls in it, to be loaded while
+    /// the records are still read.
+    pub(super) early: Option<super::early::EarlyLoads>,
 }
 
 /// What an address means at this moment of the recording: each process's memory map, the
@@ -81,6 +84,8 @@ struct Maps {
     kernel: Process,
     kernel_module: Option<ModuleId>,
     modules: Vec<ModuleKind>,
+    /// Per module: asked for early ([`Reader::announce`]).
+    announced: Vec<bool>,
     module_index: FxHashMap<ModuleKind, ModuleId>,
     /// Build ids from the file's BUILD_ID section (and pipe mode's records).
     build_ids: FxHashMap<DsoKey, Vec<u8>>,
@@ -227,6 +232,7 @@ impl Maps {
         }
         let id = self.modules.len() as ModuleId;
         self.modules.push(kind.clone());
+        self.announced.push(false);
         self.module_index.insert(kind, id);
         id
     }
@@ -265,6 +271,8 @@ impl Maps {
         let build_id = self.build_ids.get(&DsoKey::Kernel).cloned();
         let id = self.modules.len() as ModuleId;
         self.modules.push(ModuleKind::Kernel { build_id, text });
+        // the kernel's symbols are asked for before the first record
+        self.announced.push(true);
         self.kernel_module = Some(id);
         id
     }
@@ -350,6 +358,7 @@ impl<'p> Reader<'p> {
                 kernel: Process::default(),
                 kernel_module: None,
                 modules: Vec::new(),
+                announced: Vec::new(),
                 module_index: FxHashMap::default(),
                 build_ids,
                 generation: 1,
@@ -381,6 +390,7 @@ impl<'p> Reader<'p> {
             },
             filter: SampleFilter::default(),
             tally: FilterTally::default(),
+            early: None,
         }
     }
 }
@@ -721,6 +731,7 @@ impl Reader<'_> {
             return e.raw;
         }
         let (module, key) = self.maps.lookup(pid, addr, kernel);
+        self.announce(module);
         let raw = self.folding.raw_frame(module, key);
         self.caches.frames[slot] = CacheEntry {
             addr,
@@ -730,6 +741,18 @@ impl Reader<'_> {
             raw,
         };
         raw
+    }
+
+    /// Asks for a module's files to be loaded ahead, the first time a sample falls in it.
+    fn announce(&mut self, module: ModuleId) {
+        let Some(early) = &self.early else { return };
+        let Some(slot) = self.maps.announced.get_mut(module as usize) else {
+            return;
+        };
+        if !*slot {
+            *slot = true;
+            early.request(self.maps.modules[module as usize].clone());
+        }
     }
 
     /// Hands the folded samples to symbolisation and builds the profile; `ready` holds

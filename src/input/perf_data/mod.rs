@@ -21,9 +21,11 @@
 //!
 //! `header` checks what the library would trust before it reads anything; `decode` runs on
 //! its own thread, turning records into owned batches; `fold` keeps the maps, caches and
-//! folded rows on this thread and hands them over.
+//! folded rows on this thread and hands them over; `early` loads the sampled modules' files
+//! meanwhile, at idle priority.
 
 mod decode;
+mod early;
 mod fold;
 mod header;
 mod inflate;
@@ -225,8 +227,8 @@ fn read_records<'b>(
                 .collect()
         })
         .unwrap_or_default();
-    // the kernel's symbols (parsing /proc/kallsyms takes tens of milliseconds) are loaded
-    // while the records are read, when the recording can hold kernel samples
+    // the kernel's symbols (parsing /proc/kallsyms takes tens of milliseconds) are the first
+    // loaded while the records are read, when the recording can hold kernel samples
     let kernel = samples_kernel(&attrs).then(|| ModuleKind::Kernel {
         build_id: build_ids.get(&DsoKey::Kernel).cloned(),
         text: None,
@@ -240,7 +242,8 @@ fn read_records<'b>(
     reader.call_graph = Some(mode);
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
     // and hands owned batches to this one, which keeps all the state and unwinds: two cores,
-    // two halves (and the file is read ahead by a third, see `ReadAhead`).
+    // two halves; a third thread loads the sampled modules' symbols in the time they leave
+    // idle (`early`).
     let little = matches!(
         perf_file.endian(),
         linux_perf_data::Endianness::LittleEndian
@@ -248,44 +251,60 @@ fn read_records<'b>(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(4);
     // emptied batches go back, so their memory is reused instead of freed across threads
     let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
-    let ready = std::thread::scope(|scope| -> Result<Vec<_>> {
+    let reading_done = std::sync::atomic::AtomicBool::new(false);
+    let ready = std::thread::scope(|scope| -> Result<early::Ready> {
         std::thread::Builder::new()
             .name("whose-decode".into())
             .spawn_scoped(scope, move || {
                 decode_all(records(perf_file), path, tx, back_rx)
             })
             .map_err(|e| Error::io(path, e))?;
-        let symbols = &options.symbols;
-        let early = kernel.and_then(|kind| {
-            std::thread::Builder::new()
-                .name("whose-kallsyms".into())
-                .spawn_scoped(scope, move || {
-                    let loaded = symbolize::preload(&kind, symbols);
-                    (kind, loaded)
-                })
-                .ok()
+        let reading_done = &reading_done;
+        let early = early::spawn(scope, &options.symbols, reading_done);
+        let loader = early.map(|(loads, handle)| {
+            if let Some(kind) = kernel {
+                loads.request(kind);
+            }
+            reader.early = Some(loads);
+            handle
         });
-        // `--each`'s share of this input (`model::budget`): perf.data is read by the decoding
-        // thread, not through a `Source`, so the folding loop asks between batches
-        let budget = crate::model::budget::current();
-        for batch in rx {
-            if let Some(b) = &budget {
-                b.check().map_err(|e| Error::io(path, e))?;
-            }
-            let mut batch = batch?;
-            for event in &batch.events {
-                reader.apply(event, &batch, little);
-            }
-            batch.events.clear();
-            batch.chains.clear();
-            batch.stacks.clear();
-            let _ = back_tx.send(batch);
-        }
-        Ok(early.and_then(|h| h.join().ok()).into_iter().collect())
+        let folded = fold_batches(&mut reader, rx, &back_tx, path, little);
+        reading_done.store(true, std::sync::atomic::Ordering::Relaxed);
+        reader.early = None;
+        let ready = loader.and_then(|h| h.join().ok()).unwrap_or_default();
+        folded.map(|()| ready)
     })?;
     let mut profile = reader.finish(sample_types, options, ready)?;
     profile.meta.notes.push(inline_note);
     Ok(profile)
+}
+
+/// The folding thread's loop: every batch the decoding thread sends, applied in order; each
+/// emptied batch goes back for reuse.
+fn fold_batches(
+    reader: &mut Reader<'_>,
+    batches: std::sync::mpsc::Receiver<Result<Batch>>,
+    back: &std::sync::mpsc::Sender<Batch>,
+    path: &Path,
+    little: bool,
+) -> Result<()> {
+    // `--each`'s share of this input (`model::budget`): perf.data is read by the decoding
+    // thread, not through a `Source`, so the folding loop asks between batches
+    let budget = crate::model::budget::current();
+    for batch in batches {
+        if let Some(b) = &budget {
+            b.check().map_err(|e| Error::io(path, e))?;
+        }
+        let mut batch = batch?;
+        for event in &batch.events {
+            reader.apply(event, &batch, little);
+        }
+        batch.events.clear();
+        batch.chains.clear();
+        batch.stacks.clear();
+        let _ = back.send(batch);
+    }
+    Ok(())
 }
 
 /// The filter with a percent `--time` slice made absolute over the recording's first and last
