@@ -311,8 +311,11 @@ impl RoundQueue {
     fn finish_round(&mut self) {
         if self.no_later > 0 {
             let n = self.no_later;
-            self.incoming.select_nth_unstable_by_key(n - 1, |p| p.key);
-            self.incoming[..n].sort_unstable_by_key(|p| p.key);
+            // what a round adds is a few runs already in time order (one per CPU's buffer),
+            // after what is left of the previous round, sorted here then: a run-merging sort
+            // takes linear time per run where a quicksort takes n log n (keys are unique, so
+            // stable or not is the same order); the `n` earliest are then the ready ones
+            self.incoming.sort_by_key(|p| p.key);
             self.start_ready();
             self.ready.extend(self.incoming.drain(..n));
         }
@@ -322,7 +325,7 @@ impl RoundQueue {
 
     /// Everything is read: all of it is ready, in order.
     fn finish(&mut self) {
-        self.incoming.sort_unstable_by_key(|p| p.key);
+        self.incoming.sort_by_key(|p| p.key);
         self.start_ready();
         self.ready.append(&mut self.incoming);
         self.no_later = 0;
