@@ -132,48 +132,148 @@ struct Folding {
     timeline: Option<Timeline>,
 }
 
+/// The hash a sample is looked up by in the chain cache, when it is (a callchain without a
+/// DWARF user stack).
+fn cached_hash(event: &Event) -> Option<u64> {
+    match event {
+        Event::Sample {
+            chain: Some(_),
+            hash,
+            user: None,
+            ..
+        } => Some(*hash),
+        _ => None,
+    }
+}
+
 /// pid (4 bytes), tid (4), mode (1) before the callchain in a cache key.
 const CHAIN_KEY_PREFIX: usize = 9;
 
-/// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread):
-/// hash → first entry, entries chained on collision; keys are compared in full. Keys live
-/// in one arena, not one allocation each.
+/// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread): open
+/// addressing with linear probing over slots that keep each key's hash, the keys in one arena.
+/// Most lookups hit, and what a hit costs is waiting for its slot and its key's bytes to come
+/// from memory (the table and arena are tens of megabytes on a long recording): since the
+/// hashes of the next samples of a batch are known before they are folded, both are fetched
+/// ahead ([`ChainCache::prefetch_slot`], [`ChainCache::prefetch_key`]).
 #[derive(Default)]
 struct ChainCache {
-    index: FxHashMap<u64, u32>,
-    /// (key offset in `keys`, key length, value, next entry with the same hash)
-    entries: Vec<(usize, u32, u32, u32)>,
+    /// A power of two long, or empty; at most half full.
+    slots: Vec<ChainSlot>,
     keys: Vec<u8>,
+    len: usize,
 }
 
+#[derive(Clone, Copy, Default)]
+struct ChainSlot {
+    hash: u64,
+    /// The key's offset in `keys`.
+    at: usize,
+    /// The key's length; 0 is an empty slot (a key is never empty).
+    len: u32,
+    value: u32,
+}
+
+/// The size of the table after a clear, and when it is first used.
+const CHAIN_SLOTS_MIN: usize = 1 << 10;
+
 impl ChainCache {
-    const END: u32 = u32::MAX;
+    fn home(&self, hash: u64) -> usize {
+        // the high bits of a multiply spread any hash over the table
+        let bits = self.slots.len().trailing_zeros();
+        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    }
 
     fn get(&self, hash: u64, key: &[u8]) -> Option<u32> {
-        let mut i = *self.index.get(&hash)?;
-        while i != Self::END {
-            let (at, len, value, next) = self.entries[i as usize];
-            if self.keys[at..at + len as usize] == *key {
-                return Some(value);
-            }
-            i = next;
+        if self.slots.is_empty() {
+            return None;
         }
-        None
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(hash);
+        loop {
+            let slot = &self.slots[i];
+            if slot.len == 0 {
+                return None;
+            }
+            if slot.hash == hash && self.keys[slot.at..slot.at + slot.len as usize] == *key {
+                return Some(slot.value);
+            }
+            i = (i + 1) & mask;
+        }
     }
 
     fn insert(&mut self, hash: u64, key: &[u8], value: u32) {
-        let id = self.entries.len() as u32;
-        let next = self.index.insert(hash, id).unwrap_or(Self::END);
-        self.entries
-            .push((self.keys.len(), key.len() as u32, value, next));
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let slot = ChainSlot {
+            hash,
+            at: self.keys.len(),
+            len: key.len() as u32,
+            value,
+        };
         self.keys.extend_from_slice(key);
+        self.place(slot);
+        self.len += 1;
     }
 
-    fn clear(&mut self) {
-        self.index.clear();
-        self.entries.clear();
-        self.keys.clear();
+    fn place(&mut self, slot: ChainSlot) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(slot.hash);
+        while self.slots[i].len != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = slot;
     }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(CHAIN_SLOTS_MIN);
+        let old = std::mem::replace(&mut self.slots, vec![ChainSlot::default(); size]);
+        for slot in old.into_iter().filter(|s| s.len != 0) {
+            self.place(slot);
+        }
+    }
+
+    /// Forgets every key; the table shrinks back, so that clearing costs what was filled.
+    fn clear(&mut self) {
+        self.slots = Vec::new();
+        self.keys.clear();
+        self.len = 0;
+    }
+
+    /// Starts fetching the slot a lookup of `hash` reads first.
+    fn prefetch_slot(&self, hash: u64) {
+        if !self.slots.is_empty() {
+            prefetch(&self.slots[self.home(hash)]);
+        }
+    }
+
+    /// Starts fetching the key bytes a lookup of `hash` compares first, when its first slot
+    /// (fetched by [`Self::prefetch_slot`] earlier) holds that hash; its value, for the row.
+    fn prefetch_key(&self, hash: u64) -> Option<u32> {
+        let slot = self
+            .slots
+            .get(self.home(hash).min(self.slots.len().wrapping_sub(1)))?;
+        if slot.len == 0 || slot.hash != hash {
+            return None;
+        }
+        let key = self.keys.get(slot.at..slot.at + slot.len as usize)?;
+        for line in key.chunks(64) {
+            prefetch(line.as_ptr());
+        }
+        Some(slot.value)
+    }
+}
+
+/// A hint to the processor to bring the line holding `p` into cache; never faults.
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and faults on no address; SSE is in x86_64's baseline
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -279,6 +379,13 @@ impl Maps {
 }
 
 impl Folding {
+    /// Starts fetching a row's values, which a sample adds to.
+    fn prefetch_row(&self, row: u32) {
+        if let Some(v) = self.values.get(row as usize * self.n_types) {
+            prefetch(v);
+        }
+    }
+
     fn raw_frame(&mut self, module: ModuleId, address: u64) -> u32 {
         let frame = RawFrame { module, address };
         let next = self.raw_frame_list.len() as u32;
@@ -395,8 +502,29 @@ impl<'p> Reader<'p> {
     }
 }
 
+/// How many events ahead of the one folded a sample's chain-cache slot, and then its key and
+/// row, are fetched: far enough for memory to answer, near enough to stay in cache.
+const SLOT_AHEAD: usize = 16;
+const KEY_AHEAD: usize = 8;
+
 impl Reader<'_> {
-    pub(super) fn apply(&mut self, event: &Event, batch: &Batch, little: bool) {
+    /// Applies a batch's events in order, fetching what the samples ahead will look up.
+    pub(super) fn apply_batch(&mut self, batch: &Batch, little: bool) {
+        let events = &batch.events;
+        for (i, event) in events.iter().enumerate() {
+            if let Some(hash) = events.get(i + SLOT_AHEAD).and_then(cached_hash) {
+                self.caches.chains.prefetch_slot(hash);
+            }
+            if let Some(hash) = events.get(i + KEY_AHEAD).and_then(cached_hash)
+                && let Some(row) = self.caches.chains.prefetch_key(hash)
+            {
+                self.folding.prefetch_row(row);
+            }
+            self.apply(event, batch, little);
+        }
+    }
+
+    fn apply(&mut self, event: &Event, batch: &Batch, little: bool) {
         match event {
             Event::Sample {
                 sample,
@@ -909,6 +1037,32 @@ mod tests {
         let tail = p.find(0x4000).unwrap();
         assert_eq!((tail.module, tail.pgoff, tail.start), (1, 0x2000, 0x3000));
         assert!(p.find(0x6000).is_none());
+    }
+
+    #[test]
+    fn the_chain_cache_finds_each_key_and_tells_keys_of_one_hash_apart() {
+        let mut cache = ChainCache::default();
+        assert_eq!(cache.get(7, b"a"), None);
+        // many keys, every fourth sharing hash 7 with the others of its kind: the table
+        // grows and probes past slots of the same hash with other keys
+        let key = |i: u32| format!("key-{i}").into_bytes();
+        let hash = |i: u32| if i % 4 == 0 { 7 } else { u64::from(i) << 40 };
+        for i in 0..5000 {
+            cache.insert(hash(i), &key(i), i);
+        }
+        for i in 0..5000 {
+            assert_eq!(cache.get(hash(i), &key(i)), Some(i), "key {i}");
+        }
+        assert_eq!(cache.get(7, b"key-5001"), None);
+        assert_eq!(cache.get(hash(3), &key(5)), None);
+        // the prefetch of a key answers the value of the key at the hash's first slot
+        cache.prefetch_slot(hash(1));
+        assert_eq!(cache.prefetch_key(hash(1)), Some(1));
+        cache.clear();
+        assert_eq!(cache.get(hash(1), &key(1)), None);
+        assert_eq!(cache.prefetch_key(hash(1)), None);
+        cache.insert(hash(1), &key(1), 9);
+        assert_eq!(cache.get(hash(1), &key(1)), Some(9));
     }
 
     #[test]
