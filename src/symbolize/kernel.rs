@@ -179,28 +179,27 @@ fn load(path: &Path) -> Result<KSyms, KallsymsError> {
     if text.len() > u32::MAX as usize {
         return Err(KallsymsError::TooLarge);
     }
+    // bytes, not chars: a kallsyms is some 100k lines of ASCII, and splitting each by char
+    // patterns cost more than the rest of loading it
+    let bytes = text.as_bytes();
     let mut symbols = Vec::new();
     let mut at = 0usize;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let line = line.trim_end_matches(['\n', '\r']);
-        let mut fields = line.split([' ', '\t']).filter(|f| !f.is_empty());
+    while at < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        let mut fields = Fields::of_line(bytes, at, end);
+        at = end + 1;
         let (Some(addr), Some(kind), Some(name)) = (fields.next(), fields.next(), fields.next())
         else {
             continue;
         };
-        if !matches!(kind, "t" | "T" | "w" | "W") {
+        if !matches!(&bytes[kind.0..kind.1], b"t" | b"T" | b"w" | b"W") {
             continue;
         }
-        let Ok(addr) = u64::from_str_radix(addr, 16) else {
+        // the fields end at ASCII separators: they are slices of `text` on char boundaries
+        let Ok(addr) = u64::from_str_radix(&text[addr.0..addr.1], 16) else {
             continue;
         };
-        // the fields are slices of `text`: their offsets place them in it
-        let span = |field: &str| {
-            let from = start + (field.as_ptr() as usize - line.as_ptr() as usize);
-            (from as u32, (from + field.len()) as u32)
-        };
+        let span = |(from, to): (usize, usize)| (from as u32, to as u32);
         let module = fields.next().map_or((0, 0), span);
         symbols.push(KSym {
             addr,
@@ -216,6 +215,43 @@ fn load(path: &Path) -> Result<KSyms, KallsymsError> {
     }
     symbols.sort_by_key(|s| s.addr);
     Ok(KSyms { text, symbols })
+}
+
+/// The fields of a kallsyms line as byte ranges: runs of bytes between spaces and tabs, the
+/// line's trailing `\r`s left out.
+struct Fields<'t> {
+    bytes: &'t [u8],
+    at: usize,
+    end: usize,
+}
+
+impl<'t> Fields<'t> {
+    fn of_line(bytes: &'t [u8], start: usize, mut end: usize) -> Fields<'t> {
+        while end > start && bytes[end - 1] == b'\r' {
+            end -= 1;
+        }
+        Fields {
+            bytes,
+            at: start,
+            end,
+        }
+    }
+}
+
+impl Iterator for Fields<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let is_gap = |b: u8| b == b' ' || b == b'\t';
+        while self.at < self.end && is_gap(self.bytes[self.at]) {
+            self.at += 1;
+        }
+        let from = self.at;
+        while self.at < self.end && !is_gap(self.bytes[self.at]) {
+            self.at += 1;
+        }
+        (self.at > from).then_some((from, self.at))
+    }
 }
 
 /// The running kernel's build id, from the ELF notes in `/sys/kernel/notes`.
@@ -260,7 +296,9 @@ mod tests {
              ffffffff81000180 D some_data\n\
              ffffffff81000200 W weak_one\n\
              not a line\n\
-             ffffffffc0000000 t ext4_read\t[ext4]\r\n",
+             ffffffffc0000000 t ext4_read\t[ext4]\r\n\
+             ffffffffc0000100 \tT  spaced \r\r\n\
+             ffffffffc0000200 T last",
         );
         let loaded = Loaded {
             symbols: load(&path).map_err(proc_kallsyms),
@@ -268,7 +306,13 @@ mod tests {
         };
         let r = loaded.resolve(
             None,
-            &[0xffffffff81000150, 0xffffffff81000190, 0xffffffffc0000010],
+            &[
+                0xffffffff81000150,
+                0xffffffff81000190,
+                0xffffffffc0000010,
+                0xffffffffc0000110,
+                0xffffffffc0000210,
+            ],
         );
         let named: Vec<(&str, &str)> = r
             .frames
@@ -280,7 +324,9 @@ mod tests {
             [
                 ("do_one", "[kernel.kallsyms]"),
                 ("do_one", "[kernel.kallsyms]"),
-                ("ext4_read", "[ext4]")
+                ("ext4_read", "[ext4]"),
+                ("spaced", "[kernel.kallsyms]"),
+                ("last", "[kernel.kallsyms]")
             ]
         );
     }

@@ -76,8 +76,11 @@ mod tests {
 
     /// A JIT module whose map file exists only for this test: loaded ahead, it resolves.
     fn jit_map(dir: &std::path::Path, pid: i32) -> (SymbolOptions, ModuleKind) {
-        std::fs::write(dir.join(format!("perf-{pid}.map")), "1000 100 Lshop/Cart;::total\n")
-            .unwrap();
+        std::fs::write(
+            dir.join(format!("perf-{pid}.map")),
+            "1000 100 Lshop/Cart;::total\n",
+        )
+        .unwrap();
         let options = SymbolOptions {
             jit_map_dir: vec![dir.to_path_buf()],
             ..SymbolOptions::default()
