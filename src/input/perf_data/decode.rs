@@ -320,7 +320,7 @@ fn decode_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> 
 /// The cache key the folding thread looks a sample up by — pid, tid, mode byte, then the
 /// callchain's raw bytes — appended to the batch, and its hash, computed here where there is
 /// time.
-fn push_chain_key(
+pub(super) fn push_chain_key(
     batch: &mut Batch,
     pid: i32,
     tid: Option<i32>,

@@ -7,6 +7,7 @@ use crate::input::filter::{FilterTally, SampleFilter, SampleKey};
 use crate::model::{Notice, Timeline};
 use crate::symbolize::{AddressProfile, ModuleId, NO_MODULE, RawFrame, RawStacks};
 use crate::unwind::perf::Mmap;
+use rustc_hash::FxHashSet;
 
 #[derive(Debug, Clone, Copy)]
 struct Mapping {
@@ -89,8 +90,8 @@ struct Maps {
     module_index: FxHashMap<ModuleKind, ModuleId>,
     /// Build ids from the file's BUILD_ID section (and pipe mode's records).
     build_ids: FxHashMap<DsoKey, Vec<u8>>,
-    /// Bumped by every change to any memory map, and to any thread name (cached rows know
-    /// their thread); cache entries of older generations are stale.
+    /// Bumped by every change to any memory map; cache entries of older generations are
+    /// stale.
     generation: u32,
 }
 
@@ -100,8 +101,15 @@ struct Caches {
     frames: Vec<CacheEntry>,
     /// (pid, tid, mode, callchain bytes) → row.
     chains: ChainCache,
+    /// (pid, mode, callchain bytes) → raw stack, over `chains`' keys.
+    threadless: ThreadlessIndex,
     /// The generation of the maps `chains` was filled under.
     chain_generation: u32,
+    /// The threads `chains` holds rows of: their rows know their name, so renaming one of
+    /// them makes `chains` stale (a thread named before its first sample, as most are, does not).
+    chain_tids: FxHashSet<i32>,
+    /// A thread of `chains` was renamed.
+    renamed: bool,
 }
 
 /// The samples folded so far: distinct raw frames, raw stacks and (stack, thread) rows with
@@ -149,41 +157,48 @@ fn cached_hash(event: &Event) -> Option<u64> {
 /// pid (4 bytes), tid (4), mode (1) before the callchain in a cache key.
 const CHAIN_KEY_PREFIX: usize = 9;
 
-/// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread): open
-/// addressing with linear probing over slots that keep each key's hash, the keys in one arena.
-/// Most lookups hit, and what a hit costs is waiting for its slot and its key's bytes to come
-/// from memory (the table and arena are tens of megabytes on a long recording): since the
-/// hashes of the next samples of a batch are known before they are folded, both are fetched
-/// ahead ([`ChainCache::prefetch_slot`], [`ChainCache::prefetch_key`]).
+/// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread), the
+/// keys in one arena. Most lookups hit, and what a hit costs is waiting for its slot and its
+/// key's bytes to come from memory (the table and arena are tens of megabytes on a long
+/// recording): since the hashes of the next samples of a batch are known before they are
+/// folded, both are fetched ahead ([`ChainCache::prefetch_slot`], [`ChainCache::prefetch_key`]).
 #[derive(Default)]
 struct ChainCache {
+    table: SlotTable,
+    keys: Vec<u8>,
+}
+
+/// Open addressing with linear probing over slots that keep each key's hash and where its
+/// bytes are; what the bytes are compared with is the caller's.
+#[derive(Default)]
+struct SlotTable {
     /// A power of two long, or empty; at most half full.
     slots: Vec<ChainSlot>,
-    keys: Vec<u8>,
     len: usize,
 }
 
 #[derive(Clone, Copy, Default)]
 struct ChainSlot {
     hash: u64,
-    /// The key's offset in `keys`.
+    /// The key's offset in the arena.
     at: usize,
     /// The key's length; 0 is an empty slot (a key is never empty).
     len: u32,
     value: u32,
 }
 
-/// The size of the table after a clear, and when it is first used.
+/// The size of a table after a clear, and when it is first used.
 const CHAIN_SLOTS_MIN: usize = 1 << 10;
 
-impl ChainCache {
+impl SlotTable {
     fn home(&self, hash: u64) -> usize {
         // the high bits of a multiply spread any hash over the table
         let bits = self.slots.len().trailing_zeros();
         (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
-    fn get(&self, hash: u64, key: &[u8]) -> Option<u32> {
+    /// The value of the first slot of `hash` whose key `same` accepts.
+    fn find(&self, hash: u64, same: impl Fn(&ChainSlot) -> bool) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
@@ -194,24 +209,21 @@ impl ChainCache {
             if slot.len == 0 {
                 return None;
             }
-            if slot.hash == hash && self.keys[slot.at..slot.at + slot.len as usize] == *key {
+            if slot.hash == hash && same(slot) {
                 return Some(slot.value);
             }
             i = (i + 1) & mask;
         }
     }
 
-    fn insert(&mut self, hash: u64, key: &[u8], value: u32) {
+    fn insert(&mut self, slot: ChainSlot) {
         if (self.len + 1) * 2 > self.slots.len() {
-            self.grow();
+            let size = (self.slots.len() * 2).max(CHAIN_SLOTS_MIN);
+            let old = std::mem::replace(&mut self.slots, vec![ChainSlot::default(); size]);
+            for slot in old.into_iter().filter(|s| s.len != 0) {
+                self.place(slot);
+            }
         }
-        let slot = ChainSlot {
-            hash,
-            at: self.keys.len(),
-            len: key.len() as u32,
-            value,
-        };
-        self.keys.extend_from_slice(key);
         self.place(slot);
         self.len += 1;
     }
@@ -225,42 +237,98 @@ impl ChainCache {
         self.slots[i] = slot;
     }
 
-    fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(CHAIN_SLOTS_MIN);
-        let old = std::mem::replace(&mut self.slots, vec![ChainSlot::default(); size]);
-        for slot in old.into_iter().filter(|s| s.len != 0) {
-            self.place(slot);
-        }
-    }
-
     /// Forgets every key; the table shrinks back, so that clearing costs what was filled.
     fn clear(&mut self) {
         self.slots = Vec::new();
-        self.keys.clear();
         self.len = 0;
+    }
+
+    /// The slot a lookup of `hash` reads first, if the table has any.
+    fn first_slot(&self, hash: u64) -> Option<&ChainSlot> {
+        (!self.slots.is_empty()).then(|| &self.slots[self.home(hash)])
+    }
+}
+
+impl ChainCache {
+    fn get(&self, hash: u64, key: &[u8]) -> Option<u32> {
+        self.table.find(hash, |slot| self.key_of(slot) == key)
+    }
+
+    fn key_of(&self, slot: &ChainSlot) -> &[u8] {
+        &self.keys[slot.at..slot.at + slot.len as usize]
+    }
+
+    /// Adds a key; its offset in the arena, for [`ThreadlessIndex`].
+    fn insert(&mut self, hash: u64, key: &[u8], value: u32) -> usize {
+        let at = self.keys.len();
+        self.keys.extend_from_slice(key);
+        self.table.insert(ChainSlot {
+            hash,
+            at,
+            len: key.len() as u32,
+            value,
+        });
+        at
+    }
+
+    fn clear(&mut self) {
+        self.table.clear();
+        self.keys.clear();
     }
 
     /// Starts fetching the slot a lookup of `hash` reads first.
     fn prefetch_slot(&self, hash: u64) {
-        if !self.slots.is_empty() {
-            prefetch(&self.slots[self.home(hash)]);
+        if let Some(slot) = self.table.first_slot(hash) {
+            prefetch(slot);
         }
     }
 
     /// Starts fetching the key bytes a lookup of `hash` compares first, when its first slot
     /// (fetched by [`Self::prefetch_slot`] earlier) holds that hash; its value, for the row.
     fn prefetch_key(&self, hash: u64) -> Option<u32> {
-        let slot = self
-            .slots
-            .get(self.home(hash).min(self.slots.len().wrapping_sub(1)))?;
+        let slot = self.table.first_slot(hash)?;
         if slot.len == 0 || slot.hash != hash {
             return None;
         }
-        let key = self.keys.get(slot.at..slot.at + slot.len as usize)?;
-        for line in key.chunks(64) {
+        for line in self.key_of(slot).chunks(64) {
             prefetch(line.as_ptr());
         }
         Some(slot.value)
+    }
+}
+
+/// (pid, mode, callchain) → raw stack, for the samples [`ChainCache`] misses only because
+/// their thread is new to the chain (a thread pool runs the same code in every thread): their
+/// stack needs no resolving again. The keys are `ChainCache`'s own, compared without the tid.
+#[derive(Default)]
+struct ThreadlessIndex {
+    table: SlotTable,
+}
+
+impl ThreadlessIndex {
+    /// The hash of a chain key without its tid.
+    fn hash(key: &[u8]) -> u64 {
+        let mut h = rustc_hash::FxHasher::default();
+        std::hash::Hasher::write(&mut h, &key[..4]);
+        std::hash::Hasher::write(&mut h, &key[8..]);
+        std::hash::Hasher::finish(&h)
+    }
+
+    fn get(&self, hash: u64, key: &[u8], chains: &ChainCache) -> Option<u32> {
+        self.table.find(hash, |slot| {
+            let other = chains.key_of(slot);
+            other.len() == key.len() && other[..4] == key[..4] && other[8..] == key[8..]
+        })
+    }
+
+    /// Indexes the key `chains` holds at `at` under its stack.
+    fn insert(&mut self, hash: u64, at: usize, key: &[u8], stack: u32) {
+        self.table.insert(ChainSlot {
+            hash,
+            at,
+            len: key.len() as u32,
+            value: stack,
+        });
     }
 }
 
@@ -291,6 +359,17 @@ fn cache_slot(pid: i32, addr: u64, kernel: bool) -> usize {
     let h = (addr ^ (u64::from(pid as u32) << 32) ^ u64::from(kernel))
         .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     (h >> (64 - FRAME_CACHE_BITS)) as usize
+}
+
+impl Caches {
+    /// Empties the callchain caches, to be filled under the maps of `generation`.
+    fn clear_chains(&mut self, generation: u32) {
+        self.chains.clear();
+        self.threadless.table.clear();
+        self.chain_tids.clear();
+        self.renamed = false;
+        self.chain_generation = generation;
+    }
 }
 
 impl Maps {
@@ -474,7 +553,10 @@ impl<'p> Reader<'p> {
                 // generation 0 is never current, so the zeroed entries never hit
                 frames: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
                 chains: ChainCache::default(),
+                threadless: ThreadlessIndex::default(),
                 chain_generation: 0,
+                chain_tids: FxHashSet::default(),
+                renamed: false,
             },
             folding: Folding {
                 raw_frames: FxHashMap::default(),
@@ -562,9 +644,10 @@ impl Reader<'_> {
                 exec,
             } => {
                 let id = ThreadId(self.folding.threads.intern::<str>(name));
-                self.folding.comms.insert(*tid, id);
-                // cached rows know their thread
-                self.maps.generation += 1;
+                let before = self.folding.comms.insert(*tid, id);
+                if before != Some(id) && self.caches.chain_tids.contains(tid) {
+                    self.caches.renamed = true;
+                }
                 if *exec && pid == tid {
                     self.maps.processes.remove(pid);
                     self.maps.generation += 1;
@@ -692,20 +775,12 @@ impl Reader<'_> {
             // most samples repeat a (thread, callchain) seen before under the same maps: one
             // lookup of the key (hashed by the decoding thread) finds its row
             (Some(key), None) => {
-                if self.caches.chain_generation != self.maps.generation {
-                    self.caches.chains.clear();
-                    self.caches.chain_generation = self.maps.generation;
+                if self.caches.chain_generation != self.maps.generation || self.caches.renamed {
+                    self.caches.clear_chains(self.maps.generation);
                 }
                 match self.caches.chains.get(hash, key) {
                     Some(row) => row,
-                    None => {
-                        let chain = &key[CHAIN_KEY_PREFIX..];
-                        let stack =
-                            self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little, None);
-                        let row = self.folding.row_for(stack, s.tid);
-                        self.caches.chains.insert(hash, key, row);
-                        row
-                    }
+                    None => self.first_in_thread(s, key, hash, little),
                 }
             }
             (None, None) => {
@@ -714,6 +789,29 @@ impl Reader<'_> {
             }
         };
         self.folding.add(row, s.attr, s.period, s.time);
+    }
+
+    /// The row of a (thread, callchain) the chain cache has not seen under these maps: the
+    /// stack of the same chain in another thread, else the chain resolved; both cached.
+    fn first_in_thread(&mut self, s: &SampleEvent, key: &[u8], hash: u64, little: bool) -> u32 {
+        let threadless = ThreadlessIndex::hash(key);
+        let known = self
+            .caches
+            .threadless
+            .get(threadless, key, &self.caches.chains);
+        let stack = known.unwrap_or_else(|| {
+            let chain = &key[CHAIN_KEY_PREFIX..];
+            self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little, None)
+        });
+        let row = self.folding.row_for(stack, s.tid);
+        if let Some(tid) = s.tid {
+            self.caches.chain_tids.insert(tid);
+        }
+        let at = self.caches.chains.insert(hash, key, row);
+        if known.is_none() {
+            self.caches.threadless.insert(threadless, at, key, stack);
+        }
+        row
     }
 
     /// Whether `--comm`/`--pid`/`--tid`/`--time` keep the sample; counted either way. The
@@ -1016,6 +1114,68 @@ fn word(bytes: &[u8], little: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sample of `tid` (pid 1) whose callchain is one user address, as the decoding thread
+    /// hands it over.
+    fn sample(batch: &mut Batch, tid: i32) -> Event {
+        let mut chain = Vec::new();
+        for word in [PERF_CONTEXT_USER, 0x1000] {
+            chain.extend_from_slice(&word.to_le_bytes());
+        }
+        let (key, hash) = super::super::decode::push_chain_key(batch, 1, Some(tid), false, &chain);
+        Event::Sample {
+            sample: SampleEvent {
+                attr: 0,
+                pid: 1,
+                tid: Some(tid),
+                time: None,
+                period: None,
+                kernel: false,
+                ip: Some(0x1000),
+            },
+            chain: Some(key),
+            hash,
+            user: None,
+        }
+    }
+
+    fn comm(tid: i32, name: &str) -> Event {
+        Event::Comm {
+            pid: 1,
+            tid,
+            name: name.into(),
+            exec: false,
+        }
+    }
+
+    #[test]
+    fn a_renamed_thread_s_later_samples_go_to_its_new_name() {
+        let mut batch = Batch::default();
+        let events = vec![
+            comm(10, "before"),
+            sample(&mut batch, 10),
+            // a thread named before its first sample: nothing cached is stale
+            comm(11, "other"),
+            sample(&mut batch, 10),
+            comm(10, "after"),
+            sample(&mut batch, 10),
+            sample(&mut batch, 11),
+        ];
+        batch.events = events;
+        let path = Path::new("test.data");
+        let mut reader = Reader::new(path, FxHashMap::default(), vec![0], 2, 1);
+        reader.apply_batch(&batch, true);
+        let f = &reader.folding;
+        let named: Vec<(&str, u128)> = f
+            .row_keys
+            .iter()
+            .enumerate()
+            .map(|(row, (_, thread))| (&**f.threads.get(thread.unwrap().0), f.values[row * 2 + 1]))
+            .collect();
+        assert_eq!(named, [("before", 2), ("after", 1), ("other", 1)]);
+        // the three rows share one stack
+        assert_eq!(f.raw_stacks.len(), 1);
+    }
 
     #[test]
     fn later_mappings_replace_the_overlapped_part() {
