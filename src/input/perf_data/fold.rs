@@ -21,9 +21,39 @@ struct Mapping {
 struct Process {
     /// Sorted by start, non-overlapping.
     maps: Vec<Mapping>,
+    /// The addresses looked up and found in no mapping, in generation `unmapped.0` of
+    /// [`Maps`] (broken frame-pointer chains give a few: zero, text read as an address); `None`
+    /// once there are more than [`UNMAPPED_KEPT`].
+    unmapped: (u32, Option<Vec<u64>>),
 }
 
+/// How many unmapped addresses a process keeps for [`Process::keeps_lookups`] before any
+/// new mapping is taken to change a lookup.
+const UNMAPPED_KEPT: usize = 1024;
+
 impl Process {
+    /// Whether mapping `m` leaves every lookup made in `generation` as it was, so the caches
+    /// stay valid: where it overlaps, the old mappings are of the same module at the same
+    /// offset (JIT code is looked up by absolute address: any mapping of it is the same), and
+    /// no lookup found an address in it unmapped. A JIT code cache that grows mid-recording is
+    /// the case this keeps from emptying every cache.
+    fn keeps_lookups(&self, m: &Mapping, jit: bool, generation: u32) -> bool {
+        let unmapped_inside = match &self.unmapped {
+            (g, _) if *g != generation => false,
+            (_, Some(addresses)) => addresses.iter().any(|&a| a >= m.start && a < m.end),
+            (_, None) => true,
+        };
+        !unmapped_inside
+            && self
+                .maps
+                .iter()
+                .filter(|o| o.start < m.end && o.end > m.start)
+                .all(|o| {
+                    o.module == m.module
+                        && (jit || o.start.wrapping_sub(o.pgoff) == m.start.wrapping_sub(m.pgoff))
+                })
+    }
+
     fn insert(&mut self, m: Mapping) {
         let mut kept = Vec::with_capacity(self.maps.len() + 2);
         for old in self.maps.drain(..) {
@@ -48,6 +78,20 @@ impl Process {
         kept.push(m);
         kept.sort_by_key(|x| x.start);
         self.maps = kept;
+    }
+
+    /// Notes an address looked up and found in no mapping.
+    fn unmapped_lookup(&mut self, addr: u64, generation: u32) {
+        if self.unmapped.0 != generation {
+            self.unmapped = (generation, Some(Vec::new()));
+        }
+        if let Some(addresses) = &mut self.unmapped.1 {
+            if addresses.len() < UNMAPPED_KEPT {
+                addresses.push(addr);
+            } else {
+                self.unmapped.1 = None;
+            }
+        }
     }
 
     fn find(&self, addr: u64) -> Option<&Mapping> {
@@ -433,7 +477,15 @@ impl Maps {
                     ModuleKind::Jit { .. } => (m.module, addr),
                     _ => (m.module, addr - m.start + m.pgoff),
                 },
-                None => (NO_MODULE, 0),
+                None => {
+                    // a later mapping may cover it: that one then changes a cached lookup
+                    let generation = self.generation;
+                    self.processes
+                        .entry(pid)
+                        .or_default()
+                        .unmapped_lookup(addr, generation);
+                    (NO_MODULE, 0)
+                }
             }
         }
     }
@@ -733,13 +785,19 @@ impl Reader<'_> {
             };
             self.maps.elf_module(kind)
         };
-        self.maps.generation += 1;
-        self.maps.processes.entry(pid).or_default().insert(Mapping {
+        let mapping = Mapping {
             start,
             end,
             pgoff,
             module,
-        });
+        };
+        let jit = matches!(self.maps.modules[module as usize], ModuleKind::Jit { .. });
+        let generation = self.maps.generation;
+        let process = self.maps.processes.entry(pid).or_default();
+        if !process.keeps_lookups(&mapping, jit, generation) {
+            self.maps.generation += 1;
+        }
+        process.insert(mapping);
     }
 
     fn sample(
@@ -1118,8 +1176,12 @@ mod tests {
     /// A sample of `tid` (pid 1) whose callchain is one user address, as the decoding thread
     /// hands it over.
     fn sample(batch: &mut Batch, tid: i32) -> Event {
+        sample_at(batch, tid, 0x1000)
+    }
+
+    fn sample_at(batch: &mut Batch, tid: i32, address: u64) -> Event {
         let mut chain = Vec::new();
-        for word in [PERF_CONTEXT_USER, 0x1000] {
+        for word in [PERF_CONTEXT_USER, address] {
             chain.extend_from_slice(&word.to_le_bytes());
         }
         let (key, hash) = super::super::decode::push_chain_key(batch, 1, Some(tid), false, &chain);
@@ -1131,7 +1193,7 @@ mod tests {
                 time: None,
                 period: None,
                 kernel: false,
-                ip: Some(0x1000),
+                ip: Some(address),
             },
             chain: Some(key),
             hash,
@@ -1146,6 +1208,64 @@ mod tests {
             name: name.into(),
             exec: false,
         }
+    }
+
+    fn mmap(start: u64, len: u64, pgoff: u64, path: &str) -> Event {
+        Event::Mmap {
+            pid: 1,
+            start,
+            len,
+            pgoff,
+            mode: CpuMode::User,
+            path: path.into(),
+            build_id: None,
+            exec: true,
+        }
+    }
+
+    fn reader_after(events: Vec<Event>, batch: Batch) -> Reader<'static> {
+        let mut reader = Reader::new(Path::new("test.data"), FxHashMap::default(), vec![0], 2, 1);
+        let batch = Batch { events, ..batch };
+        reader.apply_batch(&batch, true);
+        reader
+    }
+
+    #[test]
+    fn a_growing_jit_code_cache_keeps_the_caches_and_a_remapped_file_does_not() {
+        let mut batch = Batch::default();
+        let events = vec![
+            mmap(0x10000, 0x1000, 0x10000, "//anon"),
+            sample_at(&mut batch, 10, 0x10800),
+            mmap(0x10000, 0x2000, 0x10000, "//anon"),
+        ];
+        let reader = reader_after(events, batch);
+        // no mapping changed a lookup made (the first covers none): the first generation
+        assert_eq!(reader.maps.generation, 1);
+
+        let mut batch = Batch::default();
+        let events = vec![
+            mmap(0x10000, 0x1000, 0, "/usr/lib/libx.so"),
+            sample_at(&mut batch, 10, 0x10800),
+            // the same file at another offset: 0x10800 is now another place in it
+            mmap(0x10000, 0x1000, 0x1000, "/usr/lib/libx.so"),
+        ];
+        assert_eq!(reader_after(events, batch).maps.generation, 2);
+    }
+
+    #[test]
+    fn an_address_found_unmapped_is_found_in_the_mapping_that_comes_to_cover_it() {
+        let mut batch = Batch::default();
+        let events = vec![
+            mmap(0x10000, 0x1000, 0x10000, "//anon"),
+            sample_at(&mut batch, 10, 0x11800),
+            mmap(0x10000, 0x2000, 0x10000, "//anon"),
+            sample_at(&mut batch, 10, 0x11800),
+        ];
+        let reader = reader_after(events, batch);
+        let frames = &reader.folding.raw_frame_list;
+        assert_eq!(frames.len(), 2, "{frames:?}");
+        assert_eq!(frames[0].module, NO_MODULE);
+        assert_eq!((frames[1].module, frames[1].address), (0, 0x11800));
     }
 
     #[test]
