@@ -186,26 +186,11 @@ fn load(path: &Path) -> Result<KSyms, KallsymsError> {
     let mut at = 0usize;
     while at < bytes.len() {
         let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
-        let mut fields = Fields::of_line(bytes, at, end);
+        let line = (at, end);
         at = end + 1;
-        let (Some(addr), Some(kind), Some(name)) = (fields.next(), fields.next(), fields.next())
-        else {
-            continue;
-        };
-        if !matches!(&bytes[kind.0..kind.1], b"t" | b"T" | b"w" | b"W") {
-            continue;
+        if let Some(symbol) = text_symbol(&text, line) {
+            symbols.push(symbol);
         }
-        // the fields end at ASCII separators: they are slices of `text` on char boundaries
-        let Ok(addr) = u64::from_str_radix(&text[addr.0..addr.1], 16) else {
-            continue;
-        };
-        let span = |(from, to): (usize, usize)| (from as u32, to as u32);
-        let module = fields.next().map_or((0, 0), span);
-        symbols.push(KSym {
-            addr,
-            name: span(name),
-            module,
-        });
     }
     if symbols.is_empty() {
         return Err(KallsymsError::NoTextSymbols);
@@ -215,6 +200,54 @@ fn load(path: &Path) -> Result<KSyms, KallsymsError> {
     }
     symbols.sort_by_key(|s| s.addr);
     Ok(KSyms { text, symbols })
+}
+
+/// The text symbol a kallsyms line `[start, end)` of `text` names, if it names one. The
+/// kernel writes `%px %c %s`: 16 hex digits, a space, the kind, a space, the name; such lines
+/// are read at those places, others field by field.
+fn text_symbol(text: &str, (start, end): (usize, usize)) -> Option<KSym> {
+    let bytes = text.as_bytes();
+    let line = &bytes[start..end];
+    let is_text = |kind: &[u8]| matches!(kind, b"t" | b"T" | b"w" | b"W");
+    // sixteen hex digits have no gap: the fields are then where the fast path takes them
+    let fast = match (line.get(16..19), line.get(..16).and_then(hex16)) {
+        (Some([b' ', kind, b' ']), Some(addr)) => Some((addr, *kind)),
+        _ => None,
+    };
+    let (addr, mut rest) = match fast {
+        Some((addr, kind)) => {
+            if !is_text(&[kind]) {
+                return None;
+            }
+            (addr, Fields::of_line(bytes, start + 19, end))
+        }
+        None => {
+            let mut rest = Fields::of_line(bytes, start, end);
+            let (addr, kind) = (rest.next()?, rest.next()?);
+            if !is_text(&bytes[kind.0..kind.1]) {
+                return None;
+            }
+            // the fields end at ASCII separators: they are slices of `text` on char boundaries
+            (u64::from_str_radix(&text[addr.0..addr.1], 16).ok()?, rest)
+        }
+    };
+    let span = |(from, to): (usize, usize)| (from as u32, to as u32);
+    let name = span(rest.next()?);
+    let module = rest.next().map_or((0, 0), span);
+    Some(KSym { addr, name, module })
+}
+
+/// Sixteen hex digits, as the kernel prints an address.
+fn hex16(digits: &[u8]) -> Option<u64> {
+    digits.iter().try_fold(0u64, |value, &c| {
+        let digit = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        Some(value << 4 | u64::from(digit))
+    })
 }
 
 /// The fields of a kallsyms line as byte ranges: runs of bytes between spaces and tabs, the
