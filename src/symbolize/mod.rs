@@ -139,34 +139,89 @@ pub struct ModuleResult {
     pub warnings: Vec<Notice>,
 }
 
-/// Resolves every module, in parallel across modules.
-/// `ready`: modules loaded ahead (while the records were read), used for the request whose
-/// module has the same files.
+/// Resolves every module, in parallel across modules, with the files of those `ahead` holds.
 pub fn symbolize(
     requests: &[ModuleRequest],
     options: &SymbolOptions,
-    mut ready: Vec<(ModuleKind, Preloaded)>,
+    ahead: &LoadedAhead,
 ) -> Vec<ModuleResult> {
-    let jobs: Vec<(&ModuleRequest, Option<Preloaded>)> = requests
-        .iter()
+    requests
+        .par_iter()
         .map(|r| {
-            let early = ready
-                .iter()
-                .position(|(k, _)| k.same_files(&r.kind))
-                .map(|i| ready.swap_remove(i).1);
-            (r, early)
-        })
-        .collect();
-    jobs.into_par_iter()
-        .map(|(r, early)| {
             if r.addresses.is_empty() {
                 return ModuleResult::default();
             }
-            early
+            ahead
+                .take(&r.kind)
                 .unwrap_or_else(|| preload(&r.kind, options))
                 .resolve(&r.kind, &r.addresses)
         })
         .collect()
+}
+
+/// Modules whose files are loaded ahead, while the input is still read (perf.data's early
+/// loads): those loaded, and the one being loaded, which symbolisation waits for rather than
+/// loading it a second time, so that the loads left when the input ends overlap
+/// symbolisation's own instead of holding it up.
+#[derive(Default)]
+pub struct LoadedAhead {
+    state: std::sync::Mutex<Ahead>,
+    changed: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct Ahead {
+    loaded: Vec<(ModuleKind, Preloaded)>,
+    loading: Option<ModuleKind>,
+    closed: bool,
+}
+
+impl LoadedAhead {
+    fn state(&self) -> std::sync::MutexGuard<'_, Ahead> {
+        // a loader that panicked left no half-made state: the lists are still whole
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks `kind` as being loaded, unless loads are closed: whether it may start.
+    pub fn start(&self, kind: &ModuleKind) -> bool {
+        let mut state = self.state();
+        if state.closed {
+            return false;
+        }
+        state.loading = Some(kind.clone());
+        true
+    }
+
+    /// The module being loaded is done: its files, or `None` when loading them failed
+    /// (symbolisation then loads them itself).
+    pub fn finish(&self, kind: ModuleKind, loaded: Option<Preloaded>) {
+        let mut state = self.state();
+        state.loading = None;
+        if let Some(loaded) = loaded {
+            state.loaded.push((kind, loaded));
+        }
+        self.changed.notify_all();
+    }
+
+    /// No load starts any more: what was not started is symbolisation's to load.
+    pub fn close(&self) {
+        self.state().closed = true;
+    }
+
+    /// The files of a module with the same files as `kind`, if loaded ahead, waiting for
+    /// them while they are being loaded.
+    pub fn take(&self, kind: &ModuleKind) -> Option<Preloaded> {
+        let mut state = self.state();
+        loop {
+            if let Some(i) = state.loaded.iter().position(|(k, _)| k.same_files(kind)) {
+                return Some(state.loaded.swap_remove(i).1);
+            }
+            if !state.loading.as_ref().is_some_and(|k| k.same_files(kind)) {
+                return None;
+            }
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
 }
 
 /// A module's files, found and loaded: the part of symbolisation that does not depend on

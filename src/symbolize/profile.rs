@@ -4,7 +4,7 @@
 //! `meta.unresolved`, for the quality figures.
 
 use super::addresses::{AddressProfile, NO_MODULE};
-use super::{ModuleKind, ModuleRequest, ModuleResult, Preloaded, SymbolOptions, symbolize};
+use super::{LoadedAhead, ModuleRequest, ModuleResult, SymbolOptions, symbolize};
 use crate::model::{
     Frame, FrameId, FrameKind, MissingSymbols, Notice, Profile, StackId, ThreadId, UNKNOWN,
     UnresolvedModule,
@@ -13,15 +13,15 @@ use rustc_hash::FxHashMap;
 use std::path::Path;
 
 /// Symbolises every distinct (module, address) of `input` once and builds the profile.
-/// `source` names the input in warnings; `ready`: modules loaded while the input was read.
+/// `source` names the input in warnings; `ahead`: modules loaded while the input was read.
 pub fn to_profile(
     mut input: AddressProfile,
     source: &Path,
     options: &SymbolOptions,
-    ready: Vec<(ModuleKind, Preloaded)>,
+    ahead: &LoadedAhead,
 ) -> Profile {
     let requests = requests(&input);
-    let mut results = symbolize(&requests, options, ready);
+    let mut results = symbolize(&requests, options, ahead);
     let mut profile = Profile::new(input.sample_types.clone());
     let spans = Spans::new(&mut profile, &input, &requests, &mut results);
     let row_stacks = add_rows(&mut profile, &input, &spans);

@@ -4,17 +4,13 @@
 //! module the first time a sample falls in it) in the time the other two leave a core idle,
 //! so that symbolisation finds most modules ready instead of loading them after the records.
 
-use crate::symbolize::{self, ModuleKind, Preloaded, SymbolOptions};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::symbolize::{self, LoadedAhead, ModuleKind, SymbolOptions};
 use std::sync::mpsc::{Receiver, Sender};
 
-/// The modules to load ahead, and a flag that stops the loads once the records are read.
+/// The modules to load ahead.
 pub(super) struct EarlyLoads {
     requests: Sender<ModuleKind>,
 }
-
-/// What the loading thread keeps: each module it loaded with its files.
-pub(super) type Ready = Vec<(ModuleKind, Preloaded)>;
 
 impl EarlyLoads {
     /// Asks for a module's files to be loaded ahead; a no-op once the loader has stopped.
@@ -23,39 +19,34 @@ impl EarlyLoads {
     }
 }
 
-/// Starts the loading thread in `scope`; `reading_done` set (and the [`EarlyLoads`] dropped)
-/// stops it after the module in hand: what it has not started is left to symbolisation, which
-/// loads at full priority, in parallel.
+/// Starts the loading thread in `scope`, its loads kept in `ahead`. Closing `ahead` (and
+/// dropping the [`EarlyLoads`]) stops it after the module in hand, which symbolisation then
+/// waits for; what it has not started is symbolisation's to load, at full priority.
 pub(super) fn spawn<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     symbols: &'scope SymbolOptions,
-    reading_done: &'scope AtomicBool,
-) -> Option<(EarlyLoads, std::thread::ScopedJoinHandle<'scope, Ready>)> {
+    ahead: &'scope LoadedAhead,
+) -> Option<EarlyLoads> {
     let (requests, queue) = std::sync::mpsc::channel();
-    let handle = std::thread::Builder::new()
+    std::thread::Builder::new()
         .name("whose-symbols".into())
-        .spawn_scoped(scope, move || {
-            load_while_reading(queue, symbols, reading_done)
-        })
+        .spawn_scoped(scope, move || load_while_reading(queue, symbols, ahead))
         .ok()?;
-    Some((EarlyLoads { requests }, handle))
+    Some(EarlyLoads { requests })
 }
 
-fn load_while_reading(
-    queue: Receiver<ModuleKind>,
-    symbols: &SymbolOptions,
-    reading_done: &AtomicBool,
-) -> Ready {
+fn load_while_reading(queue: Receiver<ModuleKind>, symbols: &SymbolOptions, ahead: &LoadedAhead) {
     run_only_when_idle();
-    let mut ready = Ready::new();
     for kind in queue {
-        if reading_done.load(Ordering::Relaxed) {
+        if !ahead.start(&kind) {
             break;
         }
-        let loaded = symbolize::preload(&kind, symbols);
-        ready.push((kind, loaded));
+        // a load that panics must still end its wait in `LoadedAhead::take`
+        let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            symbolize::preload(&kind, symbols)
+        }));
+        ahead.finish(kind, loaded.ok());
     }
-    ready
 }
 
 /// `SCHED_IDLE` for the calling thread: it runs only when no other thread wants the core, so
@@ -92,33 +83,47 @@ mod tests {
     fn a_module_asked_for_while_reading_is_loaded_and_resolves() {
         let dir = tempfile::tempdir().unwrap();
         let (options, kind) = jit_map(dir.path(), 4242);
-        let done = AtomicBool::new(false);
-        let ready = std::thread::scope(|scope| {
-            let (loads, handle) = spawn(scope, &options, &done).unwrap();
+        let ahead = LoadedAhead::default();
+        std::thread::scope(|scope| {
+            let loads = spawn(scope, &options, &ahead).unwrap();
             loads.request(kind.clone());
             drop(loads);
-            handle.join().unwrap()
         });
-        assert_eq!(ready.len(), 1);
-        let (loaded_kind, loaded) = ready.into_iter().next().unwrap();
-        assert!(loaded_kind.same_files(&kind));
         // the map file is gone: only what was loaded ahead can name the frame
         drop(dir);
+        let loaded = ahead.take(&kind).expect("loaded ahead");
         let result = loaded.resolve(&kind, &[0x1010]);
         assert_eq!(&*result.frames[0][0].name, "shop.Cart.total");
+        assert!(ahead.take(&kind).is_none(), "taken once");
     }
 
     #[test]
-    fn nothing_is_loaded_once_the_records_are_read() {
+    fn nothing_starts_loading_once_closed() {
         let dir = tempfile::tempdir().unwrap();
         let (options, kind) = jit_map(dir.path(), 4243);
-        let done = AtomicBool::new(true);
-        let ready = std::thread::scope(|scope| {
-            let (loads, handle) = spawn(scope, &options, &done).unwrap();
-            loads.request(kind);
-            drop(loads);
-            handle.join().unwrap()
+        let ahead = LoadedAhead::default();
+        ahead.close();
+        std::thread::scope(|scope| {
+            let loads = spawn(scope, &options, &ahead).unwrap();
+            loads.request(kind.clone());
         });
-        assert!(ready.is_empty());
+        assert!(ahead.take(&kind).is_none());
+    }
+
+    #[test]
+    fn a_module_being_loaded_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let (options, kind) = jit_map(dir.path(), 4244);
+        let ahead = LoadedAhead::default();
+        assert!(ahead.start(&kind));
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| ahead.take(&kind).is_some());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            ahead.finish(kind.clone(), Some(symbolize::preload(&kind, &options)));
+            assert!(
+                waiter.join().unwrap(),
+                "the waiting request got the loaded files"
+            );
+        });
     }
 }

@@ -1039,13 +1039,13 @@ impl Reader<'_> {
         }
     }
 
-    /// Hands the folded samples to symbolisation and builds the profile; `ready` holds
-    /// modules loaded while the records were read.
+    /// Hands the folded samples to symbolisation and builds the profile; `ahead` holds the
+    /// modules loaded (and the one being loaded) while the records were read.
     pub(super) fn finish(
         mut self,
         sample_types: Vec<SampleType>,
         options: &ReadOptions,
-        ready: Vec<(ModuleKind, symbolize::Preloaded)>,
+        ahead: &symbolize::LoadedAhead,
     ) -> Result<Profile> {
         self.maps.late_build_ids();
         if self.folding.samples == 0 {
@@ -1085,7 +1085,7 @@ impl Reader<'_> {
         let lost_samples = self.folding.lost_samples;
         let addresses = self.folding.into_addresses(sample_types, self.maps.modules);
         let symbolize_started = std::time::Instant::now();
-        let mut profile = symbolize::to_profile(addresses, self.path, &options.symbols, ready);
+        let mut profile = symbolize::to_profile(addresses, self.path, &options.symbols, ahead);
         if std::env::var_os("WHOSE_TIMINGS").is_some() {
             crate::unwind::print_timings(
                 self.unwind.as_ref().map(|u| &u.unwinder),

@@ -251,8 +251,8 @@ fn read_records<'b>(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(4);
     // emptied batches go back, so their memory is reused instead of freed across threads
     let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
-    let reading_done = std::sync::atomic::AtomicBool::new(false);
-    let ready = std::thread::scope(|scope| -> Result<early::Ready> {
+    let ahead = symbolize::LoadedAhead::default();
+    let mut profile = std::thread::scope(|scope| -> Result<Profile> {
         let started = std::time::Instant::now();
         let decoding = std::thread::Builder::new()
             .name("whose-decode".into())
@@ -261,15 +261,12 @@ fn read_records<'b>(
                 thread_cpu()
             })
             .map_err(|e| Error::io(path, e))?;
-        let reading_done = &reading_done;
-        let early = early::spawn(scope, &options.symbols, reading_done);
-        let loader = early.map(|(loads, handle)| {
+        if let Some(loads) = early::spawn(scope, &options.symbols, &ahead) {
             if let Some(kind) = kernel {
                 loads.request(kind);
             }
             reader.early = Some(loads);
-            handle
-        });
+        }
         let folded = fold_batches(&mut reader, rx, &back_tx, path, little);
         if std::env::var_os("WHOSE_TIMINGS").is_some() {
             let decoding = decoding.join().unwrap_or_default();
@@ -281,12 +278,12 @@ fn read_records<'b>(
                 decoding.as_secs_f64()
             );
         }
-        reading_done.store(true, std::sync::atomic::Ordering::Relaxed);
+        // the loader finishes the module in hand while symbolisation starts on the others
+        ahead.close();
         reader.early = None;
-        let ready = loader.and_then(|h| h.join().ok()).unwrap_or_default();
-        folded.map(|()| ready)
+        folded?;
+        reader.finish(sample_types, options, &ahead)
     })?;
-    let mut profile = reader.finish(sample_types, options, ready)?;
     profile.meta.notes.push(inline_note);
     Ok(profile)
 }
