@@ -1084,6 +1084,9 @@ impl Reader<'_> {
         let lost = self.folding.lost;
         let lost_samples = self.folding.lost_samples;
         let addresses = self.folding.into_addresses(sample_types, self.maps.modules);
+        // the caches (tens of megabytes of callchain keys on a long recording) are not needed
+        // again: freed before the modules' symbols join the folded rows in memory
+        drop(self.caches);
         let symbolize_started = std::time::Instant::now();
         let mut profile = symbolize::to_profile(addresses, self.path, &options.symbols, ahead);
         if std::env::var_os("WHOSE_TIMINGS").is_some() {
