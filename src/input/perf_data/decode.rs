@@ -25,7 +25,7 @@ pub(super) enum Event {
         /// The cache key in the batch's `chains`: pid, tid, mode byte, then the callchain's
         /// raw bytes (file byte order).
         chain: Option<std::ops::Range<usize>>,
-        /// FxHash of the key.
+        /// FxHash of the key without its tid.
         hash: u64,
         /// `--call-graph dwarf`: the user registers and stack copy, for the folding thread's
         /// unwinder.
@@ -318,8 +318,8 @@ fn decode_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> 
 }
 
 /// The cache key the folding thread looks a sample up by — pid, tid, mode byte, then the
-/// callchain's raw bytes — appended to the batch, and its hash, computed here where there is
-/// time.
+/// callchain's raw bytes — appended to the batch, and the hash of all but the tid (the chain's,
+/// whose thread is looked up apart), computed here where there is time.
 pub(super) fn push_chain_key(
     batch: &mut Batch,
     pid: i32,
@@ -335,8 +335,11 @@ pub(super) fn push_chain_key(
     batch.chains.push(kernel as u8);
     batch.chains.extend_from_slice(chain);
     let key = start..batch.chains.len();
+    // the chain cache is keyed by the chain, not the thread: the tid is left out
+    let bytes = &batch.chains[key.clone()];
     let mut h = rustc_hash::FxHasher::default();
-    std::hash::Hasher::write(&mut h, &batch.chains[key.clone()]);
+    std::hash::Hasher::write(&mut h, &bytes[..4]);
+    std::hash::Hasher::write(&mut h, &bytes[8..]);
     (key, std::hash::Hasher::finish(&h))
 }
 

@@ -139,20 +139,25 @@ struct Maps {
     generation: u32,
 }
 
-/// What makes a repeated sample cost one lookup; only valid for one generation of [`Maps`].
+/// What makes a repeated sample cost one or two lookups; only valid for one generation of
+/// [`Maps`].
 struct Caches {
     /// (pid, address, kernel) → raw frame, direct-mapped.
     frames: Vec<CacheEntry>,
-    /// (pid, tid, mode, callchain bytes) → row.
+    /// (pid, mode, callchain bytes) → chain id: each distinct chain resolved once, whichever
+    /// threads run it (a thread pool runs the same code in all of them).
     chains: ChainCache,
-    /// (pid, mode, callchain bytes) → raw stack, over `chains`' keys.
-    threadless: ThreadlessIndex,
+    /// Chain id → its raw stack.
+    chain_stacks: Vec<u32>,
+    /// (chain id, tid) → row.
+    thread_rows: ThreadRows,
     /// The generation of the maps `chains` was filled under.
     chain_generation: u32,
-    /// The threads `chains` holds rows of: their rows know their name, so renaming one of
-    /// them makes `chains` stale (a thread named before its first sample, as most are, does not).
-    chain_tids: FxHashSet<i32>,
-    /// A thread of `chains` was renamed.
+    /// The threads `thread_rows` holds rows of: their rows know their name, so renaming one of
+    /// them makes `thread_rows` stale (a thread named before its first sample, as most are,
+    /// does not).
+    row_tids: FxHashSet<i32>,
+    /// A thread of `thread_rows` was renamed.
     renamed: bool,
 }
 
@@ -184,16 +189,16 @@ struct Folding {
     timeline: Option<Timeline>,
 }
 
-/// The hash a sample is looked up by in the chain cache, when it is (a callchain without a
-/// DWARF user stack).
-fn cached_hash(event: &Event) -> Option<u64> {
+/// The hash a sample is looked up by in the chain cache, and the tid of its row, when it is
+/// looked up (a callchain without a DWARF user stack).
+fn cached_hash(event: &Event) -> Option<(u64, i32)> {
     match event {
         Event::Sample {
+            sample,
             chain: Some(_),
             hash,
             user: None,
-            ..
-        } => Some(*hash),
+        } => Some((*hash, sample.tid.unwrap_or(-1))),
         _ => None,
     }
 }
@@ -201,11 +206,12 @@ fn cached_hash(event: &Event) -> Option<u64> {
 /// pid (4 bytes), tid (4), mode (1) before the callchain in a cache key.
 const CHAIN_KEY_PREFIX: usize = 9;
 
-/// A hash map from byte keys whose hash is computed elsewhere (by the decoding thread), the
-/// keys in one arena. Most lookups hit, and what a hit costs is waiting for its slot and its
-/// key's bytes to come from memory (the table and arena are tens of megabytes on a long
-/// recording): since the hashes of the next samples of a batch are known before they are
-/// folded, both are fetched ahead ([`ChainCache::prefetch_slot`], [`ChainCache::prefetch_key`]).
+/// A hash map from callchain keys (pid, mode, callchain: a sample's key without its tid) to
+/// chain ids, their hash computed by the decoding thread, the keys in one arena. Most lookups
+/// hit, and what a hit costs is waiting for its slot and its key's bytes to come from memory
+/// (the table and arena are tens of megabytes on a long recording): since the hashes of the
+/// next samples of a batch are known before they are folded, both are fetched ahead
+/// ([`ChainCache::prefetch_slot`], [`ChainCache::prefetch_key`]).
 #[derive(Default)]
 struct ChainCache {
     table: SlotTable,
@@ -294,25 +300,29 @@ impl SlotTable {
 }
 
 impl ChainCache {
+    /// The chain id of a sample's key (pid, tid, mode, callchain), its tid left out.
     fn get(&self, hash: u64, key: &[u8]) -> Option<u32> {
-        self.table.find(hash, |slot| self.key_of(slot) == key)
+        self.table.find(hash, |slot| {
+            let held = self.key_of(slot);
+            held.len() + 4 == key.len() && held[..4] == key[..4] && held[4..] == key[8..]
+        })
     }
 
     fn key_of(&self, slot: &ChainSlot) -> &[u8] {
         &self.keys[slot.at..slot.at + slot.len as usize]
     }
 
-    /// Adds a key; its offset in the arena, for [`ThreadlessIndex`].
-    fn insert(&mut self, hash: u64, key: &[u8], value: u32) -> usize {
+    /// Adds a sample's key (its tid left out) under a chain id.
+    fn insert(&mut self, hash: u64, key: &[u8], chain: u32) {
         let at = self.keys.len();
-        self.keys.extend_from_slice(key);
+        self.keys.extend_from_slice(&key[..4]);
+        self.keys.extend_from_slice(&key[8..]);
         self.table.insert(ChainSlot {
             hash,
             at,
-            len: key.len() as u32,
-            value,
+            len: (key.len() - 4) as u32,
+            value: chain,
         });
-        at
     }
 
     fn clear(&mut self) {
@@ -328,51 +338,101 @@ impl ChainCache {
     }
 
     /// Starts fetching the key bytes a lookup of `hash` compares first, when its first slot
-    /// (fetched by [`Self::prefetch_slot`] earlier) holds that hash; its value, for the row.
+    /// (fetched by [`Self::prefetch_slot`] earlier) holds that hash; its chain id, for the row.
     fn prefetch_key(&self, hash: u64) -> Option<u32> {
-        let slot = self.table.first_slot(hash)?;
-        if slot.len == 0 || slot.hash != hash {
-            return None;
-        }
+        let slot = self.peek(hash)?;
         for line in self.key_of(slot).chunks(64) {
             prefetch(line.as_ptr());
         }
         Some(slot.value)
     }
+
+    /// The first slot of `hash` when it holds that hash: most likely its key's.
+    fn peek(&self, hash: u64) -> Option<&ChainSlot> {
+        self.table
+            .first_slot(hash)
+            .filter(|slot| slot.len != 0 && slot.hash == hash)
+    }
 }
 
-/// (pid, mode, callchain) → raw stack, for the samples [`ChainCache`] misses only because
-/// their thread is new to the chain (a thread pool runs the same code in every thread): their
-/// stack needs no resolving again. The keys are `ChainCache`'s own, compared without the tid.
+/// (chain id, tid) → row: open addressing over packed keys, fetched ahead like the chains.
 #[derive(Default)]
-struct ThreadlessIndex {
-    table: SlotTable,
+struct ThreadRows {
+    /// A power of two long, or empty; at most half full; [`ThreadRows::EMPTY`] keys are free.
+    slots: Vec<(u64, u32)>,
+    len: usize,
 }
 
-impl ThreadlessIndex {
-    /// The hash of a chain key without its tid.
-    fn hash(key: &[u8]) -> u64 {
-        let mut h = rustc_hash::FxHasher::default();
-        std::hash::Hasher::write(&mut h, &key[..4]);
-        std::hash::Hasher::write(&mut h, &key[8..]);
-        std::hash::Hasher::finish(&h)
+impl ThreadRows {
+    const EMPTY: u64 = u64::MAX;
+
+    /// A chain id never reaches `u32::MAX` (each is a distinct chain held in memory), so no
+    /// key is [`Self::EMPTY`].
+    fn key(chain: u32, tid: i32) -> u64 {
+        (u64::from(chain) << 32) | u64::from(tid as u32)
     }
 
-    fn get(&self, hash: u64, key: &[u8], chains: &ChainCache) -> Option<u32> {
-        self.table.find(hash, |slot| {
-            let other = chains.key_of(slot);
-            other.len() == key.len() && other[..4] == key[..4] && other[8..] == key[8..]
-        })
+    fn home(&self, key: u64) -> usize {
+        let bits = self.slots.len().trailing_zeros();
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
-    /// Indexes the key `chains` holds at `at` under its stack.
-    fn insert(&mut self, hash: u64, at: usize, key: &[u8], stack: u32) {
-        self.table.insert(ChainSlot {
-            hash,
-            at,
-            len: key.len() as u32,
-            value: stack,
-        });
+    fn get(&self, chain: u32, tid: i32) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let key = Self::key(chain, tid);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            match self.slots[i] {
+                (k, row) if k == key => return Some(row),
+                (Self::EMPTY, _) => return None,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    fn insert(&mut self, chain: u32, tid: i32, row: u32) {
+        if (self.len + 1) * 2 > self.slots.len() {
+            let size = (self.slots.len() * 2).max(CHAIN_SLOTS_MIN);
+            let old = std::mem::replace(&mut self.slots, vec![(Self::EMPTY, 0); size]);
+            for (key, row) in old.into_iter().filter(|&(k, _)| k != Self::EMPTY) {
+                self.place(key, row);
+            }
+        }
+        self.place(Self::key(chain, tid), row);
+        self.len += 1;
+    }
+
+    fn place(&mut self, key: u64, row: u32) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        while self.slots[i].0 != Self::EMPTY {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = (key, row);
+    }
+
+    fn clear(&mut self) {
+        self.slots = Vec::new();
+        self.len = 0;
+    }
+
+    /// Starts fetching the slot a lookup reads first.
+    fn prefetch(&self, chain: u32, tid: i32) {
+        if !self.slots.is_empty() {
+            prefetch(&self.slots[self.home(Self::key(chain, tid))]);
+        }
+    }
+
+    /// The row at the lookup's first slot, when it is the key's.
+    fn peek(&self, chain: u32, tid: i32) -> Option<u32> {
+        let key = Self::key(chain, tid);
+        let slot = self
+            .slots
+            .get(self.home(key) & self.slots.len().wrapping_sub(1))?;
+        (slot.0 == key).then_some(slot.1)
     }
 }
 
@@ -409,10 +469,16 @@ impl Caches {
     /// Empties the callchain caches, to be filled under the maps of `generation`.
     fn clear_chains(&mut self, generation: u32) {
         self.chains.clear();
-        self.threadless.table.clear();
-        self.chain_tids.clear();
-        self.renamed = false;
+        self.chain_stacks.clear();
+        self.clear_rows();
         self.chain_generation = generation;
+    }
+
+    /// Empties the rows of the chains (a thread was renamed); the chains' stacks stay.
+    fn clear_rows(&mut self) {
+        self.thread_rows.clear();
+        self.row_tids.clear();
+        self.renamed = false;
     }
 }
 
@@ -605,9 +671,10 @@ impl<'p> Reader<'p> {
                 // generation 0 is never current, so the zeroed entries never hit
                 frames: vec![CacheEntry::default(); 1 << FRAME_CACHE_BITS],
                 chains: ChainCache::default(),
-                threadless: ThreadlessIndex::default(),
+                chain_stacks: Vec::new(),
+                thread_rows: ThreadRows::default(),
                 chain_generation: 0,
-                chain_tids: FxHashSet::default(),
+                row_tids: FxHashSet::default(),
                 renamed: false,
             },
             folding: Folding {
@@ -636,21 +703,30 @@ impl<'p> Reader<'p> {
     }
 }
 
-/// How many events ahead of the one folded a sample's chain-cache slot, and then its key and
-/// row, are fetched: far enough for memory to answer, near enough to stay in cache.
+/// How many events ahead of the one folded a sample's chain-cache slot, then its key and
+/// thread-row slot, then its row's values are fetched: far enough for memory to answer, near
+/// enough to stay in cache.
 const SLOT_AHEAD: usize = 16;
 const KEY_AHEAD: usize = 8;
+const ROW_AHEAD: usize = 4;
 
 impl Reader<'_> {
     /// Applies a batch's events in order, fetching what the samples ahead will look up.
     pub(super) fn apply_batch(&mut self, batch: &Batch, little: bool) {
         let events = &batch.events;
+        let chains = |i: usize| events.get(i).and_then(cached_hash);
         for (i, event) in events.iter().enumerate() {
-            if let Some(hash) = events.get(i + SLOT_AHEAD).and_then(cached_hash) {
+            if let Some((hash, _)) = chains(i + SLOT_AHEAD) {
                 self.caches.chains.prefetch_slot(hash);
             }
-            if let Some(hash) = events.get(i + KEY_AHEAD).and_then(cached_hash)
-                && let Some(row) = self.caches.chains.prefetch_key(hash)
+            if let Some((hash, tid)) = chains(i + KEY_AHEAD)
+                && let Some(chain) = self.caches.chains.prefetch_key(hash)
+            {
+                self.caches.thread_rows.prefetch(chain, tid);
+            }
+            if let Some((hash, tid)) = chains(i + ROW_AHEAD)
+                && let Some(slot) = self.caches.chains.peek(hash)
+                && let Some(row) = self.caches.thread_rows.peek(slot.value, tid)
             {
                 self.folding.prefetch_row(row);
             }
@@ -697,7 +773,7 @@ impl Reader<'_> {
             } => {
                 let id = ThreadId(self.folding.threads.intern::<str>(name));
                 let before = self.folding.comms.insert(*tid, id);
-                if before != Some(id) && self.caches.chain_tids.contains(tid) {
+                if before != Some(id) && self.caches.row_tids.contains(tid) {
                     self.caches.renamed = true;
                 }
                 if *exec && pid == tid {
@@ -833,12 +909,19 @@ impl Reader<'_> {
             // most samples repeat a (thread, callchain) seen before under the same maps: one
             // lookup of the key (hashed by the decoding thread) finds its row
             (Some(key), None) => {
-                if self.caches.chain_generation != self.maps.generation || self.caches.renamed {
+                if self.caches.chain_generation != self.maps.generation {
                     self.caches.clear_chains(self.maps.generation);
+                } else if self.caches.renamed {
+                    self.caches.clear_rows();
                 }
-                match self.caches.chains.get(hash, key) {
+                let chain = match self.caches.chains.get(hash, key) {
+                    Some(chain) => chain,
+                    None => self.new_chain(s, key, hash, little),
+                };
+                let tid = s.tid.unwrap_or(-1);
+                match self.caches.thread_rows.get(chain, tid) {
                     Some(row) => row,
-                    None => self.first_in_thread(s, key, hash, little),
+                    None => self.first_in_thread(s, chain),
                 }
             }
             (None, None) => {
@@ -849,26 +932,27 @@ impl Reader<'_> {
         self.folding.add(row, s.attr, s.period, s.time);
     }
 
-    /// The row of a (thread, callchain) the chain cache has not seen under these maps: the
-    /// stack of the same chain in another thread, else the chain resolved; both cached.
-    fn first_in_thread(&mut self, s: &SampleEvent, key: &[u8], hash: u64, little: bool) -> u32 {
-        let threadless = ThreadlessIndex::hash(key);
-        let known = self
-            .caches
-            .threadless
-            .get(threadless, key, &self.caches.chains);
-        let stack = known.unwrap_or_else(|| {
-            let chain = &key[CHAIN_KEY_PREFIX..];
-            self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little, None)
-        });
+    /// The chain id of a callchain the chain cache has not seen under these maps: its
+    /// addresses resolved into a raw stack.
+    fn new_chain(&mut self, s: &SampleEvent, key: &[u8], hash: u64, little: bool) -> u32 {
+        let chain = &key[CHAIN_KEY_PREFIX..];
+        let stack = self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little, None);
+        let id = self.caches.chain_stacks.len() as u32;
+        self.caches.chain_stacks.push(stack);
+        self.caches.chains.insert(hash, key, id);
+        id
+    }
+
+    /// The row of a chain in a thread not seen running it under these maps and names.
+    fn first_in_thread(&mut self, s: &SampleEvent, chain: u32) -> u32 {
+        let stack = self.caches.chain_stacks[chain as usize];
         let row = self.folding.row_for(stack, s.tid);
         if let Some(tid) = s.tid {
-            self.caches.chain_tids.insert(tid);
+            self.caches.row_tids.insert(tid);
         }
-        let at = self.caches.chains.insert(hash, key, row);
-        if known.is_none() {
-            self.caches.threadless.insert(threadless, at, key, stack);
-        }
+        self.caches
+            .thread_rows
+            .insert(chain, s.tid.unwrap_or(-1), row);
         row
     }
 
@@ -1323,29 +1407,56 @@ mod tests {
     }
 
     #[test]
-    fn the_chain_cache_finds_each_key_and_tells_keys_of_one_hash_apart() {
+    fn the_chain_cache_finds_each_key_whatever_its_tid_and_tells_keys_of_one_hash_apart() {
         let mut cache = ChainCache::default();
-        assert_eq!(cache.get(7, b"a"), None);
-        // many keys, every fourth sharing hash 7 with the others of its kind: the table
-        // grows and probes past slots of the same hash with other keys
-        let key = |i: u32| format!("key-{i}").into_bytes();
+        assert_eq!(cache.get(7, b"pid0tid0a"), None);
+        // keys are pid (4 bytes), tid (4), then the chain; many keys, every fourth sharing
+        // hash 7 with the others of its kind: the table grows and probes past slots of the
+        // same hash with other keys
+        let key = |i: u32, tid: u32| format!("pid0{tid:04}key-{i}").into_bytes();
         let hash = |i: u32| if i % 4 == 0 { 7 } else { u64::from(i) << 40 };
         for i in 0..5000 {
-            cache.insert(hash(i), &key(i), i);
+            cache.insert(hash(i), &key(i, 1), i);
         }
         for i in 0..5000 {
-            assert_eq!(cache.get(hash(i), &key(i)), Some(i), "key {i}");
+            assert_eq!(cache.get(hash(i), &key(i, 1)), Some(i), "key {i}");
+            assert_eq!(
+                cache.get(hash(i), &key(i, 2)),
+                Some(i),
+                "key {i}, another tid"
+            );
         }
-        assert_eq!(cache.get(7, b"key-5001"), None);
-        assert_eq!(cache.get(hash(3), &key(5)), None);
+        assert_eq!(cache.get(7, &key(5001, 1)), None);
+        assert_eq!(cache.get(hash(3), &key(5, 1)), None);
+        // another pid is another chain
+        assert_eq!(cache.get(hash(3), b"pid10001key-3"), None);
         // the prefetch of a key answers the value of the key at the hash's first slot
         cache.prefetch_slot(hash(1));
         assert_eq!(cache.prefetch_key(hash(1)), Some(1));
         cache.clear();
-        assert_eq!(cache.get(hash(1), &key(1)), None);
+        assert_eq!(cache.get(hash(1), &key(1, 1)), None);
         assert_eq!(cache.prefetch_key(hash(1)), None);
-        cache.insert(hash(1), &key(1), 9);
-        assert_eq!(cache.get(hash(1), &key(1)), Some(9));
+        cache.insert(hash(1), &key(1, 1), 9);
+        assert_eq!(cache.get(hash(1), &key(1, 3)), Some(9));
+    }
+
+    #[test]
+    fn thread_rows_are_found_by_chain_and_tid() {
+        let mut rows = ThreadRows::default();
+        assert_eq!(rows.get(0, 1), None);
+        for chain in 0..3000 {
+            for tid in [-1, 0, 7] {
+                rows.insert(chain, tid, chain * 10 + (tid + 1) as u32);
+            }
+        }
+        for chain in 0..3000 {
+            for tid in [-1, 0, 7] {
+                assert_eq!(rows.get(chain, tid), Some(chain * 10 + (tid + 1) as u32));
+            }
+            assert_eq!(rows.get(chain, 8), None);
+        }
+        rows.clear();
+        assert_eq!(rows.get(1, 0), None);
     }
 
     #[test]
