@@ -297,6 +297,12 @@ impl SlotTable {
     fn first_slot(&self, hash: u64) -> Option<&ChainSlot> {
         (!self.slots.is_empty()).then(|| &self.slots[self.home(hash)])
     }
+
+    /// The slot a lookup of `hash` reads first, when it holds that hash.
+    fn peek(&self, hash: u64) -> Option<&ChainSlot> {
+        self.first_slot(hash)
+            .filter(|slot| slot.len != 0 && slot.hash == hash)
+    }
 }
 
 impl ChainCache {
@@ -349,90 +355,52 @@ impl ChainCache {
 
     /// The first slot of `hash` when it holds that hash: most likely its key's.
     fn peek(&self, hash: u64) -> Option<&ChainSlot> {
-        self.table
-            .first_slot(hash)
-            .filter(|slot| slot.len != 0 && slot.hash == hash)
+        self.table.peek(hash)
     }
 }
 
-/// (chain id, tid) → row: open addressing over packed keys, fetched ahead like the chains.
+/// (chain id, tid) → row, fetched ahead like the chains: a [`SlotTable`] whose hash is the
+/// packed key itself, so that a hash equal is a key equal.
 #[derive(Default)]
 struct ThreadRows {
-    /// A power of two long, or empty; at most half full; [`ThreadRows::EMPTY`] keys are free.
-    slots: Vec<(u64, u32)>,
-    len: usize,
+    table: SlotTable,
 }
 
 impl ThreadRows {
-    const EMPTY: u64 = u64::MAX;
-
-    /// A chain id never reaches `u32::MAX` (each is a distinct chain held in memory), so no
-    /// key is [`Self::EMPTY`].
     fn key(chain: u32, tid: i32) -> u64 {
         (u64::from(chain) << 32) | u64::from(tid as u32)
     }
 
-    fn home(&self, key: u64) -> usize {
-        let bits = self.slots.len().trailing_zeros();
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
-    }
-
     fn get(&self, chain: u32, tid: i32) -> Option<u32> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let key = Self::key(chain, tid);
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(key);
-        loop {
-            match self.slots[i] {
-                (k, row) if k == key => return Some(row),
-                (Self::EMPTY, _) => return None,
-                _ => i = (i + 1) & mask,
-            }
-        }
+        self.table.find(Self::key(chain, tid), |_| true)
     }
 
     fn insert(&mut self, chain: u32, tid: i32, row: u32) {
-        if (self.len + 1) * 2 > self.slots.len() {
-            let size = (self.slots.len() * 2).max(CHAIN_SLOTS_MIN);
-            let old = std::mem::replace(&mut self.slots, vec![(Self::EMPTY, 0); size]);
-            for (key, row) in old.into_iter().filter(|&(k, _)| k != Self::EMPTY) {
-                self.place(key, row);
-            }
-        }
-        self.place(Self::key(chain, tid), row);
-        self.len += 1;
-    }
-
-    fn place(&mut self, key: u64, row: u32) {
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(key);
-        while self.slots[i].0 != Self::EMPTY {
-            i = (i + 1) & mask;
-        }
-        self.slots[i] = (key, row);
+        self.table.insert(ChainSlot {
+            hash: Self::key(chain, tid),
+            at: 0,
+            // any length but 0, which marks an empty slot
+            len: 1,
+            value: row,
+        });
     }
 
     fn clear(&mut self) {
-        self.slots = Vec::new();
-        self.len = 0;
+        self.table.clear();
     }
 
     /// Starts fetching the slot a lookup reads first.
     fn prefetch(&self, chain: u32, tid: i32) {
-        if !self.slots.is_empty() {
-            prefetch(&self.slots[self.home(Self::key(chain, tid))]);
+        if let Some(slot) = self.table.first_slot(Self::key(chain, tid)) {
+            prefetch(slot);
         }
     }
 
     /// The row at the lookup's first slot, when it is the key's.
     fn peek(&self, chain: u32, tid: i32) -> Option<u32> {
-        let key = Self::key(chain, tid);
-        let slot = self
-            .slots
-            .get(self.home(key) & self.slots.len().wrapping_sub(1))?;
-        (slot.0 == key).then_some(slot.1)
+        self.table
+            .peek(Self::key(chain, tid))
+            .map(|slot| slot.value)
     }
 }
 
