@@ -198,7 +198,7 @@ fn cached_hash(event: &Event) -> Option<(u64, i32)> {
             chain: Some(_),
             hash,
             user: None,
-        } => Some((*hash, sample.tid.unwrap_or(-1))),
+        } => Some((*hash, ThreadRows::tid(sample.tid))),
         _ => None,
     }
 }
@@ -346,16 +346,11 @@ impl ChainCache {
     /// Starts fetching the key bytes a lookup of `hash` compares first, when its first slot
     /// (fetched by [`Self::prefetch_slot`] earlier) holds that hash; its chain id, for the row.
     fn prefetch_key(&self, hash: u64) -> Option<u32> {
-        let slot = self.peek(hash)?;
+        let slot = self.table.peek(hash)?;
         for line in self.key_of(slot).chunks(64) {
             prefetch(line.as_ptr());
         }
         Some(slot.value)
-    }
-
-    /// The first slot of `hash` when it holds that hash: most likely its key's.
-    fn peek(&self, hash: u64) -> Option<&ChainSlot> {
-        self.table.peek(hash)
     }
 }
 
@@ -367,6 +362,11 @@ struct ThreadRows {
 }
 
 impl ThreadRows {
+    /// The tid a sample's row is kept under: its own, or -1 without one (as in its chain key).
+    fn tid(tid: Option<i32>) -> i32 {
+        tid.unwrap_or(-1)
+    }
+
     fn key(chain: u32, tid: i32) -> u64 {
         (u64::from(chain) << 32) | u64::from(tid as u32)
     }
@@ -693,7 +693,7 @@ impl Reader<'_> {
                 self.caches.thread_rows.prefetch(chain, tid);
             }
             if let Some((hash, tid)) = chains(i + ROW_AHEAD)
-                && let Some(slot) = self.caches.chains.peek(hash)
+                && let Some(slot) = self.caches.chains.table.peek(hash)
                 && let Some(row) = self.caches.thread_rows.peek(slot.value, tid)
             {
                 self.folding.prefetch_row(row);
@@ -886,7 +886,7 @@ impl Reader<'_> {
                     Some(chain) => chain,
                     None => self.new_chain(s, key, hash, little),
                 };
-                let tid = s.tid.unwrap_or(-1);
+                let tid = ThreadRows::tid(s.tid);
                 match self.caches.thread_rows.get(chain, tid) {
                     Some(row) => row,
                     None => self.first_in_thread(s, chain),
@@ -920,7 +920,7 @@ impl Reader<'_> {
         }
         self.caches
             .thread_rows
-            .insert(chain, s.tid.unwrap_or(-1), row);
+            .insert(chain, ThreadRows::tid(s.tid), row);
         row
     }
 
