@@ -143,24 +143,40 @@ fn add_rows(profile: &mut Profile, input: &AddressProfile, spans: &Spans) -> Vec
     row_stacks
 }
 
-/// Per module, the samples whose stack has a frame of it, for modules without symbols.
+/// Per module, the samples whose stack has a frame of it, for modules without symbols. Rows
+/// share raw stacks (one row per thread): each raw stack's cost is summed first and its
+/// frames walked once, against one flag per raw frame.
 fn missing_cost(input: &AddressProfile, results: &[ModuleResult]) -> Vec<u64> {
     let mut cost: Vec<u64> = vec![0; input.modules.len()];
     if results.iter().all(|r| !r.missing) {
         return cost;
     }
+    let missing_module = |m: u32| m != NO_MODULE && results[m as usize].missing;
+    let in_missing: Vec<bool> = input
+        .frames
+        .iter()
+        .map(|f| missing_module(f.module))
+        .collect();
     let n = input.sample_types.len();
-    let mut seen = Vec::new();
+    let mut stack_cost: Vec<u64> = vec![0; input.stacks.len()];
     for (row, &(stack, _)) in input.rows.iter().enumerate() {
+        stack_cost[stack as usize] += input.values[row * n + input.cost_type] as u64;
+    }
+    let mut seen = Vec::new();
+    for (stack, &samples) in stack_cost.iter().enumerate() {
+        let frames = input.stacks.get(stack as u32);
+        if samples == 0 || !frames.iter().any(|&raw| in_missing[raw as usize]) {
+            continue;
+        }
         seen.clear();
-        for &raw in input.stacks.get(stack) {
+        for &raw in frames.iter().filter(|&&raw| in_missing[raw as usize]) {
             let m = input.frames[raw as usize].module;
-            if m != NO_MODULE && results[m as usize].missing && !seen.contains(&m) {
+            if !seen.contains(&m) {
                 seen.push(m);
             }
         }
         for &m in &seen {
-            cost[m as usize] += input.values[row * n + input.cost_type] as u64;
+            cost[m as usize] += samples;
         }
     }
     cost
