@@ -22,11 +22,11 @@ pub(super) struct SampleEvent {
 pub(super) enum Event {
     Sample {
         sample: SampleEvent,
-        /// The cache key in the batch's `chains`: pid, tid, mode byte, then the callchain's
-        /// raw bytes (file byte order).
+        /// The cache key in the batch's `chains`: pid, mode byte, then the callchain's raw
+        /// bytes (file byte order).
         chain: Option<std::ops::Range<usize>>,
-        /// FxHash of the key without its tid.
-        hash: u64,
+        /// The key's identity in the folding thread's cache.
+        hash: ChainHash,
         /// `--call-graph dwarf`: the user registers and stack copy, for the folding thread's
         /// unwinder.
         user: Option<UserCopy>,
@@ -317,30 +317,44 @@ fn decode_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> 
     Ok(())
 }
 
-/// The cache key the folding thread looks a sample up by — pid, tid, mode byte, then the
-/// callchain's raw bytes — appended to the batch, and the hash of all but the tid (the chain's,
-/// whose thread is looked up apart), computed here where there is time.
+/// A callchain key's identity: its 128-bit XXH3, in two halves (the first places it in the
+/// table, the second tells keys of one place apart). The folding thread's cache keeps no key
+/// bytes and compares none: two distinct keys of one recording share a hash with a
+/// probability of about n² / 2^129 — for a million distinct chains about 10^-27, far below
+/// the odds of the memory holding them flipping a bit — and the inputs are trusted to be
+/// adversarial only in size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct ChainHash {
+    pub home: u64,
+    pub check: u64,
+}
+
+impl ChainHash {
+    pub(super) fn of(key: &[u8]) -> ChainHash {
+        let hash = twox_hash::XxHash3_128::oneshot(key);
+        ChainHash {
+            home: hash as u64,
+            check: (hash >> 64) as u64,
+        }
+    }
+}
+
+/// The cache key the folding thread looks a sample up by — pid, mode byte, then the
+/// callchain's raw bytes; the thread is looked up apart — appended to the batch, and its
+/// hash, computed here where there is time.
 pub(super) fn push_chain_key(
     batch: &mut Batch,
     pid: i32,
-    tid: Option<i32>,
     kernel: bool,
     chain: &[u8],
-) -> (std::ops::Range<usize>, u64) {
+) -> (std::ops::Range<usize>, ChainHash) {
     let start = batch.chains.len();
     batch.chains.extend_from_slice(&pid.to_le_bytes());
-    batch
-        .chains
-        .extend_from_slice(&tid.unwrap_or(-1).to_le_bytes());
     batch.chains.push(kernel as u8);
     batch.chains.extend_from_slice(chain);
     let key = start..batch.chains.len();
-    // the chain cache is keyed by the chain, not the thread: the tid is left out
-    let bytes = &batch.chains[key.clone()];
-    let mut h = rustc_hash::FxHasher::default();
-    std::hash::Hasher::write(&mut h, &bytes[..4]);
-    std::hash::Hasher::write(&mut h, &bytes[8..]);
-    (key, std::hash::Hasher::finish(&h))
+    let hash = ChainHash::of(&batch.chains[key.clone()]);
+    (key, hash)
 }
 
 /// A SAMPLE, decoded here rather than by the library: only the fields whose uses, and every
@@ -354,10 +368,10 @@ fn decode_sample_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Bat
     let kernel = matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel);
     let (chain, hash) = match s.chain {
         Some(r) => {
-            let (key, hash) = push_chain_key(batch, pid, s.tid, kernel, &data[r]);
+            let (key, hash) = push_chain_key(batch, pid, kernel, &data[r]);
             (Some(key), hash)
         }
-        None => (None, 0),
+        None => (None, ChainHash::default()),
     };
     let user = s.user.map(|u| {
         let start = batch.stacks.len();

@@ -191,7 +191,7 @@ struct Folding {
 
 /// The hash a sample is looked up by in the chain cache, and the tid of its row, when it is
 /// looked up (a callchain without a DWARF user stack).
-fn cached_hash(event: &Event) -> Option<(u64, i32)> {
+fn cached_hash(event: &Event) -> Option<(ChainHash, i32)> {
     match event {
         Event::Sample {
             sample,
@@ -203,85 +203,91 @@ fn cached_hash(event: &Event) -> Option<(u64, i32)> {
     }
 }
 
-/// pid (4 bytes), tid (4), mode (1) before the callchain in a cache key.
-const CHAIN_KEY_PREFIX: usize = 9;
+/// pid (4 bytes) and mode (1) before the callchain in a cache key.
+const CHAIN_KEY_PREFIX: usize = 5;
 
-/// A hash map from callchain keys (pid, mode, callchain: a sample's key without its tid) to
-/// chain ids, their hash computed by the decoding thread, the keys in one arena. Most lookups
-/// hit, and what a hit costs is waiting for its slot and its key's bytes to come from memory
-/// (the table and arena are tens of megabytes on a long recording): since the hashes of the
-/// next samples of a batch are known before they are folded, both are fetched ahead
-/// ([`ChainCache::prefetch_slot`], [`ChainCache::prefetch_key`]).
+/// A hash map from callchain keys (pid, mode, callchain) to chain ids, each key known by its
+/// 128-bit hash alone ([`ChainHash`], computed by the decoding thread): a lookup reads one
+/// slot and no key bytes. Most lookups hit, and what a hit costs is waiting for its slot to
+/// come from memory (the table is megabytes on a long recording): since the hashes of the
+/// next samples of a batch are known before they are folded, slots are fetched ahead
+/// ([`ChainCache::prefetch_slot`]).
 #[derive(Default)]
 struct ChainCache {
     table: SlotTable,
-    keys: Vec<u8>,
 }
 
-/// Open addressing with linear probing over slots that keep each key's hash and where its
-/// bytes are; what the bytes are compared with is the caller's.
+/// Open addressing with linear probing over slots that keep a 128-bit key (or hash) and
+/// its value.
 #[derive(Default)]
 struct SlotTable {
     /// A power of two long, or empty; at most half full.
-    slots: Vec<ChainSlot>,
+    slots: Vec<Slot>,
     len: usize,
 }
 
 #[derive(Clone, Copy, Default)]
-struct ChainSlot {
-    hash: u64,
-    /// The key's offset in the arena.
-    at: usize,
-    /// The key's length; 0 is an empty slot (a key is never empty).
-    len: u32,
+struct Slot {
+    /// Places the slot in the table.
+    home: u64,
+    /// The rest of the key.
+    check: u64,
     value: u32,
+    /// An empty slot is not.
+    used: bool,
 }
 
 /// The size of a table after a clear, and when it is first used.
 const CHAIN_SLOTS_MIN: usize = 1 << 10;
 
 impl SlotTable {
-    fn home(&self, hash: u64) -> usize {
+    fn home(&self, home: u64) -> usize {
         // the high bits of a multiply spread any hash over the table
         let bits = self.slots.len().trailing_zeros();
-        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+        (home.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
-    /// The value of the first slot of `hash` whose key `same` accepts.
-    fn find(&self, hash: u64, same: impl Fn(&ChainSlot) -> bool) -> Option<u32> {
+    /// The value of the key (`home`, `check`).
+    fn find(&self, home: u64, check: u64) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
         let mask = self.slots.len() - 1;
-        let mut i = self.home(hash);
+        let mut i = self.home(home);
         loop {
             let slot = &self.slots[i];
-            if slot.len == 0 {
+            if !slot.used {
                 return None;
             }
-            if slot.hash == hash && same(slot) {
+            if slot.home == home && slot.check == check {
                 return Some(slot.value);
             }
             i = (i + 1) & mask;
         }
     }
 
-    fn insert(&mut self, slot: ChainSlot) {
+    /// Adds a key the table does not hold.
+    fn insert(&mut self, home: u64, check: u64, value: u32) {
         if (self.len + 1) * 2 > self.slots.len() {
             let size = (self.slots.len() * 2).max(CHAIN_SLOTS_MIN);
-            let old = std::mem::replace(&mut self.slots, vec![ChainSlot::default(); size]);
-            for slot in old.into_iter().filter(|s| s.len != 0) {
+            let old = std::mem::replace(&mut self.slots, vec![Slot::default(); size]);
+            for slot in old.into_iter().filter(|s| s.used) {
                 self.place(slot);
             }
         }
-        self.place(slot);
+        self.place(Slot {
+            home,
+            check,
+            value,
+            used: true,
+        });
         self.len += 1;
     }
 
-    fn place(&mut self, slot: ChainSlot) {
+    fn place(&mut self, slot: Slot) {
         let mask = self.slots.len() - 1;
-        let mut i = self.home(slot.hash);
-        while self.slots[i].len != 0 {
+        let mut i = self.home(slot.home);
+        while self.slots[i].used {
             i = (i + 1) & mask;
         }
         self.slots[i] = slot;
@@ -293,76 +299,60 @@ impl SlotTable {
         self.len = 0;
     }
 
-    /// The slot a lookup of `hash` reads first, if the table has any.
-    fn first_slot(&self, hash: u64) -> Option<&ChainSlot> {
-        (!self.slots.is_empty()).then(|| &self.slots[self.home(hash)])
+    /// Starts fetching the slot a lookup of `home` reads first, if the table has any.
+    fn prefetch(&self, home: u64) {
+        if !self.slots.is_empty() {
+            prefetch(&self.slots[self.home(home)]);
+        }
     }
 
-    /// The slot a lookup of `hash` reads first, when it holds that hash.
-    fn peek(&self, hash: u64) -> Option<&ChainSlot> {
-        self.first_slot(hash)
-            .filter(|slot| slot.len != 0 && slot.hash == hash)
+    /// The value at the slot a lookup reads first, when it holds the key: most likely where
+    /// the key is.
+    fn peek(&self, home: u64, check: u64) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let slot = &self.slots[self.home(home)];
+        (slot.used && slot.home == home && slot.check == check).then_some(slot.value)
     }
 }
 
 impl ChainCache {
-    /// The chain id of a sample's key (pid, tid, mode, callchain), its tid left out.
-    fn get(&self, hash: u64, key: &[u8]) -> Option<u32> {
-        self.table.find(hash, |slot| {
-            let held = self.key_of(slot);
-            held.len() + 4 == key.len() && held[..4] == key[..4] && held[4..] == key[8..]
-        })
+    /// The chain id of a key.
+    fn get(&self, hash: ChainHash) -> Option<u32> {
+        self.table.find(hash.home, hash.check)
     }
 
-    fn key_of(&self, slot: &ChainSlot) -> &[u8] {
-        &self.keys[slot.at..slot.at + slot.len as usize]
-    }
-
-    /// Adds a sample's key (its tid left out) under a chain id.
-    fn insert(&mut self, hash: u64, key: &[u8], chain: u32) {
-        let at = self.keys.len();
-        self.keys.extend_from_slice(&key[..4]);
-        self.keys.extend_from_slice(&key[8..]);
-        self.table.insert(ChainSlot {
-            hash,
-            at,
-            len: (key.len() - 4) as u32,
-            value: chain,
-        });
+    /// Adds a key the cache does not hold under a chain id.
+    fn insert(&mut self, hash: ChainHash, chain: u32) {
+        self.table.insert(hash.home, hash.check, chain);
     }
 
     fn clear(&mut self) {
         self.table.clear();
-        self.keys.clear();
     }
 
     /// Starts fetching the slot a lookup of `hash` reads first.
-    fn prefetch_slot(&self, hash: u64) {
-        if let Some(slot) = self.table.first_slot(hash) {
-            prefetch(slot);
-        }
+    fn prefetch_slot(&self, hash: ChainHash) {
+        self.table.prefetch(hash.home);
     }
 
-    /// Starts fetching the key bytes a lookup of `hash` compares first, when its first slot
-    /// (fetched by [`Self::prefetch_slot`] earlier) holds that hash; its chain id, for the row.
-    fn prefetch_key(&self, hash: u64) -> Option<u32> {
-        let slot = self.table.peek(hash)?;
-        for line in self.key_of(slot).chunks(64) {
-            prefetch(line.as_ptr());
-        }
-        Some(slot.value)
+    /// The chain id at the slot a lookup of `hash` reads first (fetched by
+    /// [`Self::prefetch_slot`] earlier), when it is the key's.
+    fn peek(&self, hash: ChainHash) -> Option<u32> {
+        self.table.peek(hash.home, hash.check)
     }
 }
 
-/// (chain id, tid) → row, fetched ahead like the chains: a [`SlotTable`] whose hash is the
-/// packed key itself, so that a hash equal is a key equal.
+/// (chain id, tid) → row, fetched ahead like the chains: a [`SlotTable`] whose key is the
+/// chain and tid packed.
 #[derive(Default)]
 struct ThreadRows {
     table: SlotTable,
 }
 
 impl ThreadRows {
-    /// The tid a sample's row is kept under: its own, or -1 without one (as in its chain key).
+    /// The tid a sample's row is kept under: its own, or -1 without one.
     fn tid(tid: Option<i32>) -> i32 {
         tid.unwrap_or(-1)
     }
@@ -372,17 +362,11 @@ impl ThreadRows {
     }
 
     fn get(&self, chain: u32, tid: i32) -> Option<u32> {
-        self.table.find(Self::key(chain, tid), |_| true)
+        self.table.find(Self::key(chain, tid), 0)
     }
 
     fn insert(&mut self, chain: u32, tid: i32, row: u32) {
-        self.table.insert(ChainSlot {
-            hash: Self::key(chain, tid),
-            at: 0,
-            // any length but 0, which marks an empty slot
-            len: 1,
-            value: row,
-        });
+        self.table.insert(Self::key(chain, tid), 0, row);
     }
 
     fn clear(&mut self) {
@@ -391,16 +375,12 @@ impl ThreadRows {
 
     /// Starts fetching the slot a lookup reads first.
     fn prefetch(&self, chain: u32, tid: i32) {
-        if let Some(slot) = self.table.first_slot(Self::key(chain, tid)) {
-            prefetch(slot);
-        }
+        self.table.prefetch(Self::key(chain, tid));
     }
 
     /// The row at the lookup's first slot, when it is the key's.
     fn peek(&self, chain: u32, tid: i32) -> Option<u32> {
-        self.table
-            .peek(Self::key(chain, tid))
-            .map(|slot| slot.value)
+        self.table.peek(Self::key(chain, tid), 0)
     }
 }
 
@@ -675,7 +655,7 @@ impl<'p> Reader<'p> {
 /// thread-row slot, then its row's values are fetched: far enough for memory to answer, near
 /// enough to stay in cache.
 const SLOT_AHEAD: usize = 16;
-const KEY_AHEAD: usize = 8;
+const ROW_SLOT_AHEAD: usize = 8;
 const ROW_AHEAD: usize = 4;
 
 impl Reader<'_> {
@@ -687,14 +667,14 @@ impl Reader<'_> {
             if let Some((hash, _)) = chains(i + SLOT_AHEAD) {
                 self.caches.chains.prefetch_slot(hash);
             }
-            if let Some((hash, tid)) = chains(i + KEY_AHEAD)
-                && let Some(chain) = self.caches.chains.prefetch_key(hash)
+            if let Some((hash, tid)) = chains(i + ROW_SLOT_AHEAD)
+                && let Some(chain) = self.caches.chains.peek(hash)
             {
                 self.caches.thread_rows.prefetch(chain, tid);
             }
             if let Some((hash, tid)) = chains(i + ROW_AHEAD)
-                && let Some(slot) = self.caches.chains.table.peek(hash)
-                && let Some(row) = self.caches.thread_rows.peek(slot.value, tid)
+                && let Some(chain) = self.caches.chains.peek(hash)
+                && let Some(row) = self.caches.thread_rows.peek(chain, tid)
             {
                 self.folding.prefetch_row(row);
             }
@@ -848,7 +828,7 @@ impl Reader<'_> {
         &mut self,
         s: &SampleEvent,
         key: Option<&[u8]>,
-        hash: u64,
+        hash: ChainHash,
         little: bool,
         user: Option<(&UserCopy, &[u8])>,
     ) {
@@ -882,7 +862,7 @@ impl Reader<'_> {
                 } else if self.caches.renamed {
                     self.caches.clear_rows();
                 }
-                let chain = match self.caches.chains.get(hash, key) {
+                let chain = match self.caches.chains.get(hash) {
                     Some(chain) => chain,
                     None => self.new_chain(s, key, hash, little),
                 };
@@ -902,12 +882,12 @@ impl Reader<'_> {
 
     /// The chain id of a callchain the chain cache has not seen under these maps: its
     /// addresses resolved into a raw stack.
-    fn new_chain(&mut self, s: &SampleEvent, key: &[u8], hash: u64, little: bool) -> u32 {
+    fn new_chain(&mut self, s: &SampleEvent, key: &[u8], hash: ChainHash, little: bool) -> u32 {
         let chain = &key[CHAIN_KEY_PREFIX..];
         let stack = self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little, None);
         let id = self.caches.chain_stacks.len() as u32;
         self.caches.chain_stacks.push(stack);
-        self.caches.chains.insert(hash, key, id);
+        self.caches.chains.insert(hash, id);
         id
     }
 
@@ -1239,7 +1219,7 @@ mod tests {
         for word in [PERF_CONTEXT_USER, address] {
             chain.extend_from_slice(&word.to_le_bytes());
         }
-        let (key, hash) = super::super::decode::push_chain_key(batch, 1, Some(tid), false, &chain);
+        let (key, hash) = super::super::decode::push_chain_key(batch, 1, false, &chain);
         Event::Sample {
             sample: SampleEvent {
                 attr: 0,
@@ -1375,37 +1355,56 @@ mod tests {
     }
 
     #[test]
-    fn the_chain_cache_finds_each_key_whatever_its_tid_and_tells_keys_of_one_hash_apart() {
+    fn the_chain_cache_tells_keys_of_one_place_apart_by_the_rest_of_their_hash() {
         let mut cache = ChainCache::default();
-        assert_eq!(cache.get(7, b"pid0tid0a"), None);
-        // keys are pid (4 bytes), tid (4), then the chain; many keys, every fourth sharing
-        // hash 7 with the others of its kind: the table grows and probes past slots of the
-        // same hash with other keys
-        let key = |i: u32, tid: u32| format!("pid0{tid:04}key-{i}").into_bytes();
-        let hash = |i: u32| if i % 4 == 0 { 7 } else { u64::from(i) << 40 };
+        let hash = |home: u64, check: u64| ChainHash { home, check };
+        assert_eq!(cache.get(hash(7, 1)), None);
+        // many keys, every fourth placed at home 7 with the others of its kind: the table
+        // grows and probes past slots of the same home with other keys
+        let key = |i: u32| {
+            hash(
+                if i % 4 == 0 { 7 } else { u64::from(i) << 40 },
+                u64::from(i),
+            )
+        };
         for i in 0..5000 {
-            cache.insert(hash(i), &key(i, 1), i);
+            cache.insert(key(i), i);
         }
         for i in 0..5000 {
-            assert_eq!(cache.get(hash(i), &key(i, 1)), Some(i), "key {i}");
-            assert_eq!(
-                cache.get(hash(i), &key(i, 2)),
-                Some(i),
-                "key {i}, another tid"
-            );
+            assert_eq!(cache.get(key(i)), Some(i), "key {i}");
         }
-        assert_eq!(cache.get(7, &key(5001, 1)), None);
-        assert_eq!(cache.get(hash(3), &key(5, 1)), None);
-        // another pid is another chain
-        assert_eq!(cache.get(hash(3), b"pid10001key-3"), None);
-        // the prefetch of a key answers the value of the key at the hash's first slot
-        cache.prefetch_slot(hash(1));
-        assert_eq!(cache.prefetch_key(hash(1)), Some(1));
+        assert_eq!(cache.get(hash(7, 5001)), None);
+        assert_eq!(
+            cache.get(hash(3 << 40, 5)),
+            None,
+            "home of one, check of another"
+        );
+        // a peek answers the value of the key at its first slot, and only that key's
+        cache.prefetch_slot(key(1));
+        assert_eq!(cache.peek(key(1)), Some(1));
+        assert_eq!(cache.peek(hash(1 << 40, 2)), None);
         cache.clear();
-        assert_eq!(cache.get(hash(1), &key(1, 1)), None);
-        assert_eq!(cache.prefetch_key(hash(1)), None);
-        cache.insert(hash(1), &key(1, 1), 9);
-        assert_eq!(cache.get(hash(1), &key(1, 3)), Some(9));
+        assert_eq!(cache.get(key(1)), None);
+        assert_eq!(cache.peek(key(1)), None);
+        cache.insert(key(1), 9);
+        assert_eq!(cache.get(key(1)), Some(9));
+    }
+
+    #[test]
+    fn a_chain_key_s_hash_is_of_its_pid_mode_and_callchain() {
+        let mut batch = Batch::default();
+        let chain = 0x1000u64.to_le_bytes();
+        let (_, a) = super::super::decode::push_chain_key(&mut batch, 1, false, &chain);
+        let (_, same) = super::super::decode::push_chain_key(&mut batch, 1, false, &chain);
+        let (_, pid) = super::super::decode::push_chain_key(&mut batch, 2, false, &chain);
+        let (_, mode) = super::super::decode::push_chain_key(&mut batch, 1, true, &chain);
+        let other = 0x1001u64.to_le_bytes();
+        let (_, callchain) = super::super::decode::push_chain_key(&mut batch, 1, false, &other);
+        assert_eq!(a, same);
+        for differs in [pid, mode, callchain] {
+            assert_ne!(a.home, differs.home);
+            assert_ne!(a.check, differs.check);
+        }
     }
 
     #[test]

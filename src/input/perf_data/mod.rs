@@ -32,7 +32,7 @@ mod inflate;
 mod mapped;
 
 use crate::model::{CallGraph, InlineChoice, Notice, Profile, SampleType, ThreadId};
-use decode::{Batch, Event, LibraryRecords, Records, SampleEvent, UserCopy, decode_all};
+use decode::{Batch, ChainHash, Event, LibraryRecords, Records, SampleEvent, UserCopy, decode_all};
 use fold::Reader;
 use header::{Counting, CutProbe, Refusal, check_header};
 use inflate::{InflationCheck, PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2};
