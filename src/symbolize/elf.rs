@@ -1,6 +1,6 @@
 //! ELF modules: symbol tables (`.symtab`, else `.dynsym`) for the function an address is in,
-//! DWARF (through `addr2line`, compressed sections included) for the functions inlined at
-//! that address.
+//! DWARF (through `addr2line` over the units the addresses are in, compressed sections
+//! included: [`super::dwarf`]) for the functions inlined at that address.
 //!
 //! Symbol choice follows perf, so that reports agree with `perf script`: functions only
 //! (`STT_FUNC`, `STT_GNU_IFUNC`) in executable sections; among aliases at one address the
@@ -93,8 +93,7 @@ pub fn load(path: &str, build_id: Option<&[u8]>, options: &SymbolOptions) -> Loa
     }
 }
 
-/// What DWARF says of one function at an address: its raw name, and the file and line there.
-type DwarfFrame = (Option<String>, Option<String>, Option<u32>);
+use super::dwarf::{DwarfFile, DwarfFrame, Lookup};
 
 /// One function symbol: `[start, end)` in the file's virtual addresses.
 #[derive(Debug, Clone, Copy)]
@@ -142,7 +141,7 @@ pub struct Symbolizer {
     names: Vec<Box<str>>,
     normalized: Vec<Option<CompactString>>,
     placement: Placement,
-    dwarf: Option<addr2line::Loader>,
+    dwarf: Option<DwarfFile>,
     /// Whether the functions DWARF says were inlined at an address become frames.
     inline: bool,
     /// Whether frames carry the source line DWARF places the address at (`explain --lines`).
@@ -194,15 +193,15 @@ impl Symbolizer {
             .find(|c| c.has_dwarf);
         let mut dwarf_error = None;
         let dwarf =
-            dwarf_file.filter(|_| inline || lines).and_then(|c| {
-                match addr2line::Loader::new(&c.path) {
-                    Ok(loader) => Some(loader),
+            dwarf_file
+                .filter(|_| inline || lines)
+                .and_then(|c| match DwarfFile::open(&c.path) {
+                    Ok(file) => Some(file),
                     Err(e) => {
                         dwarf_error = Some(format!("{}: {e}", c.path.display()));
                         None
                     }
-                }
-            });
+                });
         let basename = module.rsplit('/').next().unwrap_or(module);
         let kind = if perf::is_jit_module(basename) {
             FrameKind::Jit
@@ -232,8 +231,23 @@ impl Symbolizer {
     fn resolve_all(mut self, offsets: &[u64]) -> ModuleResult {
         let mut result = ModuleResult::default();
         let mut inline_names: FxHashMap<String, CompactString> = FxHashMap::default();
+        // DWARF read over the units these addresses are in
+        let mut dwarf = self.dwarf.take();
+        let mut lookup = dwarf.as_mut().and_then(|file| {
+            let probes: Vec<u64> = (offsets.iter())
+                .filter_map(|&offset| self.placement.svma(offset))
+                .collect();
+            let path = file.path().display().to_string();
+            file.lookup(&probes)
+                .map_err(|e| {
+                    // a file that failed as a whole costs every address its inlined frames
+                    self.dwarf_error = Some(format!("{path}: {e}"));
+                    self.dwarf_failures = 1;
+                })
+                .ok()
+        });
         for &offset in offsets {
-            let frames = self.resolve(offset, &mut inline_names);
+            let frames = self.resolve(offset, lookup.as_mut(), &mut inline_names);
             if frames.is_empty() {
                 result.unresolved += 1;
                 result.frames.push(vec![unknown_frame(&self.module)]);
@@ -245,7 +259,7 @@ impl Symbolizer {
             result.reason = Some(self.why_unresolved());
         }
         if let Some(error) = &self.dwarf_error {
-            let lost = (self.dwarf.is_some()).then_some((self.dwarf_failures, offsets.len()));
+            let lost = (lookup.is_some()).then_some((self.dwarf_failures, offsets.len()));
             result.warnings.push(Notice::DwarfUnreadable {
                 module: self.module.to_string(),
                 error: error.to_string(),
@@ -282,6 +296,7 @@ impl Symbolizer {
     fn resolve(
         &mut self,
         offset: u64,
+        dwarf: Option<&mut Lookup<'_>>,
         inline_names: &mut FxHashMap<String, CompactString>,
     ) -> Vec<Frame> {
         let Some(svma) = self.placement.svma(offset) else {
@@ -289,25 +304,13 @@ impl Symbolizer {
         };
         let symbol = self.symbol_at(svma);
         let mut dwarf_frames: Vec<DwarfFrame> = Vec::new();
-        if let Some(loader) = &self.dwarf {
-            let read = loader.find_frames(svma).and_then(|mut iter| {
-                while let Some(f) = iter.next()? {
-                    let name = f
-                        .function
-                        .as_ref()
-                        .and_then(|n| n.raw_name().ok().map(|s| s.into_owned()));
-                    let file = f.location.as_ref().and_then(|l| l.file.map(str::to_string));
-                    let line = f.location.as_ref().and_then(|l| l.line);
-                    dwarf_frames.push((name, file, line));
-                }
-                Ok(())
-            });
-            if let Err(e) = read {
-                // counted and warned about: the address keeps its symbol-table function
-                dwarf_frames.clear();
-                self.dwarf_failures += 1;
-                self.dwarf_error.get_or_insert_with(|| e.to_string());
-            }
+        if let Some(lookup) = dwarf
+            && let Err(e) = lookup.frames(svma, &mut dwarf_frames)
+        {
+            // counted and warned about: the address keeps its symbol-table function
+            dwarf_frames.clear();
+            self.dwarf_failures += 1;
+            self.dwarf_error.get_or_insert(e);
         }
         let mut frames = Vec::with_capacity(dwarf_frames.len().max(1));
         // the physical function's own entry: its line is where, in its body, the address (or

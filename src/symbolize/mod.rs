@@ -17,6 +17,7 @@
 
 pub mod addresses;
 pub mod debug_package;
+mod dwarf;
 pub mod elf;
 pub mod jit;
 pub mod kernel;
