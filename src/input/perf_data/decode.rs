@@ -22,10 +22,9 @@ pub(super) struct SampleEvent {
 pub(super) enum Event {
     Sample {
         sample: SampleEvent,
-        /// The cache key in the batch's `chains`: pid, mode byte, then the callchain's raw
-        /// bytes (file byte order).
-        chain: Option<std::ops::Range<usize>>,
-        /// The key's identity in the folding thread's cache.
+        /// The callchain's raw bytes (file byte order).
+        chain: Option<ChainBytes>,
+        /// The identity of (pid, mode, callchain) in the folding thread's cache.
         hash: ChainHash,
         /// `--call-graph dwarf`: the user registers and stack copy, for the folding thread's
         /// unwinder.
@@ -203,9 +202,11 @@ impl Records<'_> {
 }
 
 /// The decoding thread: records → batches of events, in time order; stops at the first error
-/// (sent on) or when the consumer has gone.
+/// (sent on) or when the consumer has gone. `source`: the bytes records are read in place
+/// from, if they are (their callchains are not copied).
 pub(super) fn decode_all(
     mut records: Records<'_>,
+    source: &[u8],
     path: &Path,
     tx: std::sync::mpsc::SyncSender<Result<Batch>>,
     back: std::sync::mpsc::Receiver<Batch>,
@@ -225,7 +226,7 @@ pub(super) fn decode_all(
         read += 1;
         let decoded = match record {
             PerfFileRecord::EventRecord { attr_index, record } => {
-                decode_event(attr_index, &record, &mut batch)
+                decode_event(attr_index, &record, source, &mut batch)
             }
             PerfFileRecord::UserRecord(r)
                 if r.record_type == UserRecordType::PERF_HEADER_BUILD_ID =>
@@ -263,7 +264,12 @@ pub(super) fn decode_all(
 type Decoded = std::result::Result<(), (&'static str, String)>;
 
 /// One kernel record into the batch.
-fn decode_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> Decoded {
+fn decode_event(
+    attr: usize,
+    record: &RawEventRecord<'_>,
+    source: &[u8],
+    batch: &mut Batch,
+) -> Decoded {
     let data = record.data.as_slice();
     // checks the parser would otherwise turn into a panic
     if record.record_type == RecordType::MMAP2
@@ -273,7 +279,7 @@ fn decode_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> 
         return Err(("MMAP2", "build id longer than 20 bytes".into()));
     }
     if record.record_type == RecordType::SAMPLE {
-        return decode_sample_event(attr, record, batch);
+        return decode_sample_event(attr, record, source, batch);
     }
     let parsed = record.parse().map_err(|e| ("event", e.to_string()))?;
     let event = match parsed {
@@ -317,12 +323,22 @@ fn decode_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> 
     Ok(())
 }
 
-/// A callchain key's identity: its 128-bit XXH3, in two halves (the first places it in the
-/// table, the second tells keys of one place apart). The folding thread's cache keeps no key
-/// bytes and compares none: two distinct keys of one recording share a hash with a
-/// probability of about n² / 2^129 — for a million distinct chains about 10^-27, far below
-/// the odds of the memory holding them flipping a bit — and the inputs are trusted to be
-/// adversarial only in size.
+/// Where a sample's callchain bytes are: in the bytes the records are read in place from
+/// (the file's map), or copied into the batch (records the library's iterator read into
+/// buffers of its own). Read in place, the decoding thread copies nothing; only a chain new
+/// to the folding thread's cache is read there again.
+#[derive(Clone, Debug)]
+pub(super) enum ChainBytes {
+    Source(std::ops::Range<usize>),
+    Batch(std::ops::Range<usize>),
+}
+
+/// A callchain key's identity: the 128-bit XXH3 of the callchain, seeded with its pid and
+/// mode, in two halves (the first places it in the table, the second tells keys of one place
+/// apart). The folding thread's cache keeps no key bytes and compares none: two distinct keys
+/// of one recording share a hash with a probability of about n² / 2^129 — for a million
+/// distinct chains about 10^-27, far below the odds of the memory holding them flipping a
+/// bit — and the inputs are trusted to be adversarial only in size.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct ChainHash {
     pub home: u64,
@@ -330,8 +346,9 @@ pub(super) struct ChainHash {
 }
 
 impl ChainHash {
-    pub(super) fn of(key: &[u8]) -> ChainHash {
-        let hash = twox_hash::XxHash3_128::oneshot(key);
+    pub(super) fn of(pid: i32, kernel: bool, chain: &[u8]) -> ChainHash {
+        let seed = (u64::from(pid as u32) << 1) | u64::from(kernel);
+        let hash = twox_hash::XxHash3_128::oneshot_with_seed(seed, chain);
         ChainHash {
             home: hash as u64,
             check: (hash >> 64) as u64,
@@ -339,28 +356,34 @@ impl ChainHash {
     }
 }
 
-/// The cache key the folding thread looks a sample up by — pid, mode byte, then the
-/// callchain's raw bytes; the thread is looked up apart — appended to the batch, and its
-/// hash, computed here where there is time.
-pub(super) fn push_chain_key(
+/// Where `chain` is — in `source` when it is a part of it, else copied into the batch — and
+/// the hash the folding thread looks it up by, computed here where there is time.
+pub(super) fn chain_key(
     batch: &mut Batch,
+    source: &[u8],
     pid: i32,
     kernel: bool,
     chain: &[u8],
-) -> (std::ops::Range<usize>, ChainHash) {
+) -> (ChainBytes, ChainHash) {
+    let hash = ChainHash::of(pid, kernel, chain);
+    let at = (chain.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
+    if at <= source.len() && chain.len() <= source.len() - at {
+        return (ChainBytes::Source(at..at + chain.len()), hash);
+    }
     let start = batch.chains.len();
-    batch.chains.extend_from_slice(&pid.to_le_bytes());
-    batch.chains.push(kernel as u8);
     batch.chains.extend_from_slice(chain);
-    let key = start..batch.chains.len();
-    let hash = ChainHash::of(&batch.chains[key.clone()]);
-    (key, hash)
+    (ChainBytes::Batch(start..batch.chains.len()), hash)
 }
 
 /// A SAMPLE, decoded here rather than by the library: only the fields whose uses, and every
 /// length checked. With `--call-graph dwarf` events the valid part of the user stack copy is
 /// handed on for unwinding.
-fn decode_sample_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Batch) -> Decoded {
+fn decode_sample_event(
+    attr: usize,
+    record: &RawEventRecord<'_>,
+    source: &[u8],
+    batch: &mut Batch,
+) -> Decoded {
     let data = record.data.as_slice();
     let s = decode_sample(&data, &record.parse_info).map_err(|e| ("SAMPLE", e))?;
     let pid = s.pid.unwrap_or(-1);
@@ -368,8 +391,8 @@ fn decode_sample_event(attr: usize, record: &RawEventRecord<'_>, batch: &mut Bat
     let kernel = matches!(mode, CpuMode::Kernel | CpuMode::GuestKernel);
     let (chain, hash) = match s.chain {
         Some(r) => {
-            let (key, hash) = push_chain_key(batch, pid, kernel, &data[r]);
-            (Some(key), hash)
+            let (bytes, hash) = chain_key(batch, source, pid, kernel, &data[r]);
+            (Some(bytes), hash)
         }
         None => (None, ChainHash::default()),
     };

@@ -103,6 +103,9 @@ impl Process {
 
 pub(super) struct Reader<'p> {
     path: &'p Path,
+    /// The bytes records are read in place from (empty when they are not): where the
+    /// callchains of [`ChainBytes::Source`] are.
+    source: &'p [u8],
     /// `--call-graph dwarf`: the unwinder, fed the same process events as the maps.
     pub(super) unwind: Option<crate::unwind::perf::PerfUnwind>,
     /// How the call chains were recorded (from the event attributes).
@@ -202,9 +205,6 @@ fn cached_hash(event: &Event) -> Option<(ChainHash, i32)> {
         _ => None,
     }
 }
-
-/// pid (4 bytes) and mode (1) before the callchain in a cache key.
-const CHAIN_KEY_PREFIX: usize = 5;
 
 /// A hash map from callchain keys (pid, mode, callchain) to chain ids, each key known by its
 /// 128-bit hash alone ([`ChainHash`], computed by the decoding thread): a lookup reads one
@@ -594,6 +594,7 @@ impl<'p> Reader<'p> {
 
     pub(super) fn new(
         path: &'p Path,
+        source: &'p [u8],
         build_ids: FxHashMap<DsoKey, Vec<u8>>,
         attr_type: Vec<usize>,
         n_types: usize,
@@ -601,6 +602,7 @@ impl<'p> Reader<'p> {
     ) -> Reader<'p> {
         Reader {
             path,
+            source,
             unwind: None,
             call_graph: None,
             chain_user: Vec::new(),
@@ -690,7 +692,11 @@ impl Reader<'_> {
                 hash,
                 user,
             } => {
-                let key = chain.clone().map(|r| &batch.chains[r]);
+                let source = self.source;
+                let key = chain.as_ref().map(|bytes| match bytes {
+                    ChainBytes::Source(r) => &source[r.clone()],
+                    ChainBytes::Batch(r) => &batch.chains[r.clone()],
+                });
                 let user = user.as_ref().map(|u| (u, &batch.stacks[u.stack.clone()]));
                 self.sample(sample, key, *hash, little, user);
             }
@@ -840,7 +846,7 @@ impl Reader<'_> {
         let row = match (key, dwarf) {
             // a DWARF sample's user stack is not in its callchain bytes: no cache for it
             (key, Some((copy, bytes))) => {
-                let chain = key.map(|k| &k[CHAIN_KEY_PREFIX..]);
+                let chain = key;
                 let mut addrs = std::mem::take(&mut self.user_addrs);
                 let truncated = self.unwind_user(s, copy, bytes, chain, little, &mut addrs);
                 let stack = self.raw_stack(
@@ -883,7 +889,7 @@ impl Reader<'_> {
     /// The chain id of a callchain the chain cache has not seen under these maps: its
     /// addresses resolved into a raw stack.
     fn new_chain(&mut self, s: &SampleEvent, key: &[u8], hash: ChainHash, little: bool) -> u32 {
-        let chain = &key[CHAIN_KEY_PREFIX..];
+        let chain = key;
         let stack = self.raw_stack(s.pid, s.kernel, s.ip, Some(chain), little, None);
         let id = self.caches.chain_stacks.len() as u32;
         self.caches.chain_stacks.push(stack);
@@ -1219,7 +1225,7 @@ mod tests {
         for word in [PERF_CONTEXT_USER, address] {
             chain.extend_from_slice(&word.to_le_bytes());
         }
-        let (key, hash) = super::super::decode::push_chain_key(batch, 1, false, &chain);
+        let (key, hash) = super::super::decode::chain_key(batch, &[], 1, false, &chain);
         Event::Sample {
             sample: SampleEvent {
                 attr: 0,
@@ -1259,7 +1265,14 @@ mod tests {
     }
 
     fn reader_after(events: Vec<Event>, batch: Batch) -> Reader<'static> {
-        let mut reader = Reader::new(Path::new("test.data"), FxHashMap::default(), vec![0], 2, 1);
+        let mut reader = Reader::new(
+            Path::new("test.data"),
+            &[],
+            FxHashMap::default(),
+            vec![0],
+            2,
+            1,
+        );
         let batch = Batch { events, ..batch };
         reader.apply_batch(&batch, true);
         reader
@@ -1318,7 +1331,7 @@ mod tests {
         ];
         batch.events = events;
         let path = Path::new("test.data");
-        let mut reader = Reader::new(path, FxHashMap::default(), vec![0], 2, 1);
+        let mut reader = Reader::new(path, &[], FxHashMap::default(), vec![0], 2, 1);
         reader.apply_batch(&batch, true);
         let f = &reader.folding;
         let named: Vec<(&str, u128)> = f
@@ -1391,15 +1404,22 @@ mod tests {
     }
 
     #[test]
-    fn a_chain_key_s_hash_is_of_its_pid_mode_and_callchain() {
+    fn a_chain_key_is_read_in_place_and_its_hash_is_of_its_pid_mode_and_callchain() {
+        use super::super::decode::chain_key;
         let mut batch = Batch::default();
-        let chain = 0x1000u64.to_le_bytes();
-        let (_, a) = super::super::decode::push_chain_key(&mut batch, 1, false, &chain);
-        let (_, same) = super::super::decode::push_chain_key(&mut batch, 1, false, &chain);
-        let (_, pid) = super::super::decode::push_chain_key(&mut batch, 2, false, &chain);
-        let (_, mode) = super::super::decode::push_chain_key(&mut batch, 1, true, &chain);
-        let other = 0x1001u64.to_le_bytes();
-        let (_, callchain) = super::super::decode::push_chain_key(&mut batch, 1, false, &other);
+        let source: Vec<u8> = (0..64).collect();
+        let chain = &source[8..24];
+        let (bytes, a) = chain_key(&mut batch, &source, 1, false, chain);
+        assert!(
+            matches!(bytes, ChainBytes::Source(ref r) if *r == (8..24)),
+            "{bytes:?}"
+        );
+        let copy = chain.to_vec();
+        let (bytes, same) = chain_key(&mut batch, &source, 1, false, &copy);
+        assert!(matches!(bytes, ChainBytes::Batch(ref r) if batch.chains[r.clone()] == *chain));
+        let (_, pid) = chain_key(&mut batch, &source, 2, false, chain);
+        let (_, mode) = chain_key(&mut batch, &source, 1, true, chain);
+        let (_, callchain) = chain_key(&mut batch, &source, 1, false, &source[8..25]);
         assert_eq!(a, same);
         for differs in [pid, mode, callchain] {
             assert_ne!(a.home, differs.home);

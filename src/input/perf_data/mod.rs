@@ -32,7 +32,9 @@ mod inflate;
 mod mapped;
 
 use crate::model::{CallGraph, InlineChoice, Notice, Profile, SampleType, ThreadId};
-use decode::{Batch, ChainHash, Event, LibraryRecords, Records, SampleEvent, UserCopy, decode_all};
+use decode::{
+    Batch, ChainBytes, ChainHash, Event, LibraryRecords, Records, SampleEvent, UserCopy, decode_all,
+};
 use fold::Reader;
 use header::{Counting, CutProbe, Refusal, check_header};
 use inflate::{InflationCheck, PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2};
@@ -148,7 +150,8 @@ fn parse(
         if let Some(consumed) = &consumed {
             records = records.releasing(consumed);
         }
-        return read_records(file, |_| Records::InPlace(Box::new(records)), path, options);
+        let records = |_| Records::InPlace(Box::new(records));
+        return read_records(file, records, bytes, path, options);
     }
     // compressed records, simpleperf's layout or pipe mode: the library's iterator, over a
     // reader that caps what compressed records inflate to (and, for a pipe, sees a cut)
@@ -174,7 +177,7 @@ fn parse(
             refusal,
         }))
     };
-    let mut profile = read_records(perf_file, records, path, options)?;
+    let mut profile = read_records(perf_file, records, &[], path, options)?;
     let cut = probe.and_then(|p| *p.lock().unwrap_or_else(|e| e.into_inner()));
     if let Some(cut) = cut {
         profile.meta.warnings.push(Notice::StreamCut {
@@ -205,6 +208,7 @@ fn refused_or(refusal: &Refusal, path: &Path, otherwise: Error) -> Error {
 fn read_records<'b>(
     perf_file: linux_perf_data::PerfFile,
     records: impl FnOnce(linux_perf_data::PerfFile) -> Records<'b> + Send,
+    source: &'b [u8],
     path: &Path,
     options: &ReadOptions,
 ) -> Result<Profile> {
@@ -233,7 +237,14 @@ fn read_records<'b>(
         build_id: build_ids.get(&DsoKey::Kernel).cloned(),
         text: None,
     });
-    let mut reader = Reader::new(path, build_ids, attr_type, sample_types.len(), samples_type);
+    let mut reader = Reader::new(
+        path,
+        source,
+        build_ids,
+        attr_type,
+        sample_types.len(),
+        samples_type,
+    );
     reader.filter = absolute_filter(&options.filter, &perf_file, path)?;
     if options.timeline {
         reader.keep_timeline();
@@ -257,7 +268,7 @@ fn read_records<'b>(
         let decoding = std::thread::Builder::new()
             .name("whose-decode".into())
             .spawn_scoped(scope, move || {
-                decode_all(records(perf_file), path, tx, back_rx);
+                decode_all(records(perf_file), source, path, tx, back_rx);
                 thread_cpu()
             })
             .map_err(|e| Error::io(path, e))?;
