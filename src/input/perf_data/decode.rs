@@ -103,6 +103,9 @@ pub(super) struct Batch {
     pub(super) events: Vec<Event>,
     pub(super) chains: Vec<u8>,
     pub(super) stacks: Vec<u8>,
+    /// Records read in place: every record before this offset of the source is in this
+    /// batch or an earlier one, so once it is folded the pages before it can go.
+    pub(super) handed_out: Option<usize>,
 }
 
 const BATCH_EVENTS: usize = 4096;
@@ -173,6 +176,14 @@ pub(super) struct LibraryRecords<'b> {
 }
 
 impl Records<'_> {
+    /// See [`Batch::handed_out`].
+    fn handed_out(&self) -> Option<usize> {
+        match self {
+            Records::InPlace(records) => Some(records.handed_out()),
+            Records::Library(_) => None,
+        }
+    }
+
     fn next_record(&mut self) -> std::result::Result<Option<PerfFileRecord<'_>>, ReadFault> {
         let library = match self {
             Records::InPlace(records) => return records.next_record(),
@@ -250,12 +261,14 @@ pub(super) fn decode_all(
             samples += 1;
         }
         if batch.events.len() >= BATCH_EVENTS || batch.stacks.len() >= BATCH_STACK_BYTES {
+            batch.handed_out = records.handed_out();
             let next = back.try_recv().unwrap_or_default();
             if tx.send(Ok(std::mem::replace(&mut batch, next))).is_err() {
                 return;
             }
         }
     }
+    batch.handed_out = records.handed_out();
     let _ = tx.send(Ok(batch));
 }
 

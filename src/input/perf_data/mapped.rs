@@ -64,8 +64,6 @@ pub(super) struct MappedRecords<'b> {
     id_to_attr: FxHashMap<u64, u32>,
     queue: RoundQueue,
     progress: Progress,
-    /// Told how far the records have been consumed, so the map's pages behind can go.
-    release: Option<&'b (dyn Fn(usize) + Sync)>,
 }
 
 impl<'b> MappedRecords<'b> {
@@ -101,14 +99,12 @@ impl<'b> MappedRecords<'b> {
             id_to_attr,
             queue: RoundQueue::default(),
             progress: Progress::new(Some(bytes.len() as u64), "reading perf.data"),
-            release: None,
         }
     }
 
-    /// Calls `release(offset)` as the records before `offset` are no longer needed.
-    pub(super) fn releasing(mut self, release: &'b (dyn Fn(usize) + Sync)) -> Self {
-        self.release = Some(release);
-        self
+    /// Every record before this offset has been handed out (the rest are queued or unread).
+    pub(super) fn handed_out(&self) -> usize {
+        self.queue.oldest().map_or(self.next, |o| o as usize)
     }
 
     /// The next record in time order, or `None` at the end of the data section.
@@ -125,9 +121,6 @@ impl<'b> MappedRecords<'b> {
     /// Reads records into the queue up to a round end that makes some of them ready (or to
     /// the end of the data section).
     fn read_round(&mut self) -> Result<(), ReadFault> {
-        if let Some(release) = self.release {
-            release(self.queue.oldest().map_or(self.next, |o| o as usize));
-        }
         while self.next < self.end {
             let at = self.next;
             let (kind, misc, size) = self.header(at)?;

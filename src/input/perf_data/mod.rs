@@ -145,13 +145,9 @@ fn parse(
             .map_err(unreadable)?
             .perf_file;
         let (start, end) = (layout.records.start as usize, layout.records.end as usize);
-        let mut records = mapped::MappedRecords::new(bytes, start, end, &file);
-        let consumed = release.map(|r| move |offset| r.consumed(offset));
-        if let Some(consumed) = &consumed {
-            records = records.releasing(consumed);
-        }
+        let records = mapped::MappedRecords::new(bytes, start, end, &file);
         let records = |_| Records::InPlace(Box::new(records));
-        return read_records(file, records, bytes, path, options);
+        return read_records(file, records, bytes, release, path, options);
     }
     // compressed records, simpleperf's layout or pipe mode: the library's iterator, over a
     // reader that caps what compressed records inflate to (and, for a pipe, sees a cut)
@@ -177,7 +173,7 @@ fn parse(
             refusal,
         }))
     };
-    let mut profile = read_records(perf_file, records, &[], path, options)?;
+    let mut profile = read_records(perf_file, records, &[], None, path, options)?;
     let cut = probe.and_then(|p| *p.lock().unwrap_or_else(|e| e.into_inner()));
     if let Some(cut) = cut {
         profile.meta.warnings.push(Notice::StreamCut {
@@ -209,6 +205,7 @@ fn read_records<'b>(
     perf_file: linux_perf_data::PerfFile,
     records: impl FnOnce(linux_perf_data::PerfFile) -> Records<'b> + Send,
     source: &'b [u8],
+    release: Option<&ReleaseBehind<'_>>,
     path: &Path,
     options: &ReadOptions,
 ) -> Result<Profile> {
@@ -278,7 +275,7 @@ fn read_records<'b>(
             }
             reader.early = Some(loads);
         }
-        let folded = fold_batches(&mut reader, rx, &back_tx, path, little);
+        let folded = fold_batches(&mut reader, rx, &back_tx, release, path, little);
         if std::env::var_os("WHOSE_TIMINGS").is_some() {
             let decoding = decoding.join().unwrap_or_default();
             eprintln!(
@@ -322,6 +319,7 @@ fn fold_batches(
     reader: &mut Reader<'_>,
     batches: std::sync::mpsc::Receiver<Result<Batch>>,
     back: &std::sync::mpsc::Sender<Batch>,
+    release: Option<&ReleaseBehind<'_>>,
     path: &Path,
     little: bool,
 ) -> Result<()> {
@@ -334,6 +332,10 @@ fn fold_batches(
         }
         let mut batch = batch?;
         reader.apply_batch(&batch, little);
+        // the source's pages this batch's callchains were read from are not read again
+        if let (Some(release), Some(offset)) = (release, batch.handed_out) {
+            release.consumed(offset);
+        }
         batch.events.clear();
         batch.chains.clear();
         batch.stacks.clear();
