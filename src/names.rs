@@ -369,7 +369,7 @@ pub fn split_inline_chain(sym: &str) -> Option<Vec<&str>> {
 /// of a JVM: `libjvm.so.Thread::call_run` → (`libjvm.so`, `Thread::call_run`),
 /// `libc.so.6.malloc` → (`libc.so.6`, `malloc`). The name part must not be empty.
 pub fn split_module_prefix(sym: &str) -> Option<(&str, &str)> {
-    let at = sym.find(".so.")?;
+    let at = find_bytes(sym, b".so.")?;
     let module_end = at + ".so".len();
     if at == 0 || sym[..at].contains([' ', '(', '<', ':', '/']) {
         return None;
@@ -498,14 +498,36 @@ const RUST_LEGACY_ESCAPES: &[&str] = &[
     "$u5d$", "$u7b$", "$u7d$", "$u7e$", "$u3b$", "$u2b$", "$u21$", "$u22$", "$u3d$",
 ];
 
+/// Whether `sym` holds one of [`RUST_LEGACY_ESCAPES`]: each starts with `$`, so only the
+/// places of a `$` are tried (JVM names have `$` in lambdas and inner classes, and twenty
+/// substring searches a name were most of the time `--each` spent normalising).
+fn has_legacy_escape(sym: &str) -> bool {
+    memchr::memchr_iter(b'$', sym.as_bytes()).any(|at| {
+        let rest = &sym.as_bytes()[at..];
+        RUST_LEGACY_ESCAPES
+            .iter()
+            .any(|e| rest.starts_with(e.as_bytes()))
+    })
+}
+
+/// Where `needle` first is in `hay`: a window scan, for the short needles and names here
+/// (`str::find` builds a substring searcher per call).
+fn find_bytes(hay: &str, needle: &[u8]) -> Option<usize> {
+    hay.as_bytes()
+        .windows(needle.len())
+        .position(|w| w == needle)
+}
+
 /// Re-encodes a half-demangled legacy name (`::` between path segments, `..` and `$..$`
 /// escapes inside them) as the `_ZN<len><segment>...E` symbol it came from and lets
 /// rustc-demangle decode it, so every escape it knows is decoded exactly as it decodes it.
 /// Names without an escape are left alone (Go's `type..eq.main.T` has `..` too), and a decoded
 /// name that still holds a `$` was not Rust after all.
 fn rust_half_demangled(sym: &str) -> Option<String> {
-    let escaped = (sym.contains('$') && RUST_LEGACY_ESCAPES.iter().any(|e| sym.contains(e)))
-        || (sym.contains("..") && sym.contains("::") && !sym.contains(['<', ' ']));
+    let escaped = has_legacy_escape(sym)
+        || (find_bytes(sym, b"..").is_some()
+            && find_bytes(sym, b"::").is_some()
+            && !sym.contains(['<', ' ']));
     if !escaped || sym.contains([' ', '(', '<', '>', ',', ';']) {
         return None;
     }
