@@ -9,6 +9,7 @@
 
 use super::SymbolOptions;
 use super::debug_package;
+use super::dwarf::{DwarfFile, DwarfFrame, Lookup};
 use super::locate::{self, Candidate, Located, map_file};
 use super::{ModuleResult, all_unknown, hex, unknown_frame};
 use crate::model::{Frame, FrameKind, Notice, OtherWhy, Unresolved, perf};
@@ -92,8 +93,6 @@ pub fn load(path: &str, build_id: Option<&[u8]>, options: &SymbolOptions) -> Loa
         warnings,
     }
 }
-
-use super::dwarf::{DwarfFile, DwarfFrame, Lookup};
 
 /// One function symbol: `[start, end)` in the file's virtual addresses.
 #[derive(Debug, Clone, Copy)]
