@@ -1122,8 +1122,9 @@ impl Reader<'_> {
         let lost = self.folding.lost;
         let lost_samples = self.folding.lost_samples;
         let addresses = self.folding.into_addresses(sample_types, self.maps.modules);
-        // the caches (tens of megabytes of callchain keys on a long recording) are not needed
-        // again: freed before the modules' symbols join the folded rows in memory
+        // the caches (the chain and row tables and the frame cache: megabytes on a long
+        // recording) are not needed again: freed before the modules' symbols join the folded
+        // rows in memory
         drop(self.caches);
         let symbolize_started = std::time::Instant::now();
         let mut profile = symbolize::to_profile(addresses, self.path, &options.symbols, ahead);
