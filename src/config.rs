@@ -130,6 +130,7 @@ impl LoadConfig {
                 keep_process_root: input.keep_process_root,
                 filter,
                 timeline: false,
+                names: None,
             },
             rules: RuleOptions {
                 rule_files: rules.rule_files.clone(),

@@ -46,6 +46,8 @@ pub struct AggregateOptions {
     /// aggregate's dispersion is empty. A fifth of the pass over the rows on a million
     /// distinct stacks, for outputs (flame graphs) that show no interval.
     pub intervals: bool,
+    /// Find [`Aggregate::suggested_user`] (a pass over every frame's name); without it, none.
+    pub user_hint: bool,
 }
 
 /// Weights of one owner or category in the three views.
@@ -797,7 +799,11 @@ pub fn aggregate(
     let types = type_weights(profile, std::mem::take(&mut frames.types));
     // the hint and the lists read the frame totals alike: on two cores
     let (suggested_user, lists) = rayon::join(
-        || suggest_user(profile, rules, classes, &frames, &all, options.metric),
+        || {
+            let hint = options.user_hint;
+            hint.then(|| suggest_user(profile, rules, classes, &frames, &all, options.metric))
+                .flatten()
+        },
         || frames.finish(profile, rules, classes, options.top, types),
     );
     Aggregate {
@@ -1661,6 +1667,7 @@ mod tests {
             threads: false,
             top: 5,
             intervals: true,
+            user_hint: true,
         };
         (aggregate(p, &rules, &classes, &options), rules)
     }

@@ -30,7 +30,7 @@ use std::sync::mpsc::sync_channel;
 /// Finished inputs that may wait for the writer, per worker thread.
 const QUEUE_PER_THREAD: usize = 2;
 
-pub fn run(plan: ReportPlan, format: RowFormat) -> Result<Outcome> {
+pub fn run(mut plan: ReportPlan, format: RowFormat) -> Result<Outcome> {
     let paths = find_inputs(&plan.each, plan.output.as_deref())?;
     let as_paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     super::output::refuse_input_as_output(plan.output.as_deref(), &as_paths)?;
@@ -40,6 +40,8 @@ pub fn run(plan: ReportPlan, format: RowFormat) -> Result<Outcome> {
         ));
     }
     let rules = SharedRuleSets::new(&plan.load.rules)?;
+    // the inputs name the same functions: each name is normalised once per run
+    plan.load.read.names = Some(Default::default());
     let mut failed = 0usize;
     super::write_output(plan.output.as_deref(), |out, _color| {
         failed = read_all(&plan, &rules, format, &paths, out)?;
@@ -184,10 +186,12 @@ fn rows_of(plan: &ReportPlan, rules: &SharedRuleSets, path: &Path) -> Result<Inp
     } else {
         "default"
     };
-    // the rows need the owner totals only: no frame lists, no thread split
+    // the rows need the owner totals and warnings only: no frame lists, no thread split, no
+    // `--user` hint (a finding, not a warning)
     let detail = Detail {
         top: 0,
         threads: false,
+        user_hint: false,
         ..Detail::default()
     };
     let input = aggregate_input(&loaded, &plan.load, 0, metric, source, detail);

@@ -180,6 +180,9 @@ pub struct Detail {
     /// The sums behind the shares' error bars: every output that shows a share with its
     /// interval, a gate and a diff need them; a flame graph does not.
     pub intervals: bool,
+    /// Look for the `--user` prefix that would claim the most unclassified weight: every
+    /// output that shows findings words it; `report --each`'s rows keep warnings only.
+    pub user_hint: bool,
 }
 
 impl Default for Detail {
@@ -188,6 +191,7 @@ impl Default for Detail {
             top: 0,
             threads: false,
             intervals: true,
+            user_hint: true,
         }
     }
 }
@@ -209,6 +213,7 @@ pub fn aggregate_input(
         threads: detail.threads,
         top: detail.top,
         intervals: detail.intervals,
+        user_hint: detail.user_hint,
     };
     let aggregate = aggregate::aggregate(profile, &loaded.rules, &loaded.classes[i], &options);
     let mut notes = profile.meta.notes.clone();

@@ -8,6 +8,7 @@ pub mod cpuprofile;
 pub mod filter;
 pub mod folded;
 pub mod jfr;
+pub mod name_memo;
 pub mod perf_data;
 pub mod perf_script;
 pub mod pprof;
@@ -82,6 +83,9 @@ pub struct ReadOptions {
     /// Keep the samples over time as well (`report --by time`, the HTML page): readers of
     /// inputs that stamp each sample with a time fill `meta.timeline`; the rest leave it empty.
     pub timeline: bool,
+    /// Normalised names shared by the inputs of a run (`report --each`); the pprof reader
+    /// looks its functions' names up in it ([`name_memo`]).
+    pub names: Option<std::sync::Arc<name_memo::NameMemo>>,
 }
 
 /// Reads one input into a validated profile.
@@ -189,7 +193,7 @@ pub fn open(path: &Path, options: &ReadOptions) -> Result<(Source, InputFormat)>
 /// Decides the format from the first bytes of the (decompressed) input.
 fn detect(source: &mut Source) -> Result<InputFormat> {
     let path = source.path.clone();
-    let head = source.peek(64 * 1024)?;
+    let head = source.peek(source::DETECT_PEEK)?;
     if head.is_empty() {
         return Err(Error::input(
             path,
@@ -262,7 +266,8 @@ fn looks_like_speedscope(head: &[u8]) -> bool {
             .next()
             .is_some_and(|v| v.contains("speedscope"))
     });
-    schema_names_speedscope || (has("profiles") && (has("shared") || head.len() >= 64 * 1024))
+    schema_names_speedscope
+        || (has("profiles") && (has("shared") || head.len() >= source::DETECT_PEEK))
 }
 
 /// pprof is a protobuf `Profile`; its fields come in any order (Go writes `time_nanos` or

@@ -26,6 +26,7 @@
 //! `Profile`'s fields come in any order), then the samples in a second pass over the bytes.
 
 use super::ReadOptions;
+use super::name_memo::NameMemo;
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
 use crate::model::{
@@ -215,7 +216,7 @@ fn varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
 /// Reads a pprof input into a profile; samples are folded as they are decoded.
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let bytes = read_capped(&mut source, options)?;
-    decode(&source.path, &bytes, false).map(|(profile, _)| profile)
+    decode(&source.path, &bytes, false, options.names.as_deref()).map(|(profile, _)| profile)
 }
 
 /// Reads a pprof input, returning the decoded file too (every sample held decoded: for
@@ -225,21 +226,21 @@ pub fn read_keeping_samples(
     options: &ReadOptions,
 ) -> Result<(Profile, Decoded)> {
     let bytes = read_capped(&mut source, options)?;
-    from_bytes(&source.path, &bytes)
+    decode(&source.path, &bytes, true, options.names.as_deref())
 }
 
-/// Decodes a whole (decompressed) pprof protobuf, keeping its samples; `path` names it in
-/// messages.
-pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<(Profile, Decoded)> {
-    decode(path, bytes, true)
-}
-
-/// The tables, then the samples (held in `Decoded` only when `keep_samples`).
-fn decode(path: &Path, bytes: &[u8], keep_samples: bool) -> Result<(Profile, Decoded)> {
+/// The tables, then the samples (held in `Decoded` only when `keep_samples`); function names
+/// looked up in `names` when the run shares one.
+fn decode(
+    path: &Path,
+    bytes: &[u8],
+    keep_samples: bool,
+    names: Option<&NameMemo>,
+) -> Result<(Profile, Decoded)> {
     let mut warnings = Vec::new();
     let (mut proto, strings, offsets) = decode_tables(path, bytes, &mut warnings)?;
     let (mut profile, sample_stacks, samples) =
-        Builder::new(path, &proto, &strings, &offsets)?.build(bytes, keep_samples)?;
+        Builder::new(path, &proto, &strings, &offsets)?.build(bytes, keep_samples, names)?;
     profile.meta.warnings.splice(0..0, warnings);
     proto.sample = samples;
     Ok((
@@ -612,11 +613,12 @@ impl<'a> Builder<'a> {
         mut self,
         bytes: &[u8],
         keep_samples: bool,
+        names: Option<&NameMemo>,
     ) -> Result<(Profile, Vec<StackId>, Vec<pb::Sample>)> {
         self.meta()?;
         let mut prune = self.prune_rules()?;
         let mappings = self.mappings()?;
-        let functions = self.functions()?;
+        let functions = self.functions(names)?;
         self.locations(&mappings, &functions, prune.as_mut())?;
         let (stacks, samples) = self.samples(bytes, prune.is_some(), keep_samples)?;
         Ok((self.profile, stacks, samples))
@@ -727,7 +729,7 @@ impl<'a> Builder<'a> {
         Ok(out)
     }
 
-    fn functions(&self) -> Result<FxHashMap<u64, Func<'a>>> {
+    fn functions(&self, memo: Option<&NameMemo>) -> Result<FxHashMap<u64, Func<'a>>> {
         let mut out = FxHashMap::default();
         let node = self.proto.function.iter().any(|f| {
             usize::try_from(f.filename)
@@ -735,6 +737,8 @@ impl<'a> Builder<'a> {
                 .and_then(|i| self.strings.get(i))
                 .is_some_and(|s| s.starts_with("node:"))
         });
+        // names are normalised after the table is read, all at once: one look into the memo
+        let mut raws = Vec::with_capacity(self.proto.function.len());
         for (i, f) in self.proto.function.iter().enumerate() {
             self.at_entry(&self.offsets.function, i);
             if f.id == 0 {
@@ -746,23 +750,30 @@ impl<'a> Builder<'a> {
             })?;
             let file = self.string(f.filename, || format!("function id {}'s filename", f.id))?;
             let raw = if name.is_empty() { system } else { name };
-            let name: CompactString = if raw.is_empty() {
-                UNKNOWN.into()
-            } else {
-                crate::names::normalize_symbol(raw).into()
-            };
-            let node_native = node && file.is_empty() && !raw.is_empty();
-            let node_js = node && !file.is_empty();
-            let file = (!file.is_empty()).then(|| ArcStr::from(file));
             let func = Func {
                 raw,
-                name,
-                file,
-                node_native,
-                node_js,
+                name: UNKNOWN.into(),
+                file: (!file.is_empty()).then(|| ArcStr::from(file)),
+                node_native: node && file.is_empty() && !raw.is_empty(),
+                node_js: node && !file.is_empty(),
             };
             if out.insert(f.id, func).is_some() {
                 return Err(self.error(format!("function id {} is defined twice", f.id)));
+            }
+            if !raw.is_empty() {
+                raws.push((f.id, raw));
+            }
+        }
+        let just_raws: Vec<&str> = raws.iter().map(|(_, raw)| *raw).collect();
+        let names: Vec<CompactString> = match memo {
+            Some(memo) => memo.normalize_all(&just_raws),
+            None => (just_raws.iter())
+                .map(|raw| crate::names::normalize_symbol(raw).into())
+                .collect(),
+        };
+        for ((id, _), name) in raws.into_iter().zip(names) {
+            if let Some(func) = out.get_mut(&id) {
+                func.name = name;
             }
         }
         Ok(out)
@@ -1333,7 +1344,7 @@ mod tests {
         #[test]
         fn arbitrary_references_never_panic(p in arb_profile()) {
             let path = Path::new("arb.pb");
-            if let Ok((profile, decoded)) = from_bytes(path, &p.encode_to_vec()) {
+            if let Ok((profile, decoded)) = decode(path, &p.encode_to_vec(), true, None) {
                 prop_assert!(profile.validate().is_ok());
                 // samples of the same locations and labels are merged (issue 23): one stack
                 // per kept sample, never more kept samples than the input has
@@ -1345,7 +1356,7 @@ mod tests {
         /// Arbitrary bytes are an error or a profile, never a panic.
         #[test]
         fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
-            let _ = from_bytes(Path::new("arb.pb"), &bytes);
+            let _ = decode(Path::new("arb.pb"), &bytes, true, None);
         }
     }
 

@@ -90,6 +90,7 @@ proptest! {
         let classes = rules.classify(&profile);
         let agg = aggregate(&profile, &rules, &classes, &AggregateOptions {
             metric: 0, types_as_frames: false, threads: false, top: 5, intervals: true,
+            user_hint: true,
         });
         let (want, total) = naive(&samples, &owners);
         prop_assert_eq!(agg.all.total, total);
