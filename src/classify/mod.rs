@@ -122,14 +122,16 @@ impl RuleSet {
     /// The presets a rule set for `profiles` loads, and whether they were detected: none with
     /// `--no-presets`, those of `--preset`, else the ones the frames call for. The one place
     /// this is decided (`report --each` keys its shared rule sets by it).
+    /// Detection looks frames up in `memo` when the run shares one.
     pub fn chosen_presets(
         options: &RuleOptions,
         profiles: &[Profile],
+        memo: Option<&presets::DetectMemo>,
     ) -> Result<(Vec<String>, bool)> {
         Ok(if options.no_presets {
             (Vec::new(), false)
         } else if options.presets.is_empty() {
-            let found = presets::detect(profiles)?;
+            let found = presets::detect(profiles, memo)?;
             (found.iter().map(|s| s.to_string()).collect(), true)
         } else {
             (options.presets.clone(), false)
@@ -197,7 +199,7 @@ impl RuleSet {
                 builder.queue_preset(&preset, &path.display().to_string())?;
             }
         }
-        let (presets, detected) = Self::chosen_presets(options, profiles)?;
+        let (presets, detected) = Self::chosen_presets(options, profiles, None)?;
         for preset in &presets {
             builder.queue_preset(preset, "--preset")?;
         }
@@ -739,8 +741,7 @@ impl Builder {
         if self.loaded_presets.iter().any(|p| p == name) || depth > 16 {
             return Ok(());
         }
-        let text = presets::text_or_error(name)?;
-        let file = rules::parse(text, &presets::origin(name))?;
+        let file = presets::parsed(name)?;
         self.loaded_presets.push(name.to_string());
         for block in file.blocks {
             self.add_block(block)?;

@@ -2,11 +2,13 @@
 //! directory, and the guess of which presets a profile needs when the user names none.
 
 use super::block_index::{BlockIndex, LOOKUPS_BEFORE_INDEX};
-use super::rules::{self, Detect};
+use super::rules::{self, Detect, RuleFile};
 use super::{first_in_order, match_key};
 use crate::error::Result;
 use crate::model::{Frame, Profile};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::sync::Mutex;
 
 /// Every preset, in the order they apply when several are selected: the more specific
 /// ecosystems first, so e.g. Kotlin's `kotlin.reflect.` claims frames before the JVM's rules.
@@ -40,6 +42,32 @@ pub fn text_or_error(name: &str) -> Result<&'static str> {
     })
 }
 
+/// Preset `name` parsed, its regexes compiled, once per process: a run builds several rule
+/// sets from the same presets (`report` guesses the program's code against the presets alone
+/// before it builds the full set; `report --each` builds one per distinct detection), and
+/// compiling a preset's regexes costs more than classifying a small input (issue 24).
+pub fn parsed(name: &str) -> Result<RuleFile> {
+    static PARSED: Mutex<Vec<(&'static str, RuleFile)>> = Mutex::new(Vec::new());
+    let text = text_or_error(name)?;
+    let cached = |parsed: &[(&str, RuleFile)]| {
+        (parsed.iter())
+            .find(|(n, _)| *n == name)
+            .map(|(_, file)| file.clone())
+    };
+    // a panic elsewhere while the lock was held leaves whole entries only: they are used
+    if let Some(file) = cached(&PARSED.lock().unwrap_or_else(|e| e.into_inner())) {
+        return Ok(file);
+    }
+    let file = rules::parse(text, &origin(name))?;
+    let mut parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
+    if cached(&parsed).is_none()
+        && let Some(&(static_name, _)) = PRESETS.iter().find(|(n, _)| *n == name)
+    {
+        parsed.push((static_name, file.clone()));
+    }
+    Ok(file)
+}
+
 /// How the rules and messages name a preset's text: `preset go`. The presets are compiled
 /// into the binary, so an installed user has no `rules/go.toml` to open; `whose rules show go`
 /// prints the text these locations (`preset go:60`) count lines in.
@@ -71,12 +99,10 @@ pub fn rank(name: &str) -> usize {
 /// Which presets the frames of `profiles` look like they need, in [`PRESETS`] order: those
 /// whose `detect` table (in the preset's TOML) matches a frame. One hit is enough, since a
 /// wrong extra preset only claims frames that would otherwise be unclassified.
-pub fn detect(profiles: &[Profile]) -> Result<Vec<&'static str>> {
-    let mut signatures: Vec<(&'static str, Detect)> = Vec::new();
-    for &(name, text) in PRESETS {
-        if let Some(detect) = rules::parse_detect(text, &origin(name))? {
-            signatures.push((name, detect));
-        }
+pub fn detect(profiles: &[Profile], memo: Option<&DetectMemo>) -> Result<Vec<&'static str>> {
+    let signatures = signatures()?;
+    if let Some(memo) = memo {
+        return Ok(memo.detect(profiles, &signatures));
     }
     let mut found: Vec<&'static str> = Vec::new();
     // each core looks through its share of the frames with its own compiled signatures
@@ -104,6 +130,90 @@ pub fn detect(profiles: &[Profile]) -> Result<Vec<&'static str>> {
     }
     found.sort_by_key(|n| rank(n));
     Ok(found)
+}
+
+/// Which presets' signatures each frame matches, remembered across the inputs of a run
+/// (`report --each`): a fleet's inputs repeat their frames, and trying ten signatures' module
+/// globs and regexes on every frame of every input cost a third of a run without `--preset`
+/// (issue 24). At most [`DetectMemo::CAPACITY`] frames; past it, new frames are tried each
+/// time, so memory stays bounded.
+#[derive(Default)]
+pub struct DetectMemo {
+    /// Bit `i`: the frame matches the `i`-th signature of [`signatures`].
+    matched: Mutex<FxHashMap<Frame, u16>>,
+}
+
+impl DetectMemo {
+    /// Frames remembered at most (some 120 bytes each: about 30 MB).
+    pub const CAPACITY: usize = 1 << 18;
+
+    /// What [`detect`] finds in `profiles`, each frame looked up first: the presets whose
+    /// signature some frame matches.
+    fn detect(
+        &self,
+        profiles: &[Profile],
+        signatures: &[(&'static str, Detect)],
+    ) -> Vec<&'static str> {
+        const _: () = assert!(PRESETS.len() <= 16, "a frame's matches are 16 bits");
+        let mut found = 0u16;
+        for profile in profiles {
+            let mut known: Vec<Option<u16>> = {
+                let matched = self.matched.lock().unwrap_or_else(|e| e.into_inner());
+                profile.frames().map(|f| matched.get(f).copied()).collect()
+            };
+            let mut learned = Vec::new();
+            for (frame, mask) in profile.frames().zip(&mut known) {
+                let mask = *mask.get_or_insert_with(|| {
+                    let m = signature_matches(frame, signatures);
+                    learned.push((frame, m));
+                    m
+                });
+                found |= mask;
+            }
+            if !learned.is_empty() {
+                let mut matched = self.matched.lock().unwrap_or_else(|e| e.into_inner());
+                let room = Self::CAPACITY.saturating_sub(matched.len());
+                matched.extend(learned.into_iter().take(room).map(|(f, m)| (f.clone(), m)));
+            }
+        }
+        let mut names: Vec<&'static str> = (signatures.iter().enumerate())
+            .filter(|(i, _)| found & (1 << i) != 0)
+            .map(|(_, (name, _))| *name)
+            .collect();
+        names.sort_by_key(|n| rank(n));
+        names
+    }
+}
+
+/// The signatures `frame` matches, as bits of their positions.
+fn signature_matches(frame: &Frame, signatures: &[(&'static str, Detect)]) -> u16 {
+    let key = match_key::match_key(&frame.name);
+    let mut mask = 0u16;
+    for (i, (_, d)) in signatures.iter().enumerate() {
+        if first_in_order([(&d.any, d.all.as_slice())], frame, &key).is_some() {
+            mask |= 1 << i;
+        }
+    }
+    mask
+}
+
+/// Every preset's `detect` table, parsed once per process: `report --each` detects the
+/// presets of each input, and parsing the ten presets' TOML and compiling their regexes cost
+/// more than a small input's whole report (issue 24).
+fn signatures() -> Result<Vec<(&'static str, Detect)>> {
+    static PARSED: Mutex<Option<Vec<(&'static str, Detect)>>> = Mutex::new(None);
+    // a panic elsewhere while the lock was held leaves it unset or whole: either is used
+    if let Some(signatures) = &*PARSED.lock().unwrap_or_else(|e| e.into_inner()) {
+        return Ok(signatures.clone());
+    }
+    let mut signatures: Vec<(&'static str, Detect)> = Vec::new();
+    for &(name, text) in PRESETS {
+        if let Some(detect) = rules::parse_detect(text, &origin(name))? {
+            signatures.push((name, detect));
+        }
+    }
+    *PARSED.lock().unwrap_or_else(|e| e.into_inner()) = Some(signatures.clone());
+    Ok(signatures)
 }
 
 /// The presets of `signatures` some frame of `frames` matches. The signatures not found yet
@@ -185,7 +295,14 @@ mod tests {
             let stack = profile.intern_stack(&[id]);
             profile.add_sample(stack, None, &[1]);
         }
-        detect(&[profile]).unwrap()
+        let profiles = [profile];
+        let found = detect(&profiles, None).unwrap();
+        // remembered across inputs (`report --each`): the same, learned and then looked up
+        let memo = DetectMemo::default();
+        for _ in 0..2 {
+            assert_eq!(detect(&profiles, Some(&memo)).unwrap(), found);
+        }
+        found
     }
 
     fn framed(name: &str, module: Option<&str>, file: Option<&str>, kind: FrameKind) -> Frame {

@@ -5,6 +5,7 @@
 //! only decides which inputs may share one ([`SharedRuleSets::classified`]).
 
 use super::own_code::Guesses;
+use super::presets::DetectMemo;
 use super::{Classification, RuleOptions, RuleSet};
 use crate::error::Result;
 use crate::model::{Frame, OwnerId, Profile};
@@ -28,6 +29,8 @@ pub struct SharedRuleSets {
     sets: Mutex<Vec<(RuleKey, Arc<SharedRules>)>>,
     /// Frames remembered by all of `sets`, against [`REMEMBERED_FRAMES`].
     remembered: AtomicUsize,
+    /// The presets' signatures each frame matched, for detection without `--preset`.
+    detected: DetectMemo,
 }
 
 /// One compiled rule set and the owners it has given frames so far: a fleet's inputs repeat
@@ -113,6 +116,7 @@ impl SharedRuleSets {
             presets_alone: Mutex::default(),
             sets: Mutex::default(),
             remembered: AtomicUsize::new(0),
+            detected: DetectMemo::default(),
         })
     }
 
@@ -138,7 +142,7 @@ impl SharedRuleSets {
     /// The shared rule set `whose report FILE` would build for `profile`.
     fn get(&self, profile: &Profile) -> Result<Arc<SharedRules>> {
         let one = std::slice::from_ref(profile);
-        let (presets, _) = RuleSet::chosen_presets(&self.options, one)?;
+        let (presets, _) = RuleSet::chosen_presets(&self.options, one, Some(&self.detected))?;
         let alone = self.presets_alone(&presets)?;
         let claimed = |frame: &Frame| alone.claims(frame);
         let key: RuleKey = (
