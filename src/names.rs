@@ -633,7 +633,7 @@ pub fn normalize_symbol(sym: &str) -> Cow<'_, str> {
 /// shared object prefix (`.so.`), and not starting as a mangled name may (`_Z`, `ZN`, `_R`,
 /// `R`). Most frames of C, Go and Python read this way, and a profile of a million distinct
 /// frames then pays a byte scan for each, not a search for every form (issue 24).
-fn is_plain_symbol(sym: &str) -> bool {
+pub fn is_plain_symbol(sym: &str) -> bool {
     let bytes = sym.as_bytes();
     !sym.starts_with(['_', 'Z', 'R'])
         && bytes
