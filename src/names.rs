@@ -635,12 +635,15 @@ pub fn normalize_symbol(sym: &str) -> Cow<'_, str> {
 /// frames then pays a byte scan for each, not a search for every form (issue 24).
 pub fn is_plain_symbol(sym: &str) -> bool {
     let bytes = sym.as_bytes();
-    !sym.starts_with(['_', 'Z', 'R'])
-        && bytes
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
-        // (a window scan, not `str::contains`, which builds a substring searcher per call)
-        && !bytes.windows(4).any(|w| w == b".so.")
+    if sym.starts_with(['_', 'Z', 'R']) {
+        return false;
+    }
+    // one pass, `.so.` looked for at each dot only (a window scan cost as much again, and
+    // `str::contains` builds a substring searcher per call)
+    bytes.iter().enumerate().all(|(i, &b)| match b {
+        b'.' => !bytes[i + 1..].starts_with(b"so."),
+        _ => b.is_ascii_alphanumeric() || b == b'_',
+    })
 }
 
 /// [`normalize_symbol`] without its shortcut: every normaliser in turn.
@@ -1253,6 +1256,16 @@ mod tests {
             None
         );
         assert_eq!(split_inline_chain("plain"), None);
+    }
+
+    #[test]
+    fn a_shared_object_name_is_not_plain_wherever_its_so_is() {
+        for sym in ["libc.so.6", "x.so.", ".so.1", "a.b.so.2.x"] {
+            assert!(!is_plain_symbol(sym), "{sym}");
+        }
+        for sym in ["a.so", "so.x", "fn_1", "a.sox.1", ""] {
+            assert!(is_plain_symbol(sym), "{sym}");
+        }
     }
 
     proptest::proptest! {
