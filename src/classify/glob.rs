@@ -22,7 +22,10 @@ enum Shape {
     Prefix(String),
     Suffix(String),
     Contains(Box<memchr::memmem::Finder<'static>>),
-    /// Anything else (a `?`, a star inside): [`matches_units`].
+    /// One star inside (`perf-*.map`, `libc-2.*.so`): the text starts with the one part and
+    /// ends with the other, which do not overlap.
+    Around(String, String),
+    /// Anything else (a `?`, more stars): [`matches_units`].
     General,
 }
 
@@ -32,8 +35,14 @@ impl Shape {
         let literal = pattern.trim_start_matches('*');
         let trail = literal.ends_with('*');
         let literal = literal.trim_end_matches('*');
-        if literal.contains(['*', '?']) {
+        if literal.contains('?') {
             return Shape::General;
+        }
+        if let Some((head, tail)) = literal.split_once('*') {
+            return match (lead, trail, tail.contains('*')) {
+                (false, false, false) => Shape::Around(head.to_string(), tail.to_string()),
+                _ => Shape::General,
+            };
         }
         match (lead, trail) {
             (false, false) => Shape::Exact(literal.to_string()),
@@ -88,6 +97,11 @@ impl Glob {
             Shape::Prefix(literal) => return text.starts_with(literal.as_str()),
             Shape::Suffix(literal) => return text.ends_with(literal.as_str()),
             Shape::Contains(finder) => return finder.find(text.as_bytes()).is_some(),
+            Shape::Around(head, tail) => {
+                return text.len() >= head.len() + tail.len()
+                    && text.starts_with(head.as_str())
+                    && text.ends_with(tail.as_str());
+            }
             Shape::General => {}
         }
         if text.is_ascii() {
@@ -164,6 +178,11 @@ mod tests {
             "*é*",
             "é",
             "*ü",
+            "perf-*.map",
+            "a*a",
+            "lib*.so",
+            "é*ü",
+            "a**b",
         ];
         let texts = [
             "",
@@ -186,6 +205,17 @@ mod tests {
             "xéy",
             "aü",
             "ü",
+            "perf-123.map",
+            "perf-.map",
+            "perf.map",
+            "aa",
+            "aba",
+            "lib.so",
+            "libc.so",
+            "éü",
+            "éxü",
+            "a*b",
+            "axxb",
         ];
         for p in patterns {
             let glob = Glob::new(p);
