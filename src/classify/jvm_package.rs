@@ -51,18 +51,29 @@ impl<'a> JavaMethod<'a> {
     /// class that starts with a capital, one method segment after it, and none of what C++,
     /// Rust or kernel names have (`::`, spaces, slashes, parentheses before the signature).
     pub fn parse(name: &'a str) -> Option<JavaMethod<'a>> {
-        let head = name.split('(').next().unwrap_or(name);
-        // every byte of `head` lies in a segment checked below or is a `.` between them, so a
-        // byte none of them allows (`::`, `/`, a space) rejects the name in one early-exit
-        // scan: most names of a Go or native profile end here (issue 24, `--each`)
+        // the head is the name up to its parameters; every byte of it lies in a segment
+        // checked below or is a `.` between them, so a byte none of them allows (`::`, `/`, a
+        // space) rejects the name in the same early-exit scan that finds the head: most names
+        // of a Go or native profile end here (issue 24, `--each`)
         let allowed =
             |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b'<' | b'>');
-        if !head.bytes().all(allowed) {
-            return None;
+        let mut head_len = name.len();
+        for (i, b) in name.bytes().enumerate() {
+            if b == b'(' {
+                head_len = i;
+                break;
+            }
+            if !allowed(b) {
+                return None;
+            }
         }
-        let (class_path, method) = head.rsplit_once('.')?;
-        let (package, class) = match class_path.rsplit_once('.') {
-            Some((package, class)) => (package, class),
+        // (byte searches: the head is ASCII, and `rsplit_once` builds a searcher per call)
+        let head = &name[..head_len];
+        let last_dot = |text: &'a str| text.bytes().rposition(|b| b == b'.');
+        let dot = last_dot(head)?;
+        let (class_path, method) = (&head[..dot], &head[dot + 1..]);
+        let (package, class) = match last_dot(class_path) {
+            Some(dot) => (&class_path[..dot], &class_path[dot + 1..]),
             None => ("", class_path),
         };
         let identifier = |s: &str| {

@@ -273,19 +273,32 @@ fn decode_sample(bytes: &[u8], s: &mut pb::Sample) -> bool {
 /// then decodes the whole sample).
 fn decode_label(bytes: &[u8]) -> Option<pb::Label> {
     let mut label = pb::Label::default();
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let key = strict_varint(bytes, &mut pos)?;
-        let value = strict_varint(bytes, &mut pos)? as i64;
+    varint_fields(bytes, |key, value| {
+        let value = value as i64;
         match key {
             0x08 => label.key = value,
             0x10 => label.str = value,
             0x18 => label.num = value,
             0x20 => label.num_unit = value,
-            _ => return None,
+            _ => return false,
+        }
+        true
+    })?;
+    Some(label)
+}
+
+/// Each (key, value) of a message of varint fields only to `set`, which says whether it
+/// knows the key; `None` if one is unknown or a varint is not whole.
+fn varint_fields(bytes: &[u8], mut set: impl FnMut(u64, u64) -> bool) -> Option<()> {
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let key = strict_varint(bytes, &mut pos)?;
+        let value = strict_varint(bytes, &mut pos)?;
+        if !set(key, value) {
+            return None;
         }
     }
-    Some(label)
+    Some(())
 }
 
 /// A `Location` as prost decodes it, for the fields pprof defines (its lines by
@@ -311,33 +324,31 @@ fn decode_location(bytes: &[u8]) -> Option<pb::Location> {
 /// A `Line` as prost decodes it; `None` for any other shape.
 fn decode_line(bytes: &[u8]) -> Option<pb::Line> {
     let mut line = pb::Line::default();
-    let mut pos = 0;
-    while pos < bytes.len() {
-        match strict_varint(bytes, &mut pos)? {
-            0x08 => line.function_id = strict_varint(bytes, &mut pos)?,
-            0x10 => line.line = strict_varint(bytes, &mut pos)? as i64,
-            _ => return None,
+    varint_fields(bytes, |key, value| {
+        match key {
+            0x08 => line.function_id = value,
+            0x10 => line.line = value as i64,
+            _ => return false,
         }
-    }
+        true
+    })?;
     Some(line)
 }
 
 /// A `Function` as prost decodes it; `None` for any other shape.
 fn decode_function(bytes: &[u8]) -> Option<pb::Function> {
     let mut function = pb::Function::default();
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let key = strict_varint(bytes, &mut pos)?;
-        let value = strict_varint(bytes, &mut pos)?;
+    varint_fields(bytes, |key, value| {
         match key {
             0x08 => function.id = value,
             0x10 => function.name = value as i64,
             0x18 => function.system_name = value as i64,
             0x20 => function.filename = value as i64,
             0x28 => function.start_line = value as i64,
-            _ => return None,
+            _ => return false,
         }
-    }
+        true
+    })?;
     Some(function)
 }
 
