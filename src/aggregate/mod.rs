@@ -799,10 +799,9 @@ pub fn aggregate(
     let types = type_weights(profile, std::mem::take(&mut frames.types));
     // the hint and the lists read the frame totals alike: on two cores
     let (suggested_user, lists) = rayon::join(
-        || {
-            let hint = options.user_hint;
-            hint.then(|| suggest_user(profile, rules, classes, &frames, &all, options.metric))
-                .flatten()
+        || match options.user_hint {
+            true => suggest_user(profile, rules, classes, &frames, &all, options.metric),
+            false => None,
         },
         || frames.finish(profile, rules, classes, options.top, types),
     );

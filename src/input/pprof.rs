@@ -906,7 +906,7 @@ impl<'a> Builder<'a> {
                 .is_some_and(|s| s.starts_with("node:"))
         });
         // names are normalised after the table is read, all at once: one look into the memo
-        let mut raws = Vec::with_capacity(self.proto.function.len());
+        let (mut ids, mut raws) = (Vec::new(), Vec::with_capacity(self.proto.function.len()));
         for (i, f) in self.proto.function.iter().enumerate() {
             self.at_entry(&self.offsets.function, i);
             if f.id == 0 {
@@ -929,17 +929,17 @@ impl<'a> Builder<'a> {
                 return Err(self.error(format!("function id {} is defined twice", f.id)));
             }
             if !raw.is_empty() {
-                raws.push((f.id, raw));
+                ids.push(f.id);
+                raws.push(raw);
             }
         }
-        let just_raws: Vec<&str> = raws.iter().map(|(_, raw)| *raw).collect();
         let names: Vec<CompactString> = match memo {
-            Some(memo) => memo.normalize_all(&just_raws),
-            None => (just_raws.iter())
+            Some(memo) => memo.normalize_all(&raws),
+            None => (raws.iter())
                 .map(|raw| crate::names::normalize_symbol(raw).into())
                 .collect(),
         };
-        for ((id, _), name) in raws.into_iter().zip(names) {
+        for (id, name) in ids.into_iter().zip(names) {
             if let Some(func) = out.get_mut(&id) {
                 func.name = name;
             }
