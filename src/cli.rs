@@ -328,8 +328,9 @@ pub struct ReportArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub per: Option<u64>,
     /// Show each share with its 95% interval (`33.8% [32.6–35.0]`) instead of its weight:
-    /// from the input's sample counts (Wilson at the effective sample size, the threads'
-    /// variance where larger), or over `--repeats` their mean with Student's t. CSV gains
+    /// from the input's samples (batch means over time blocks where samples carry a time,
+    /// else the sample counts as independent draws), or over `--repeats` their mean with
+    /// Student's t. CSV gains
     /// `low` and `high`; JSON always carries the intervals.
     #[arg(long)]
     pub ci: bool,
@@ -435,15 +436,23 @@ interval, the threshold and PASS/FAIL/INCONCLUSIVE per requirement, then the ver
 A share measured from samples has a sampling error. A requirement passes when the share's \
 interval (at --confidence, 95 % by default) lies on the right side of the threshold, fails \
 when it lies on the wrong side, and is inconclusive when it contains the threshold; the line \
-then says how many samples (one profile) or repeats would decide it at the share measured. \
-One profile: a Wilson interval at the effective sample size (the `samples` count, weighted \
-samples such as bytes or nanoseconds through their squared weights; without a count every \
-distinct stack is one sample), taking samples as independent, the variance raised to the \
-cluster-robust variance over threads where there are 8 or more threads and it is larger. \
-Consecutive samples of one thread are correlated, which one profile cannot show: record \
-repeats. Several profiles are repeats of one experiment: the mean share with Student's t \
-interval over them. --point-estimate compares the shares themselves instead (every repeat \
-must hold; a straddling range is `inconclusive: k of n repeats pass` and fails, exit 1).
+then says how many seconds of recording (one profile) or repeats would decide it at the share \
+measured. One profile whose samples carry a time (perf.data, perf script, JFR): the samples of \
+all threads in the recording's time buckets (1 ms, wider past a second), the variance from \
+overlapping batch means of the buckets' residuals at a block of l buckets, l = (6ρ²/(1 − \
+ρ²)²)^(1/3) K^(1/3) (ρ the residuals' lag-1 autocorrelation clamped to [0, 0.98], K the \
+buckets; at most K/3; Politis and White's rule), and Wilson's interval at the effective sample \
+size it implies. One profile without times: the sample counts (`samples`, `value / period`, a \
+Go heap profile's sampled allocations; weighted samples through their squared weights; without \
+any count every distinct stack is one sample) as independent draws, Wilson at the effective \
+sample size. Either covers one recording's sampling noise only: what varies from run to run \
+(JIT compilation, warm-up, load, GC) needs repeats. Several profiles are repeats of one \
+experiment: the mean share with Student's t interval over their spread. Weight whose owner is \
+unknown over its guard (stacks cut short, --max-ownerless; unclassified frames, \
+--max-unclassified) is a bound: the requirement is decided when it holds (or fails) with that \
+weight given to the subject and to others, and refused (exit 2) only when it could flip the \
+verdict. --point-estimate compares the shares themselves instead (every repeat must hold; a \
+straddling range is `inconclusive: k of n repeats pass` and fails, exit 1).
 
 Requirement grammar:
 

@@ -103,6 +103,13 @@ pub struct LoadConfig {
 
 impl LoadConfig {
     /// The reading options of `input` (the `--time` slice parsed) and the rules of `rules`.
+    /// Reading with the samples' times where the input has them: what the intervals of a
+    /// gate, a diff or a report rest on (issue 54, `aggregate::interval`).
+    pub fn with_timeline(mut self) -> LoadConfig {
+        self.read.timeline = true;
+        self
+    }
+
     pub fn new(input: &InputArgs, rules: &RuleArgs) -> Result<LoadConfig> {
         let filter = SampleFilter {
             comms: input.comm.clone(),
@@ -307,7 +314,9 @@ impl ReportPlan {
             Vec::new()
         };
         let mut load = LoadConfig::new(&args.input, &args.rules)?;
-        load.read.timeline = args.by == GroupBy::Time || args.format == OutputFormat::Html;
+        // every report shows intervals (the table's --ci, JSON), which rest on the samples'
+        // times where they have them (issue 54), as do --by time and the HTML page
+        load.read.timeline = true;
         Ok(ReportPlan {
             load,
             profiles,
@@ -593,7 +602,7 @@ impl GatePlan {
             .map(|text| gate::parse(text))
             .collect::<Result<Vec<_>>>()?;
         Ok(GatePlan {
-            load: LoadConfig::new(&args.input, &args.rules)?,
+            load: LoadConfig::new(&args.input, &args.rules)?.with_timeline(),
             profiles: profiles("gate", args.profiles, &args.input)?,
             requirements,
             mode: if args.any { Mode::Any } else { Mode::All },
@@ -641,7 +650,7 @@ impl DiffPlan {
             )));
         }
         Ok(DiffPlan {
-            load: LoadConfig::new(&args.input, &args.rules)?,
+            load: LoadConfig::new(&args.input, &args.rules)?.with_timeline(),
             shape: ReportShape {
                 per: args.per,
                 ..ReportShape::repeats(args.by, distinct_views(&args.views))

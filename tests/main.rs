@@ -10,6 +10,7 @@ mod it {
     mod auto_owner;
     mod bad_input;
     mod convert;
+    mod decisive;
     mod diff;
     mod explain;
     mod flame;

@@ -1,13 +1,14 @@
-//! Sampling error of shares (issue 25): how far a share measured from samples may be from the
-//! share the program really has, so that a gate or a diff never decides on noise.
+//! Sampling error of shares (issues 25 and 54): how far a share measured from samples may be
+//! from the share the program really has, so that a gate or a diff never decides on noise.
+//! What one recording's interval covers and what it cannot: `docs/statistics.md`.
 //!
-//! # One profile
+//! # One profile without time: the samples as independent draws
 //!
 //! A share is a ratio `p = W_o / W` of summed sample weights. The profile keeps, per distinct
-//! (stack, thread) row, the summed weight `W_r` and (where the input has a `samples` count)
-//! the number of samples `n_r` behind it; it does not keep each sample's time, so a block
-//! bootstrap over time is not possible after folding. The estimator used is the linearised
-//! (delta-method) variance of a ratio of sums of independent samples,
+//! (stack, thread) row, the summed weight `W_r` and the number of samples `n_r` behind it
+//! (a `samples` count, `value / period`, a Go heap profile's sampled allocations: see
+//! `aggregate::counting`). The estimator is the linearised (delta-method) variance of a
+//! ratio of sums of independent samples,
 //!
 //! ```text
 //! Var(p) ≈ Σ_i w_i² (x_i − p)² / W²       x_i = 1 when sample i counts for the owner
@@ -15,26 +16,49 @@
 //!        = (S_o (1 − 2p) + p² Q) / W²         S_o = Σ_{r in o} W_r²/n_r,  Q = Σ_r W_r²/n_r
 //! ```
 //!
-//! which for unweighted samples is the binomial `p(1 − p)/n`, and for weighted samples (bytes,
-//! nanoseconds) is the binomial with the effective sample size `n_eff = p(1 − p)/Var(p)`
-//! (Kish's `(Σw)²/Σw²` when all samples are alike). The interval is Wilson's score interval at
-//! `n_eff` (it stays inside 0–100 % and behaves at shares near 0). Without a sample count
-//! (a pprof allocation profile, folded nanoseconds) every row is taken as one sample: that is
-//! the fewest samples the row can stand for, so the interval is the widest the data allow.
+//! which for unweighted samples is the multinomial (binomial) `p(1 − p)/n`, and for weighted
+//! samples (bytes, nanoseconds) the binomial at the effective sample size
+//! `n_eff = p(1 − p)/Var(p)` (Kish's `(Σw)²/Σw²` when all samples are alike). The interval
+//! is Wilson's score interval at `n_eff` (it stays inside 0–100 % and behaves at shares near
+//! 0). Without any count every row is taken as one sample: the fewest samples it can stand
+//! for, so the interval is the widest the data allow.
 //!
-//! Assumption, stated in `--help` and JSON (`method`): samples are independent. Consecutive
-//! samples of one thread are correlated (a function that runs 50 ms fills 50 samples at
-//! 1 kHz), which this interval cannot see; repeats can, and with two or more repeats the
-//! interval comes from the repeats themselves (below). Where the input records threads and
-//! has enough of them, the variance is raised to the cluster-robust (sandwich) variance over
-//! threads when that is larger: a thread bootstrap's variance in closed form (see
-//! [`ClusterSums`]).
+//! # One profile with time: blocks of time, all threads together
+//!
+//! Consecutive samples are correlated (a function that runs 50 ms fills 50 samples at 1 kHz),
+//! and threads with fixed roles make a share's samples anything but a random mixture. Where
+//! samples carry a time (perf.data, perf script, JFR) the profile keeps them in time buckets
+//! (`model::Timeline`), and the variance comes from the buckets' residuals, every thread of a
+//! bucket together. The recording is cut into [`SEGMENTS`] equal segments and each bucket's
+//! residual is taken from its own segment's share, `z_b = W_{o,b} − r_s W_b`: what changes
+//! slower than a segment (a warm-up, a batch job's phases) is the program's time profile, which
+//! every recording of it repeats, not sampling noise. The variance of their sum is the
+//! overlapping batch means of Meketon and Schmeiser (what a moving-block bootstrap's variance
+//! is in closed form) at a block of `l` buckets,
+//!
+//! ```text
+//! Var(Σ z) ≈ K² / ((K − l + 1)(K − l) l) · Σ_j S_j² · K / (K − G l)   S_j = Σ of z over block j
+//! ```
+//!
+//! (the last factor gives back what the `G` segments' own shares take), with the block
+//! length chosen from the data by the rule of Politis and White (2004) for the circular block
+//! bootstrap with an AR(1) plug-in (Andrews 1991): `ρ` the lag-1 autocorrelation of `z`,
+//! clamped to `[0, 0.98]`, and `l = max(1, (6ρ² / (1 − ρ²)²)^{1/3} K^{1/3})`, at most half
+//! a segment. `l` is real: the variance is interpolated between the integer blocks around
+//! it, so that nothing in the estimate jumps when one sample is added. Threads enter only
+//! through what they do to the buckets' residuals: a measured correlation, never a switch.
+//! The interval is Wilson's at the effective sample size this variance implies, with
+//! Student's t at `1.5 (K/l − 1) − G` degrees of freedom in place of the normal quantile.
+//!
+//! One recording's interval covers that recording's sampling noise only: what differs from
+//! run to run (JIT compilation, warm-up, load, GC) is the same in all its buckets and
+//! invisible to it. Repeats see it.
 //!
 //! # Repeats
 //!
 //! The mean of the repeats' shares with Student's t interval, `mean ± t(n−1) s/√n`, where `s`
-//! is the standard deviation of the shares, floored at the mean sampling error of one repeat
-//! (so that five identical-looking small repeats do not claim more than their samples say).
+//! is the standard deviation of the shares: the spread of the repeats is the whole noise,
+//! sampling included, so it is not floored by any one repeat's sampling error.
 //!
 //! All functions are pure, allocation-light and deterministic.
 
@@ -48,10 +72,12 @@ pub struct Interval {
 /// How an interval (or a difference's test) was computed; named in text and JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// Wilson at the effective sample size of one profile (samples taken as independent).
+    /// Wilson at the effective sample size of one profile, its samples taken as independent
+    /// draws (an input without sample times).
     Wilson,
-    /// Wilson, the variance raised to the cluster-robust variance over threads.
-    WilsonThreads,
+    /// Wilson at the effective sample size that batch means over time buckets give (an input
+    /// whose samples carry a time).
+    TimeBlocks,
     /// Student's t over the repeats' shares.
     RepeatsT,
     /// No interval: the point estimate (`--point-estimate`).
@@ -62,7 +88,7 @@ impl Method {
     pub fn as_str(self) -> &'static str {
         match self {
             Method::Wilson => "wilson-ess",
-            Method::WilsonThreads => "wilson-ess-threads",
+            Method::TimeBlocks => "time-blocks",
             Method::RepeatsT => "repeats-t",
             Method::Point => "point-estimate",
         }
@@ -80,9 +106,9 @@ pub struct ShareSums {
     pub owner_sq: f64,
     /// `Q = Σ_r W_r² / n_r` over every row.
     pub total_sq: f64,
-    /// The cluster-robust variance over threads of the share (a fraction², not percent),
-    /// when the input has enough threads to estimate it (see [`ClusterSums`]).
-    pub cluster_var: Option<f64>,
+    /// The batch-means sums over time buckets, where the input's samples carry a time
+    /// (see [`BlockSums`]).
+    pub blocks: Option<BlockSums>,
 }
 
 /// A share's point estimate and its sampling variance (as fractions).
@@ -98,6 +124,10 @@ pub struct Estimate {
     /// converts "more samples" into the unit the user records in.
     pub samples: f64,
     pub method: Method,
+    /// The block length in time buckets ([`Method::TimeBlocks`] only).
+    pub block: Option<f64>,
+    /// Degrees of freedom of the variance (infinite: the normal).
+    pub df: f64,
 }
 
 impl ShareSums {
@@ -105,20 +135,28 @@ impl ShareSums {
     /// [`Estimate::samples`]).
     pub fn estimate(&self, samples: f64) -> Estimate {
         let w = self.total as f64;
+        let method = match self.blocks {
+            Some(_) => Method::TimeBlocks,
+            None => Method::Wilson,
+        };
         if w <= 0.0 || self.total_sq <= 0.0 {
             return Estimate {
                 p: 0.0,
                 var: 0.0,
                 n_eff: 0.0,
                 samples,
-                method: Method::Wilson,
+                method,
+                block: None,
+                df: f64::INFINITY,
             };
         }
         let p = self.weight as f64 / w;
-        let iid = ((self.owner_sq * (1.0 - 2.0 * p) + p * p * self.total_sq) / (w * w)).max(0.0);
-        let (var, method) = match self.cluster_var {
-            Some(c) if c > iid => (c, Method::WilsonThreads),
-            _ => (iid, Method::Wilson),
+        let (var, block, df) = match self.blocks {
+            Some(b) => (b.variance(self.total), Some(b.block), b.df),
+            None => {
+                let iid = (self.owner_sq * (1.0 - 2.0 * p) + p * p * self.total_sq) / (w * w);
+                (iid.max(0.0), None, f64::INFINITY)
+            }
         };
         // Kish's effective size for the degenerate shares 0 and 1, where p(1−p) is 0
         let kish = w * w / self.total_sq;
@@ -133,14 +171,17 @@ impl ShareSums {
             n_eff,
             samples,
             method,
+            block,
+            df,
         }
     }
 }
 
 impl Estimate {
-    /// Wilson's score interval at `n_eff`, in percent.
+    /// Wilson's score interval at `n_eff`, in percent; with finite degrees of freedom the
+    /// quantile is Student's t.
     pub fn interval(&self, confidence: f64) -> Interval {
-        let z = z_of(confidence);
+        let z = quantile(confidence, self.df);
         let (p, n) = (self.p, self.n_eff.max(1.0));
         let z2 = z * z;
         let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
@@ -152,36 +193,66 @@ impl Estimate {
     }
 
     /// How many samples (in the profile's unit: samples, or rows when uncounted) the profile
-    /// would need for the interval to stop straddling `threshold` (percent), at the share
-    /// measured now; `None` when the share equals the threshold (no sample count decides).
+    /// would need, recorded as it was (the same rate, the same correlation over time), for the
+    /// interval to stop straddling `threshold` (percent), at the share measured now; `None`
+    /// when the share equals the threshold (no sample count decides).
     pub fn samples_to_decide(&self, threshold: f64, confidence: f64) -> Option<f64> {
-        let gap = (self.p - threshold / 100.0).abs();
+        let t = threshold / 100.0;
+        let gap = (self.p - t).abs();
         if gap <= 0.0 || self.n_eff <= 0.0 {
             return None;
         }
         let z = z_of(confidence);
-        let n_eff_needed = z * z * self.p * (1.0 - self.p) / (gap * gap);
+        let n_eff_needed = if self.p <= 0.0 || self.p >= 1.0 {
+            // Wilson's interval of 0 (or 1) reaches z²/(n + z²) from its end: clear of `t`
+            // from n = z²(1 − t)/t (from the other end, z² t/(1 − t))
+            let far = if self.p <= 0.0 { t } else { 1.0 - t };
+            z * z * (1.0 - far) / far.max(f64::MIN_POSITIVE)
+        } else {
+            z * z * self.p * (1.0 - self.p) / (gap * gap)
+        };
         let per_sample = self.n_eff / self.samples.max(1.0);
         Some((n_eff_needed / per_sample.max(f64::MIN_POSITIVE)).ceil())
     }
 }
 
-/// Student's t interval of the mean of `shares` (percent), the standard deviation floored at
-/// `floor_sd` (percent: one repeat's sampling error).
-pub fn repeats_interval(shares: &[f64], floor_sd: f64, confidence: f64) -> (f64, Interval) {
+/// The two-sided quantile at `confidence` for `df` degrees of freedom (the normal's when
+/// infinite).
+fn quantile(confidence: f64, df: f64) -> f64 {
+    let q = 1.0 - (1.0 - confidence) / 2.0;
+    if df.is_finite() {
+        t_quantile(q, df.max(1.0))
+    } else {
+        normal_quantile(q)
+    }
+}
+
+/// Student's t interval of the mean of `shares` (percent), from their spread alone: the
+/// repeats' spread holds every noise a run has, its sampling noise included. Fewer than two
+/// shares have no spread: the caller gives one profile's own interval instead.
+pub fn repeats_interval(shares: &[f64], confidence: f64) -> (f64, Interval) {
     let n = shares.len() as f64;
     let mean = shares.iter().sum::<f64>() / n.max(1.0);
-    let sd = repeats_sd(shares).max(floor_sd);
     let half = if shares.len() >= 2 {
-        t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1.0) * sd / n.sqrt()
+        t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1.0) * repeats_sd(shares) / n.sqrt()
     } else {
-        z_of(confidence) * sd
+        0.0
     };
     let interval = Interval {
         low: (mean - half).max(0.0),
         high: (mean + half).min(100.0),
     };
     (mean, interval)
+}
+
+/// The share of a set of repeats and its interval: one profile's own interval, or the mean
+/// of several with Student's t over them ([`repeats_interval`]); `shares` in percent, one
+/// per estimate.
+pub fn of_repeats(shares: &[f64], estimates: &[Estimate], confidence: f64) -> (f64, Interval) {
+    match (shares, estimates) {
+        ([share], [one]) => (*share, one.interval(confidence)),
+        _ => repeats_interval(shares, confidence),
+    }
 }
 
 /// The sample standard deviation (n − 1); 0 for fewer than two values.
@@ -471,35 +542,131 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
     q
 }
 
-/// Per-thread sums for the cluster-robust variance of a share over threads:
-/// `Var_c(p) = G/(G−1) · Σ_t (W_{o,t} − p W_t)² / W²`, expanded as
-/// `(A_o − 2p B_o + p² C) · G/(G−1) / W²` with `A_o = Σ_t W_{o,t}²`, `B_o = Σ_t W_{o,t} W_t`,
-/// `C = Σ_t W_t²`. It is what a bootstrap that resamples whole threads would find, without
-/// drawing: samples of one thread may be correlated in any way, threads are taken as
-/// independent. With few threads it is itself noisy, so it is used only from
-/// [`MIN_THREADS`] threads on, and only when larger than the independent-samples variance.
+/// The batch-means variance of one share over a profile's time buckets (see the module's
+/// doc): `Var(p) = sum_sq / W²`. Sums of independent recordings add.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ClusterSums {
-    pub a: f64,
-    pub b: f64,
+pub struct BlockSums {
+    /// The estimate of `Var(Σ_b z_b)`, in the metric's unit squared.
+    pub sum_sq: f64,
+    /// The block length, in buckets (real: interpolated between integer blocks).
+    pub block: f64,
+    /// The batch means' degrees of freedom.
+    pub df: f64,
 }
 
-/// Threads (with weight) from which the cluster variance is used.
-pub const MIN_THREADS: usize = 8;
+/// Buckets with weight below which the time blocks say too little: the samples are then
+/// taken as independent draws.
+pub const MIN_BUCKETS: usize = 8;
 
-impl ClusterSums {
-    /// The cluster-robust variance of `weight / total` over `threads` threads with
-    /// `Σ_t W_t² = c`.
-    pub fn variance(&self, weight: u128, total: u128, c: f64, threads: usize) -> Option<f64> {
-        if threads < MIN_THREADS || total == 0 {
-            return None;
+/// The recording is cut into this many equal segments, and each bucket's residual is taken
+/// from its segment's own share: what changes slower than a segment (a warm-up, a batch
+/// job's phases) is the program's time profile, the same in every recording of it, not
+/// sampling noise.
+pub const SEGMENTS: usize = 16;
+
+/// The fewest buckets a segment holds: a short recording has fewer, longer segments.
+const MIN_SEGMENT: usize = 8;
+
+/// The largest lag-1 autocorrelation the block length is chosen from: past it the rule's
+/// `1/(1 − ρ²)` runs away, and half a segment caps the block anyway.
+const MAX_RHO: f64 = 0.98;
+
+impl BlockSums {
+    /// The variance of a share of `total` (fraction²).
+    pub fn variance(&self, total: u128) -> f64 {
+        if total == 0 {
+            return 0.0;
         }
         let w = total as f64;
-        let p = weight as f64 / w;
-        let g = threads as f64;
-        let v = (self.a - 2.0 * p * self.b + p * p * c) * g / (g - 1.0) / (w * w);
-        Some(v.max(0.0))
+        (self.sum_sq / (w * w)).max(0.0)
     }
+
+    /// Sums of two independent recordings of one metric (`report --merge`).
+    pub fn merged(&self, other: &BlockSums) -> BlockSums {
+        BlockSums {
+            sum_sq: self.sum_sq + other.sum_sq,
+            block: self.block.max(other.block),
+            df: self.df + other.df,
+        }
+    }
+}
+
+/// The batch-means variance of the share `Σ owner / Σ total` over consecutive time buckets
+/// (`owner[b]`, `total[b]`: the weights of bucket `b`), the block length chosen from the
+/// buckets' residuals (see the module's doc); `None` with fewer than [`MIN_BUCKETS`]
+/// buckets holding weight, or no weight.
+pub fn block_sums(owner: &[f64], total: &[f64]) -> Option<BlockSums> {
+    let k = owner.len().min(total.len());
+    if total.iter().filter(|&&t| t > 0.0).count() < MIN_BUCKETS {
+        return None;
+    }
+    let z = residuals(&owner[..k], &total[..k]);
+    let segment = segment_len(k);
+    let segments = k.div_ceil(segment);
+    let block = block_length(&z).min(segment as f64 / 2.0).max(1.0);
+    let below = block.floor();
+    let frac = block - below;
+    let at = |l: usize| obm(&z, l) * k as f64 / (k as f64 - (segments * l) as f64).max(1.0);
+    let low = at(below as usize);
+    let sum_sq = if frac > 0.0 {
+        low + frac * (at(below as usize + 1) - low)
+    } else {
+        low
+    };
+    Some(BlockSums {
+        sum_sq,
+        block,
+        df: (1.5 * (k as f64 / block - 1.0) - segments as f64).max(1.0),
+    })
+}
+
+/// The buckets of one segment ([`SEGMENTS`] of them, at least [`MIN_SEGMENT`] buckets each).
+fn segment_len(k: usize) -> usize {
+    (k / SEGMENTS).max(MIN_SEGMENT).min(k.max(1))
+}
+
+/// Each bucket's residual `O_b − r_s T_b` from its segment's share `r_s`.
+fn residuals(owner: &[f64], total: &[f64]) -> Vec<f64> {
+    let segment = segment_len(owner.len());
+    let mut z = Vec::with_capacity(owner.len());
+    for (o, t) in owner.chunks(segment).zip(total.chunks(segment)) {
+        let (os, ts): (f64, f64) = (o.iter().sum(), t.iter().sum());
+        let r = if ts > 0.0 { os / ts } else { 0.0 };
+        z.extend(o.iter().zip(t).map(|(o, t)| o - r * t));
+    }
+    z
+}
+
+/// The block length, in buckets, for the residuals `z` (Politis and White's rule for the
+/// circular block bootstrap with an AR(1) plug-in): `(6ρ²/(1 − ρ²)²)^{1/3} K^{1/3}`, at
+/// least 1.
+pub fn block_length(z: &[f64]) -> f64 {
+    let k = z.len() as f64;
+    let var: f64 = z.iter().map(|v| v * v).sum();
+    let lag1: f64 = z.windows(2).map(|w| w[0] * w[1]).sum();
+    let rho = if var > 0.0 { lag1 / var } else { 0.0 }.clamp(0.0, MAX_RHO);
+    let r2 = rho * rho;
+    ((6.0 * r2 / ((1.0 - r2) * (1.0 - r2))).cbrt() * k.cbrt()).max(1.0)
+}
+
+/// The overlapping batch means' estimate of `Var(Σ z)` at blocks of `l` buckets:
+/// `K² / ((K − l + 1)(K − l) l) · Σ_j S_j²` over the `K − l + 1` blocks' sums `S_j`.
+fn obm(z: &[f64], l: usize) -> f64 {
+    let k = z.len();
+    let l = l.clamp(1, k.saturating_sub(1).max(1));
+    let mut sum = 0.0;
+    let mut sq = 0.0;
+    for b in 0..k {
+        sum += z[b];
+        if b >= l {
+            sum -= z[b - l];
+        }
+        if b + 1 >= l {
+            sq += sum * sum;
+        }
+    }
+    let (kf, lf) = (k as f64, l as f64);
+    kf * kf / ((kf - lf + 1.0) * (kf - lf) * lf) * sq
 }
 
 #[cfg(test)]
@@ -531,7 +698,7 @@ mod tests {
             total: 400,
             owner_sq: 104.0,
             total_sq: 400.0,
-            cluster_var: None,
+            blocks: None,
         };
         let e = sums.estimate(400.0);
         assert!(close(e.var, 0.26 * 0.74 / 400.0, 1e-12));
@@ -558,7 +725,7 @@ mod tests {
             total: 26,
             owner_sq: 162.0,
             total_sq: 170.0,
-            cluster_var: None,
+            blocks: None,
         };
         let e = sums.estimate(10.0);
         let p: f64 = 18.0 / 26.0;
@@ -569,7 +736,7 @@ mod tests {
 
     #[test]
     fn repeats_use_t_and_say_how_many_would_decide() {
-        let (mean, i) = repeats_interval(&[26.0, 27.0, 25.0, 26.0, 26.0], 0.0, 0.95);
+        let (mean, i) = repeats_interval(&[26.0, 27.0, 25.0, 26.0, 26.0], 0.95);
         // sd = sqrt(0.5) = 0.7071; t(0.975; 4) = 2.776445; half = 0.8780
         assert!(close(mean, 26.0, 1e-12));
         assert!(
@@ -602,15 +769,99 @@ mod tests {
     }
 
     #[test]
-    fn the_cluster_variance_is_the_thread_bootstraps() {
-        // 8 threads, the owner holds all of 4 of them (10 each) and none of the others (10
-        // each): W = 80, p = 0.5; Σ_t (W_ot − p W_t)² = 8·25 = 200; ·8/7 / 6400
-        let c = ClusterSums {
-            a: 4.0 * 100.0,
-            b: 4.0 * 100.0,
+    fn independent_buckets_give_the_binomial_back() {
+        // 320 buckets of one sample each, the owner's in every fourth (p = 1/4). Segments
+        // of 320/16 = 20 buckets each hold 5 of the owner's, so every segment's share is
+        // 1/4 and the residuals are 3/4, −1/4, −1/4, −1/4 over and over: their lag-1
+        // products sum below zero, ρ clamps to 0 and the block is one bucket. Then
+        // Var(Σz) = K/(K−1) · Σz² · K/(K − 16) with Σz² = 320 · 3/16 = 60: the binomial
+        // p(1−p)/n = 60/320² up to K/(K−1) and the segments' K/(K−16)
+        let total = vec![1.0; 320];
+        let owner: Vec<f64> = (0..320)
+            .map(|b| if b % 4 == 0 { 1.0 } else { 0.0 })
+            .collect();
+        let sums = block_sums(&owner, &total).unwrap();
+        assert_eq!(sums.block, 1.0);
+        let var = sums.variance(320);
+        let want = 60.0 / (320.0 * 320.0) * (320.0 / 319.0) * (320.0 / 304.0);
+        assert!(close(var, want, 1e-15), "{var} {want}");
+        assert!(close(sums.df, 1.5 * 319.0 - 16.0, 1e-9));
+    }
+
+    #[test]
+    fn a_change_slower_than_a_segment_is_the_time_profile_not_noise() {
+        // a warm-up: 4 samples a bucket, the owner's 1 of them for the first 120 buckets
+        // (three segments of 40) and 3 after. Every segment's share is its buckets' own, so
+        // every residual is 0: no sampling noise at all in this made-up recording, where a
+        // residual from the whole recording's share (5/8 − 1/4 = 3/8 of every early bucket)
+        // would have called the warm-up noise
+        let total = vec![4.0; 640];
+        let owner: Vec<f64> = (0..640).map(|b| if b < 120 { 1.0 } else { 3.0 }).collect();
+        let sums = block_sums(&owner, &total).unwrap();
+        assert_eq!(sums.sum_sq, 0.0);
+    }
+
+    #[test]
+    fn runs_inside_a_segment_lengthen_the_block() {
+        // one sample a bucket, the owner's in runs of 4 buckets out of 8 (p = 1/2 in every
+        // segment of 40): residuals ±1/2, 480 equal neighbours and 159 changes over 639
+        // pairs, ρ = (480 − 159)/640 = 0.5016, l = (6ρ²/(1 − ρ²)²)^(1/3) · 640^(1/3) =
+        // 11.992 buckets (under half a segment, 20). The variance, by a reference written
+        // apart in Python: 116.662 (the binomial would say 640/4 = 160: blocks of 12 see
+        // that the runs alternate)
+        let total = vec![1.0; 640];
+        let owner: Vec<f64> = (0..640)
+            .map(|b| if b % 8 < 4 { 1.0 } else { 0.0 })
+            .collect();
+        let z: Vec<f64> = owner.iter().map(|o| o - 0.5).collect();
+        assert!(
+            close(block_length(&z), 11.992, 1e-3),
+            "{}",
+            block_length(&z)
+        );
+        let sums = block_sums(&owner, &total).unwrap();
+        assert!(close(sums.block, 11.992, 1e-3), "{}", sums.block);
+        assert!(close(sums.sum_sq, 116.662, 1e-3), "{}", sums.sum_sq);
+    }
+
+    #[test]
+    fn the_block_variance_moves_smoothly_with_one_more_sample() {
+        // no cliff (issue 54): one more sample in one bucket moves the interval's width by
+        // about what one sample in 2,000 can, never by a jump
+        let total: Vec<f64> = (0..500).map(|b| 4.0 + (b % 3) as f64).collect();
+        let owner: Vec<f64> = (0..500).map(|b| ((b * 7) % 5) as f64 * 0.8).collect();
+        let (o, t) = (owner.iter().sum::<f64>(), total.iter().sum::<f64>());
+        let width = |owner: &[f64], total: &[f64], o: f64, t: f64| {
+            let s = block_sums(owner, total).unwrap();
+            let e = ShareSums {
+                weight: o as u128,
+                total: t as u128,
+                owner_sq: 0.0,
+                total_sq: t,
+                blocks: Some(s),
+            }
+            .estimate(t);
+            let i = e.interval(0.95);
+            i.high - i.low
         };
-        let v = c.variance(40, 80, 8.0 * 100.0, 8).unwrap();
-        assert!(close(v, 200.0 * 8.0 / 7.0 / 6400.0, 1e-12));
-        assert_eq!(c.variance(40, 80, 800.0, 7), None);
+        let before = width(&owner, &total, o, t);
+        let (mut owner2, mut total2) = (owner.clone(), total.clone());
+        owner2[250] += 1.0;
+        total2[250] += 1.0;
+        let after = width(&owner2, &total2, o + 1.0, t + 1.0);
+        assert!(
+            (after - before).abs() < before * 5.0 / t,
+            "{before} {after}"
+        );
+    }
+
+    #[test]
+    fn repeats_have_no_floor() {
+        // five repeats 33.0 ± 0.5: the interval is t over them, however noisy one of them
+        // would have been alone
+        let (mean, i) = repeats_interval(&[32.5, 33.5, 33.0, 32.5, 33.5], 0.95);
+        let half =
+            t_quantile(0.975, 4.0) * repeats_sd(&[32.5, 33.5, 33.0, 32.5, 33.5]) / 5f64.sqrt();
+        assert!(close(mean, 33.0, 1e-12) && close(i.high - i.low, 2.0 * half, 1e-12));
     }
 }

@@ -130,6 +130,10 @@ pub struct Quality {
     /// Ownerless weight per module its stacks stop in ([`cut_in`]; `[unknown]` when no frame
     /// has one), heaviest first: where frame-pointer or DWARF unwinding gave up.
     pub ownerless_by_module: Vec<(String, u128)>,
+    /// Ownerless weight per owner the owner view gives it to (by `OwnerId`; shorter when the
+    /// last owners have none): how far a share could be off by the callers the cut hides
+    /// (the gate's bounds, issue 54).
+    pub ownerless_by_owner: Vec<u128>,
     /// How the input was recorded and what was lost doing it, in samples (perf.data only).
     pub recording: Recording,
     /// Weight of stacks through CPython's interpreter ([`is_cpython_module`]) in which no
@@ -289,6 +293,17 @@ impl Quality {
         self.unclassified_owner += other.unclassified_owner;
         merge_unresolved(&mut self.unresolved_by_module, &other.unresolved_by_module);
         merge_modules(&mut self.ownerless_by_module, &other.ownerless_by_module);
+        if self.ownerless_by_owner.len() < other.ownerless_by_owner.len() {
+            self.ownerless_by_owner
+                .resize(other.ownerless_by_owner.len(), 0);
+        }
+        for (a, b) in self
+            .ownerless_by_owner
+            .iter_mut()
+            .zip(&other.ownerless_by_owner)
+        {
+            *a += b;
+        }
         self.recording.merge(&other.recording);
     }
 

@@ -359,6 +359,7 @@ fn merge_aggregate(into: &mut Aggregate, from: Aggregate) {
     }
     into.distinct_stacks += from.distinct_stacks;
     into.quality.merge(&from.quality);
+    into.dispersion.merge(&from.dispersion);
 }
 
 #[cfg(test)]

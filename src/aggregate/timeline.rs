@@ -124,7 +124,7 @@ impl TimeSlot {
             total: self.all.total,
             owner_sq: self.owner_sq[owner],
             total_sq: self.total_sq,
-            cluster_var: None,
+            blocks: None,
         }
         .estimate(self.samples as f64)
     }
@@ -417,6 +417,81 @@ pub fn owner_timeline(
         slots,
         warmup,
     }))
+}
+
+/// The batch-means sums of every owner's and category's share per view over `timeline`'s
+/// own buckets (all threads together), weighed in sample type `metric`: what a time-stamped
+/// input's intervals rest on ([`interval::block_sums`]). All are `None` when fewer than
+/// [`interval::MIN_BUCKETS`] buckets hold weight.
+pub fn time_blocks(
+    profile: &Profile,
+    timeline: &Timeline,
+    rules: &RuleSet,
+    classes: &Classification,
+    metric: usize,
+    types_as_frames: bool,
+) -> TimeBlocks {
+    let n_owners = rules.owners().len();
+    let n_slots = (n_owners + Category::ALL.len()) * 3;
+    let cache = FactCache::new(profile, rules, classes, types_as_frames, Vec::new());
+    let mut stacks = StackOwners::new(cache, profile.stack_count());
+    let k = timeline.buckets().count();
+    let mut totals = vec![0.0; k];
+    // one series per (owner or category, view), made when it first gets weight
+    let mut series: Vec<Option<Vec<f64>>> = vec![None; n_slots];
+    let mut add = |slot: usize, b: usize, w: f64| {
+        series[slot].get_or_insert_with(|| vec![0.0; k])[b] += w;
+    };
+    let category = |o: OwnerId| category_index(rules.owner(o).category) as usize;
+    let cat_slot = |c: usize, v: usize| (n_owners + c) * 3 + v;
+    for (b, bucket) in timeline.buckets().enumerate() {
+        for (stack, values) in bucket.rows() {
+            let w = values[metric];
+            if w == 0 {
+                continue;
+            }
+            let w = w as f64;
+            totals[b] += w;
+            let (owners, flat) = stacks.of(stack);
+            let Some((anywhere, categories)) = flat else {
+                continue;
+            };
+            add(owners.self_owner.0 as usize * 3, b, w);
+            add(owners.owner.0 as usize * 3 + 1, b, w);
+            add(cat_slot(category(owners.self_owner), 0), b, w);
+            add(cat_slot(category(owners.owner), 1), b, w);
+            for o in anywhere {
+                add(o.0 as usize * 3 + 2, b, w);
+            }
+            for &c in categories {
+                add(cat_slot(c as usize, 2), b, w);
+            }
+        }
+    }
+    // a share without weight is 0 in every bucket: its sums are those of a zero series,
+    // computed once (the interval is still made from time blocks)
+    let nothing = interval::block_sums(&vec![0.0; k], &totals);
+    let sums: Vec<Option<interval::BlockSums>> = series
+        .iter()
+        .map(|s| match s {
+            Some(owner) => interval::block_sums(owner, &totals),
+            None => nothing,
+        })
+        .collect();
+    let triple = |i: usize| [sums[i * 3], sums[i * 3 + 1], sums[i * 3 + 2]];
+    TimeBlocks {
+        owners: (0..n_owners).map(triple).collect(),
+        categories: (n_owners..n_owners + Category::ALL.len())
+            .map(triple)
+            .collect(),
+    }
+}
+
+/// [`time_blocks`]' result: per owner (by `OwnerId`) and per category (by `Category::ALL`
+/// position), the sums of the self, owner and anywhere views.
+pub struct TimeBlocks {
+    pub owners: Vec<[Option<interval::BlockSums>; 3]>,
+    pub categories: Vec<[Option<interval::BlockSums>; 3]>,
 }
 
 /// Gives a slot no bucket fell in its place in the grid, and keeps every slot within the

@@ -58,7 +58,11 @@ fn decide(plan: &GatePlan) -> Result<gate::GateOutcome> {
         if let Some(unfit) = gate::check_fit(&reports[at].1, requirement, &plan.guards) {
             return Err(Error::Usage(crate::render::verdict::unfit(&unfit)));
         }
-        results.push(gate::check(&reports[at].1, requirement, &plan.decision)?);
+        let evaluation = gate::check(&reports[at].1, requirement, &plan.decision, &plan.guards)?;
+        if let Some(unfit) = evaluation.unfit() {
+            return Err(Error::Usage(crate::render::verdict::unfit(&unfit)));
+        }
+        results.push(evaluation);
     }
     super::leave_to_exit(loaded);
     Ok(gate::decide(results, plan.mode, &plan.decision))
@@ -233,7 +237,14 @@ mod tests {
             point_estimate: true,
             ..gate::Decision::default()
         };
-        gate::check(&report, &r, &point)
+        // guards off: the unknown weight's bounds are tested in `gate`
+        let off = gate::Guards {
+            max_unresolved: 100.0,
+            max_ownerless: 100.0,
+            max_lost: 100.0,
+            max_unclassified: 100.0,
+        };
+        gate::check(&report, &r, &point, &off)
     }
 
     #[test]

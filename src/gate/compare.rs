@@ -112,18 +112,17 @@ impl Compared {
     }
 }
 
-/// One side's standard error of its mean and the degrees of freedom (∞: normal).
+/// One side's standard error of its mean and the degrees of freedom (∞: normal): over two
+/// or more repeats their spread alone (Welch's t, issue 54: the spread holds the sampling
+/// noise too); one profile's own sampling error, or, beside repeats noisier than that, as
+/// noisy as one of them.
 fn side_error(values: &[f64], sampling_var: &[f64], other: Option<(f64, f64)>) -> (f64, f64) {
     let n = values.len() as f64;
-    let v_bar = sampling_var.iter().sum::<f64>() / n.max(1.0);
     if values.len() >= 2 {
         let s2 = interval::repeats_sd(values).powi(2);
-        return if s2 > v_bar {
-            ((s2 / n).sqrt(), n - 1.0)
-        } else {
-            ((v_bar / n).sqrt(), f64::INFINITY)
-        };
+        return ((s2 / n).sqrt(), n - 1.0);
     }
+    let v_bar = sampling_var.iter().sum::<f64>() / n.max(1.0);
     match other {
         Some((s2, df)) if s2 > v_bar => (s2.sqrt(), df),
         _ => (v_bar.sqrt(), f64::INFINITY),
@@ -351,7 +350,7 @@ fn row_sums(
             total: all.total,
             owner_sq: d.total_sq * share(weight, all.total) / 100.0,
             total_sq: d.total_sq,
-            cluster_var: None,
+            blocks: None,
         },
     }
 }
@@ -361,13 +360,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_side_is_as_noisy_as_its_repeats_or_its_samples_whichever_is_more() {
+    fn a_side_is_as_noisy_as_its_repeats_or_one_profile_as_its_samples() {
         // repeats 10, 12, 11 (s² = 1) with sampling variance 0.25 each: s² wins, df 2
         let (se, df) = side_error(&[10.0, 12.0, 11.0], &[0.25; 3], None);
         assert!((se - (1.0f64 / 3.0).sqrt()).abs() < 1e-12 && df == 2.0);
-        // the same with sampling variance 4: the samples say more noise, normal
+        // the same with sampling variance 4: still the repeats' spread, which holds every
+        // noise a run has (issue 54: no floor)
         let (se, df) = side_error(&[10.0, 12.0, 11.0], &[4.0; 3], None);
-        assert!((se - (4.0f64 / 3.0).sqrt()).abs() < 1e-12 && df.is_infinite());
+        assert!((se - (1.0f64 / 3.0).sqrt()).abs() < 1e-12 && df == 2.0);
         // a single profile beside noisy repeats is taken to be as noisy as one of them
         let (se, df) = side_error(&[10.0], &[0.25], Some((1.0, 2.0)));
         assert!((se - 1.0).abs() < 1e-12 && df == 2.0);

@@ -1,6 +1,11 @@
 //! Whether an input can carry a verdict at all (issue 14): a gate that passes or fails on a
-//! recording without call chains, with its stacks cut short or its addresses unnamed judges
-//! the recording, not the code. Such input is refused with the guard, the figure and the fix.
+//! recording without call chains, with its addresses unnamed or its samples lost judges the
+//! recording, not the code. Such input is refused with the guard, the figure and the fix.
+//!
+//! Weight whose owner is unknown — stacks cut short (`--max-ownerless`), frames nobody names
+//! (`--max-unclassified`) — is a bound, not a refusal (issue 54): over its guard, it could
+//! belong to the subject or not, so the share lies between the two ends ([`UnknownWeight`]),
+//! and the gate refuses only when the verdict differs between them.
 
 use crate::aggregate::Aggregate;
 use crate::aggregate::quality::{CutShortAdvice, percent};
@@ -33,6 +38,19 @@ pub struct Unfit {
     pub path: String,
     pub view: View,
     pub reason: UnfitReason,
+    /// For weight whose owner is unknown: the share's interval at both ends, which
+    /// straddles the threshold (the verdict could flip).
+    pub range: Option<FlipRange>,
+}
+
+/// The range a share could lie in, whoever the unknown weight belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlipRange {
+    /// The owner or category required.
+    pub subject: String,
+    /// The interval from the low end's low to the high end's high, percent.
+    pub interval: crate::aggregate::interval::Interval,
+    pub threshold: f64,
 }
 
 /// Which guard refused, with its figure (percent of the view's weight) and limit.
@@ -79,6 +97,7 @@ pub fn check_fit(report: &Report, requirement: &Requirement, guards: &Guards) ->
             path: input.path.clone(),
             view: requirement.view,
             reason,
+            range: None,
         })
     })
 }
@@ -107,14 +126,6 @@ fn unfit_reason(
             limit: guards.max_unresolved,
         });
     }
-    let ownerless = quality.ownerless_percent(total);
-    if view != View::Self_ && ownerless > guards.max_ownerless {
-        return Some(UnfitReason::CutShort {
-            percent: ownerless,
-            limit: guards.max_ownerless,
-            advice: quality.ownerless_advice(total),
-        });
-    }
     let lost = quality.recording.lost_percent();
     if lost > guards.max_lost {
         return Some(UnfitReason::Lost {
@@ -122,16 +133,75 @@ fn unfit_reason(
             limit: guards.max_lost,
         });
     }
+    None
+}
+
+/// The weight of one input whose owner the recording or the rules leave unknown, over its
+/// guard: how far (percentage points) the subject's share could be below or above the one
+/// measured, and the guards it is over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownWeight {
+    /// The part of the measured share that could belong to others (points).
+    pub down: f64,
+    /// The part of the rest that could belong to the subject (points).
+    pub up: f64,
+    /// The guards over their limit ([`UnfitReason::CutShort`], [`UnfitReason::Unclassified`]).
+    pub over: Vec<UnfitReason>,
+}
+
+/// Where `aggregate`'s unknown weight is over its guards for `requirement`, how far it could
+/// move the share of `subject`: stacks cut short (in the owner view) were given to the owner
+/// of their transparent frames, their real callers unseen, so the part of them the subject
+/// holds could be others' and the rest could be the subject's; in the anywhere view the
+/// subject could be among the unseen callers of any of them; unclassified frames could be
+/// anybody's. `owner_in_subject` tells whether an owner (by index) counts for the subject.
+pub fn unknown_weight(
+    aggregate: &Aggregate,
+    requirement: &Requirement,
+    guards: &Guards,
+    owner_in_subject: impl Fn(usize) -> bool,
+) -> Option<UnknownWeight> {
+    let view = requirement.view;
+    let total = aggregate.all.total;
+    let quality = &aggregate.quality;
+    let (mut down, mut up) = (0u128, 0u128);
+    let mut over = Vec::new();
+    let ownerless = quality.ownerless_percent(total);
+    if view != View::Self_ && ownerless > guards.max_ownerless {
+        over.push(UnfitReason::CutShort {
+            percent: ownerless,
+            limit: guards.max_ownerless,
+            advice: quality.ownerless_advice(total),
+        });
+        let mine: u128 = match view {
+            View::Owner => (quality.ownerless_by_owner.iter().enumerate())
+                .filter(|&(o, _)| owner_in_subject(o))
+                .map(|(_, w)| w)
+                .sum(),
+            _ => 0,
+        };
+        down += mine;
+        up += quality.ownerless - mine;
+    }
     let unclassified = aggregate.unclassified_percent(view);
     if unclassified > guards.max_unclassified && !about_unclassified(&requirement.subject) {
-        return Some(UnfitReason::Unclassified {
+        over.push(UnfitReason::Unclassified {
             percent: unclassified,
             limit: guards.max_unclassified,
             claim: claim(aggregate),
         });
+        let weight = (aggregate.all.owners.get(UNCLASSIFIED_ID)).map_or(0, |w| view.of(w));
+        up += weight;
     }
-    None
+    (!over.is_empty()).then(|| UnknownWeight {
+        down: percent(down, total),
+        up: percent(up.min(total), total),
+        over,
+    })
 }
+
+/// `OwnerId::UNCLASSIFIED` as an index.
+const UNCLASSIFIED_ID: usize = crate::model::OwnerId::UNCLASSIFIED.0 as usize;
 
 /// Whether a requirement is about the unclassified weight itself (`unclassified.owner <=
 /// 10%`, `category:unknown.self <= 5%`): the guard would refuse the very figure it checks.

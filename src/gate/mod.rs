@@ -17,7 +17,9 @@ pub mod compare;
 mod fitness;
 pub mod threshold;
 
-pub use fitness::{Claim, Guards, Unfit, UnfitReason, check_fit};
+pub use fitness::{
+    Claim, FlipRange, Guards, Unfit, UnfitReason, UnknownWeight, check_fit, unknown_weight,
+};
 pub use threshold::{Requirement, Subject, parse, parse_confidence, parse_guard, parse_subject};
 
 use crate::aggregate::category_index;
@@ -103,13 +105,36 @@ pub struct InputShare {
     /// The percent of this input's weight that unclassified frames decide in the
     /// requirement's view (what `--max-unclassified` guards).
     pub unclassified: f64,
+    /// Weight whose owner is unknown, over its guard: how far it could move the share.
+    pub unknown: Option<UnknownWeight>,
+    /// The time the samples span (or the profile's declared duration), seconds.
+    pub seconds: Option<f64>,
+    /// The time blocks' length, seconds (time-stamped inputs).
+    pub block_seconds: Option<f64>,
+}
+
+/// The share's interval widened by the weight whose owner is unknown (issue 54): the
+/// requirement is decided when it holds, or fails, at both ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bounds {
+    /// Points the unknown weight could take from the share, and add to it (mean over the
+    /// repeats).
+    pub down: f64,
+    pub up: f64,
+    /// The interval from the low end's low to the high end's high.
+    pub interval: Interval,
+    /// The interval alone decides, but not at both ends: the unknown weight could flip the
+    /// verdict, and the gate refuses (exit 2) saying by how much.
+    pub flips: bool,
 }
 
 /// What would decide an inconclusive requirement, at the share measured now.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ToDecide {
-    /// This many samples in one profile (rows, when the input counts none).
-    Samples { needed: f64, counted: bool },
+    /// This many seconds of one recording at the same rate (`now`: the seconds recorded).
+    Seconds { needed: f64, now: f64 },
+    /// This many samples in one profile, where it does not say how long it ran.
+    Samples { needed: f64 },
     /// This many repeats with the spread seen.
     Repeats(usize),
 }
@@ -137,6 +162,8 @@ pub struct Evaluation {
     /// For an inconclusive interval: what would decide it.
     pub to_decide: Option<ToDecide>,
     pub status: Status,
+    /// Where some input's unknown weight is over its guard: the interval at both ends.
+    pub bounds: Option<Bounds>,
 }
 
 impl Evaluation {
@@ -156,6 +183,27 @@ impl Evaluation {
         } else {
             self.spread.max
         }
+    }
+
+    /// The refusal when the unknown weight could flip the verdict: the first input over a
+    /// guard, its guard, and the share's range.
+    pub fn unfit(&self) -> Option<Unfit> {
+        let bounds = self.bounds.as_ref().filter(|b| b.flips)?;
+        let (input, unknown) = self
+            .inputs
+            .iter()
+            .find_map(|i| i.unknown.as_ref().map(|u| (i, u)))?;
+        Some(Unfit {
+            requirement: self.requirement.text.clone(),
+            path: input.path.clone(),
+            view: self.requirement.view,
+            reason: unknown.over.first()?.clone(),
+            range: Some(FlipRange {
+                subject: self.name.clone(),
+                interval: bounds.interval,
+                threshold: self.requirement.threshold,
+            }),
+        })
     }
 }
 
@@ -215,6 +263,7 @@ pub fn check(
     report: &Report,
     requirement: &Requirement,
     decision: &Decision,
+    guards: &Guards,
 ) -> Result<Evaluation> {
     let first = report
         .inputs
@@ -237,6 +286,10 @@ pub fn check(
                 }
             };
             let estimate = sums.estimate(d.samples as f64);
+            let in_subject = |o: usize| match &resolved {
+                Resolved::Owner(i) => o == *i,
+                Resolved::Category(c) => report.owners.get(o).is_some_and(|x| x.category == *c),
+            };
             InputShare {
                 path: input.path.clone(),
                 weight: sums.weight,
@@ -247,6 +300,9 @@ pub fn check(
                 interval: estimate.interval(decision.confidence),
                 estimate,
                 unclassified: input.aggregate.unclassified_percent(requirement.view),
+                unknown: unknown_weight(&input.aggregate, requirement, guards, in_subject),
+                seconds: d.seconds,
+                block_seconds: estimate.block.map(|b| b * d.bucket_nanos as f64 / 1e9),
             }
         })
         .collect();
@@ -255,11 +311,16 @@ pub fn check(
     let (op, t) = (requirement.op, requirement.threshold);
     let passing = shares.iter().filter(|&&s| op.holds(s, t)).count();
     let measured = measure(&inputs, decision);
-    let status = match measured.interval {
+    let plain = match measured.interval {
         Some(i) => judge(op, i, t),
         None if passing == shares.len() => Status::Pass,
         None if passing == 0 => Status::Fail,
         None => Status::Inconclusive,
+    };
+    let bounds = bounds(&inputs, &measured, &spread, op, t, plain);
+    let status = match &bounds {
+        Some(b) if !b.flips => judge(op, b.interval, t).min_certain(plain),
+        _ => plain,
     };
     let to_decide = (status == Status::Inconclusive && measured.interval.is_some())
         .then(|| measured.to_decide(&inputs, t, decision.confidence))
@@ -282,7 +343,60 @@ pub fn check(
         confidence: decision.confidence,
         to_decide,
         status,
+        bounds,
     })
+}
+
+/// The interval widened by the inputs' unknown weight (the mean of their ends over the
+/// repeats), where some input has weight over a guard: `flips` when the interval alone
+/// decides (`plain`) but the widened one does not.
+fn bounds(
+    inputs: &[InputShare],
+    measured: &Measured,
+    spread: &Spread,
+    op: threshold::Op,
+    t: f64,
+    plain: Status,
+) -> Option<Bounds> {
+    if inputs.iter().all(|i| i.unknown.is_none()) {
+        return None;
+    }
+    let n = inputs.len() as f64;
+    let mean_of = |f: fn(&UnknownWeight) -> f64| {
+        inputs
+            .iter()
+            .map(|i| i.unknown.as_ref().map_or(0.0, f))
+            .sum::<f64>()
+            / n
+    };
+    let (down, up) = (mean_of(|u| u.down), mean_of(|u| u.up));
+    let base = measured.interval.unwrap_or(Interval {
+        low: spread.min,
+        high: spread.max,
+    });
+    let interval = Interval {
+        low: (base.low - down).max(0.0),
+        high: (base.high + up).min(100.0),
+    };
+    let widened = judge(op, interval, t);
+    Some(Bounds {
+        down,
+        up,
+        interval,
+        flips: plain != Status::Inconclusive && widened != plain,
+    })
+}
+
+impl Status {
+    /// Of a decision at both ends (`self`) and the interval's own: the same when both agree,
+    /// else inconclusive (callers refuse the case where only the ends disagree).
+    fn min_certain(self, plain: Status) -> Status {
+        if self == plain {
+            self
+        } else {
+            Status::Inconclusive
+        }
+    }
 }
 
 /// The share a requirement is decided on and its interval.
@@ -294,8 +408,8 @@ struct Measured {
     sd: f64,
 }
 
-/// One input: its share and sampling interval. Repeats: the mean share and its t interval,
-/// the spread floored at one repeat's mean sampling error.
+/// One input: its share and sampling interval. Repeats: the mean share and its t interval
+/// over the repeats' spread.
 fn measure(inputs: &[InputShare], decision: &Decision) -> Measured {
     let shares: Vec<f64> = inputs.iter().map(|i| i.share).collect();
     if decision.point_estimate {
@@ -314,33 +428,40 @@ fn measure(inputs: &[InputShare], decision: &Decision) -> Measured {
             sd: 0.0,
         },
         many => {
-            let sampling = many
-                .iter()
-                .map(|i| i.estimate.var.sqrt() * 100.0)
-                .sum::<f64>()
-                / many.len() as f64;
-            let (mean, interval) =
-                interval::repeats_interval(&shares, sampling, decision.confidence);
+            let estimates: Vec<Estimate> = many.iter().map(|i| i.estimate).collect();
+            let (mean, interval) = interval::of_repeats(&shares, &estimates, decision.confidence);
             Measured {
                 estimate: mean,
                 interval: Some(interval),
                 method: Method::RepeatsT,
-                sd: interval::repeats_sd(&shares).max(sampling),
+                sd: interval::repeats_sd(&shares),
             }
         }
     }
 }
 
 impl Measured {
+    /// What would decide an inconclusive interval: seconds of recording at the same rate
+    /// where one profile says how long it ran, samples where it counts them but not the
+    /// time, repeats otherwise (never distinct stacks: nobody records those).
     fn to_decide(&self, inputs: &[InputShare], t: f64, confidence: f64) -> Option<ToDecide> {
         match inputs {
             [one] => {
-                one.estimate
-                    .samples_to_decide(t, confidence)
-                    .map(|needed| ToDecide::Samples {
-                        needed,
-                        counted: one.counted,
-                    })
+                let needed = one.estimate.samples_to_decide(t, confidence)?;
+                match (one.counted, one.seconds) {
+                    (true, Some(now)) if one.samples > 0 => Some(ToDecide::Seconds {
+                        needed: now * needed / one.samples as f64,
+                        now,
+                    }),
+                    (true, _) => Some(ToDecide::Samples { needed }),
+                    (false, _) => interval::repeats_to_decide(
+                        self.estimate,
+                        one.estimate.var.sqrt() * 100.0,
+                        t,
+                        confidence,
+                    )
+                    .map(ToDecide::Repeats),
+                }
             }
             _ => interval::repeats_to_decide(self.estimate, self.sd, t, confidence)
                 .map(ToDecide::Repeats),

@@ -163,6 +163,8 @@ struct Builder<'a> {
     profile: Profile,
     frames: Vec<FrameId>,
     values: Vec<u128>,
+    /// The `samples` type that counts the entries of sampled profiles.
+    count: Option<usize>,
     leaf_first: Vec<FrameId>,
     rounded_counts: u64,
     /// Bytes of frame ids the distinct stacks of evented profiles hold, and their cap.
@@ -205,11 +207,23 @@ fn build(path: &Path, text: &[u8], file: FileJson, evented_cap: u64) -> Result<P
             "no samples: `profiles` is empty",
         ));
     }
+    // a sampled profile's entries are samples, whatever they weigh: counted, an interval
+    // rests on them rather than on distinct stacks (issue 54)
+    let count = file.profiles.iter().any(|p| p.kind == "sampled").then(|| {
+        types
+            .iter()
+            .position(|t| *t == SampleType::samples())
+            .unwrap_or_else(|| {
+                types.push(SampleType::samples());
+                types.len() - 1
+            })
+    });
     let mut b = Builder {
         path,
         text,
         profile: Profile::new(types.clone()),
         values: vec![0; types.len()],
+        count,
         frames: Vec::with_capacity(shared_frames.len()),
         leaf_first: Vec::new(),
         rounded_counts: 0,
@@ -370,7 +384,15 @@ impl Builder<'_> {
             })
     }
 
-    fn add(&mut self, stack_root_first: &[FrameId], thread: Option<ThreadId>, ty: usize, v: u128) {
+    /// Adds one sample (`sampled`: counted in the `samples` type too) or one interval of an
+    /// evented profile.
+    fn add(
+        &mut self,
+        stack_root_first: &[FrameId],
+        thread: Option<ThreadId>,
+        (ty, v): (usize, u128),
+        sampled: bool,
+    ) {
         self.leaf_first.clear();
         self.leaf_first.extend(stack_root_first.iter().rev());
         let known = self.profile.stack_count();
@@ -381,6 +403,9 @@ impl Builder<'_> {
         }
         self.values.iter_mut().for_each(|x| *x = 0);
         self.values[ty] = v;
+        if sampled && let Some(count) = self.count {
+            self.values[count] = 1;
+        }
         self.profile.add_sample(stack, thread, &self.values);
     }
 
@@ -413,7 +438,7 @@ impl Builder<'_> {
             }
             at.item.set(Some(("weights", s)));
             let value = self.scaled(at, &format!("the weight of sample {s}"), weight, scale)?;
-            self.add(&stack, thread, ty, value);
+            self.add(&stack, thread, (ty, value), true);
         }
         Ok(())
     }
@@ -449,7 +474,7 @@ impl Builder<'_> {
             if !open.is_empty() && now > last {
                 self.check_nesting(at, e, open.len())?;
                 let stack = std::mem::take(&mut open);
-                self.add(&stack, thread, ty, now - last);
+                self.add(&stack, thread, (ty, now - last), false);
                 open = stack;
             }
             last = now;
@@ -494,7 +519,7 @@ impl Builder<'_> {
             if end > last {
                 self.check_nesting(at, events.len(), open.len())?;
                 let stack = std::mem::take(&mut open);
-                self.add(&stack, thread, ty, end - last);
+                self.add(&stack, thread, (ty, end - last), false);
                 open = stack;
             }
             self.profile.meta.warnings.push(Notice::FramesLeftOpen {

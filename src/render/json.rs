@@ -4,7 +4,7 @@
 //! and categories `intervals` (95 % per view, with the `method`). The wire structs live here, separate from the
 //! report types, so the schema changes only on purpose.
 
-use crate::aggregate::interval::Method;
+use crate::aggregate::interval::{Estimate, Method};
 use crate::aggregate::quality::{FigureSource, FigureValue, QUALITY_FIGURES};
 use crate::aggregate::report::{Report, View, share};
 use crate::model::CallGraph;
@@ -287,47 +287,81 @@ impl<'a> Owner<'a> {
 /// Percent, `[low, high]` per view, and how they were made.
 #[derive(Serialize)]
 struct Intervals {
-    /// `wilson-ess` (samples taken as independent) or `wilson-ess-threads` (the variance
-    /// over threads, where larger).
+    /// `time-blocks` (batch means over time buckets, where samples carry a time) or
+    /// `wilson-ess` (samples taken as independent draws).
     method: &'static str,
     confidence: f64,
     #[serde(rename = "self")]
     self_: [f64; 2],
     owner: [f64; 2],
     anywhere: [f64; 2],
+    /// The effective number of independent samples behind each view's share.
+    effective_samples: PerView<f64>,
+    /// The time blocks' length per view, seconds (`time-blocks` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    block_seconds: Option<PerView<f64>>,
+}
+
+#[derive(Serialize)]
+struct PerView<T> {
+    #[serde(rename = "self")]
+    self_: T,
+    owner: T,
+    anywhere: T,
 }
 
 /// What the intervals rest on.
 #[derive(Serialize)]
 struct Sampling {
-    /// Samples behind the total (distinct stacks when `counted` is false: the input has no
-    /// `samples` count, and each stack is taken as one sample).
+    /// Samples behind the total (distinct stacks when `counted` is false: the input says
+    /// nothing of its samples, and each stack is taken as one sample).
     samples: u128,
     counted: bool,
-    threads: usize,
+    /// `time-blocks` where the samples carry a time, else `wilson-ess`.
+    estimator: &'static str,
+    /// The width of one time bucket, seconds (`time-blocks` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bucket_seconds: Option<f64>,
+    /// The time the samples span, seconds, where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seconds: Option<f64>,
 }
 
 /// The intervals of owner (or category, with `category`) `index` in one input.
 fn intervals(agg: &crate::aggregate::Aggregate, index: usize, category: bool) -> Intervals {
     let d = &agg.dispersion;
-    let mut method = Method::Wilson;
-    let mut of = |view: View| {
-        let e = d
-            .sums(&agg.all, index, category, view)
-            .estimate(d.samples as f64);
-        if e.method == Method::WilsonThreads {
-            method = e.method;
-        }
+    let of = |view: View| {
+        d.sums(&agg.all, index, category, view)
+            .estimate(d.samples as f64)
+    };
+    let (s, o, a) = (of(View::Self_), of(View::Owner), of(View::Anywhere));
+    let bounds = |e: &Estimate| {
         let i = e.interval(REPORT_CONFIDENCE);
         [i.low, i.high]
     };
-    let (self_, owner, anywhere) = (of(View::Self_), of(View::Owner), of(View::Anywhere));
+    let bucket = d.bucket_nanos as f64 / 1e9;
+    let blocks = (s.block.is_some() || o.block.is_some() || a.block.is_some()).then(|| PerView {
+        self_: s.block.unwrap_or(0.0) * bucket,
+        owner: o.block.unwrap_or(0.0) * bucket,
+        anywhere: a.block.unwrap_or(0.0) * bucket,
+    });
+    let method = if blocks.is_some() {
+        Method::TimeBlocks
+    } else {
+        Method::Wilson
+    };
     Intervals {
         method: method.as_str(),
         confidence: REPORT_CONFIDENCE,
-        self_,
-        owner,
-        anywhere,
+        self_: bounds(&s),
+        owner: bounds(&o),
+        anywhere: bounds(&a),
+        effective_samples: PerView {
+            self_: s.n_eff,
+            owner: o.n_eff,
+            anywhere: a.n_eff,
+        },
+        block_seconds: blocks,
     }
 }
 
@@ -489,7 +523,14 @@ fn input(report: &Report, i: usize) -> Input<'_> {
         sampling: Sampling {
             samples: agg.dispersion.samples,
             counted: agg.dispersion.counted,
-            threads: agg.dispersion.threads,
+            estimator: if agg.dispersion.bucket_nanos > 0 {
+                Method::TimeBlocks.as_str()
+            } else {
+                Method::Wilson.as_str()
+            },
+            bucket_seconds: (agg.dispersion.bucket_nanos > 0)
+                .then(|| agg.dispersion.bucket_nanos as f64 / 1e9),
+            seconds: agg.dispersion.seconds,
         },
         top_owner_frames: frames(&agg.top_owner_frames, agg.all.total),
         top_self_frames: frames(&agg.top_self, agg.all.total),

@@ -171,10 +171,7 @@ fn interval_cells(report: &Report, row: &ShareRow, view: View, shares: &[f64]) -
     };
     match report.combine {
         Combine::Repeats => {
-            let sampling = estimates.iter().map(|e| e.var.sqrt() * 100.0).sum::<f64>()
-                / estimates.len() as f64;
-            let (mean, i) =
-                crate::aggregate::interval::repeats_interval(shares, sampling, confidence);
+            let (mean, i) = crate::aggregate::interval::of_repeats(shares, &estimates, confidence);
             vec![cell(mean, i)]
         }
         _ => shares

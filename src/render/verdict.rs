@@ -51,12 +51,26 @@ pub fn unfit(u: &Unfit) -> String {
             claim_advice(claim)
         ),
     };
-    format!(
-        "--require `{}`: {} is unfit for a verdict on the {} view: {why}",
-        u.requirement,
-        u.path,
-        u.view.as_str()
-    )
+    match &u.range {
+        // weight of unknown owner is a bound: refused only where it could flip the verdict
+        Some(range) => format!(
+            "--require `{}`: the weight whose owner {} cannot tell could flip the verdict: with \
+             it given to `{}` or to others, the share lies in [{:.2}–{}] (95 % interval at both \
+             ends), on both sides of {}; {why}",
+            u.requirement,
+            u.path,
+            range.subject,
+            range.interval.low,
+            pct2(range.interval.high),
+            pct2(range.threshold)
+        ),
+        None => format!(
+            "--require `{}`: {} is unfit for a verdict on the {} view: {why}",
+            u.requirement,
+            u.path,
+            u.view.as_str()
+        ),
+    }
 }
 
 /// How to claim the heaviest unclassified frames.
@@ -221,14 +235,16 @@ fn remark(e: &Evaluation) -> Option<String> {
             trim_float(e.confidence * 100.0),
             pct2(e.requirement.threshold),
             match e.to_decide {
-                Some(ToDecide::Samples { needed, counted }) => format!(
-                    "; about {} {} (now {}) would decide it at {}",
+                Some(ToDecide::Seconds { needed, now }) => format!(
+                    "; about {} s of recording at the same rate (now {} s) would decide it at \
+                     {}, or repeats (several files) for a verdict across runs",
+                    seconds(needed),
+                    seconds(now),
+                    pct2(e.estimate)
+                ),
+                Some(ToDecide::Samples { needed }) => format!(
+                    "; about {} samples (now {}) would decide it at {}",
                     thousands(needed),
-                    if counted {
-                        "samples"
-                    } else {
-                        "distinct stacks"
-                    },
                     thousands(e.inputs[0].samples as f64),
                     pct2(e.estimate)
                 ),
@@ -250,6 +266,7 @@ fn remark(e: &Evaluation) -> Option<String> {
             },
             pct2(e.deciding_share())
         )),
+        _ if e.bounds.is_some() => {}
         _ if e.inputs.iter().all(|i| i.weight == 0) => remarks.push(format!(
             "`{}` has no weight in the {} view of these profiles",
             e.name,
@@ -257,7 +274,66 @@ fn remark(e: &Evaluation) -> Option<String> {
         )),
         _ => {}
     }
+    if let Some(b) = &e.bounds {
+        remarks.push(bounds_remark(e, b));
+    }
+    if e.inputs.len() > 1 && e.inputs.len() < 5 && e.method == Method::RepeatsT {
+        remarks.push(format!(
+            "only {} repeats: the spread of so few says little about the next run (5 or more \
+             give a t interval worth its name)",
+            e.inputs.len()
+        ));
+    }
     (!remarks.is_empty()).then(|| remarks.join("; "))
+}
+
+/// `with 14.9 % of the weight in stacks cut short (over --max-ownerless 5 %), the share
+/// lies in [..]: the verdict holds at both ends`.
+fn bounds_remark(e: &Evaluation, b: &crate::gate::Bounds) -> String {
+    let over: Vec<String> = e
+        .inputs
+        .iter()
+        .filter_map(|i| i.unknown.as_ref())
+        .flat_map(|u| u.over.iter())
+        .map(|r| match r {
+            UnfitReason::CutShort { percent, limit, .. } => {
+                format!("{percent:.1}% in stacks cut short (over --max-ownerless {limit}%)")
+            }
+            UnfitReason::Unclassified { percent, limit, .. } => {
+                format!("{percent:.1}% unclassified (over --max-unclassified {limit}%)")
+            }
+            _ => String::new(),
+        })
+        .fold(Vec::new(), |mut seen, r| {
+            if !seen.contains(&r) {
+                seen.push(r);
+            }
+            seen
+        });
+    format!(
+        "with {} the share could be {:.2} points lower or {:.2} higher: [{:.2}–{}] at both \
+         ends, {}",
+        over.join(" and "),
+        b.down,
+        b.up,
+        b.interval.low,
+        pct2(b.interval.high),
+        match e.status {
+            Status::Inconclusive => "which still straddles the threshold",
+            _ => "so the verdict holds whoever that weight belongs to",
+        }
+    )
+}
+
+/// Seconds with as many decimals as a short recording needs: 0.42, 5.3, 120.
+fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{s:.2}")
+    } else if s < 100.0 {
+        format!("{s:.1}")
+    } else {
+        thousands(s)
+    }
 }
 
 fn verdict(outcome: &GateOutcome) -> String {
@@ -426,13 +502,18 @@ struct Requirement<'a> {
     estimate: f64,
     /// `null` with `--point-estimate`.
     interval: Option<JsonInterval>,
-    /// `wilson-ess`, `wilson-ess-threads`, `repeats-t` or `point-estimate`.
+    /// `time-blocks`, `wilson-ess`, `repeats-t` or `point-estimate`.
     method: &'static str,
     confidence: f64,
-    /// For an inconclusive interval: `{"samples": N}` (in one profile; `counted` false when
-    /// N counts distinct stacks) or `{"repeats": N}`.
+    /// For an inconclusive interval: `{"seconds": {"needed": S, "now": T}}` (one recording
+    /// at the same rate), `{"samples": {"needed": N}}` (one profile that does not say how
+    /// long it ran) or `{"repeats": N}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     to_decide: Option<JsonToDecide>,
+    /// Where weight of unknown owner is over its guard: the points it could take from and
+    /// add to the share, and the interval at both ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bounds: Option<JsonBounds>,
     /// The largest percent of the view that unclassified frames decide over the inputs.
     unclassified_percent: f64,
     inputs: Vec<Input<'a>>,
@@ -456,8 +537,17 @@ impl From<Interval> for JsonInterval {
 #[derive(Serialize)]
 #[serde(rename_all = "snake_case")]
 enum JsonToDecide {
-    Samples { needed: f64, counted: bool },
+    Seconds { needed: f64, now: f64 },
+    Samples { needed: f64 },
     Repeats(usize),
+}
+
+/// The unknown weight's bounds on a requirement's share.
+#[derive(Serialize)]
+struct JsonBounds {
+    down: f64,
+    up: f64,
+    interval: JsonInterval,
 }
 
 #[derive(Serialize)]
@@ -476,6 +566,14 @@ struct Input<'a> {
     samples: u128,
     counted: bool,
     effective_samples: f64,
+    /// `time-blocks` or `wilson-ess`: how this input's interval was made.
+    method: &'static str,
+    /// The time blocks' length, seconds (`time-blocks` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    block_seconds: Option<f64>,
+    /// The time the samples span, seconds, where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seconds: Option<f64>,
     /// This input's own interval from its counts.
     interval: JsonInterval,
     /// The percent of its weight that unclassified frames decide in the view.
@@ -509,8 +607,14 @@ fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
             method: e.method.as_str(),
             confidence: e.confidence,
             to_decide: e.to_decide.map(|t| match t {
-                ToDecide::Samples { needed, counted } => JsonToDecide::Samples { needed, counted },
+                ToDecide::Seconds { needed, now } => JsonToDecide::Seconds { needed, now },
+                ToDecide::Samples { needed } => JsonToDecide::Samples { needed },
                 ToDecide::Repeats(n) => JsonToDecide::Repeats(n),
+            }),
+            bounds: e.bounds.as_ref().map(|b| JsonBounds {
+                down: b.down,
+                up: b.up,
+                interval: b.interval.into(),
             }),
             unclassified_percent: e.unclassified(),
             inputs: e
@@ -524,6 +628,9 @@ fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
                     samples: i.samples,
                     counted: i.counted,
                     effective_samples: i.estimate.n_eff,
+                    method: i.estimate.method.as_str(),
+                    block_seconds: i.block_seconds,
+                    seconds: i.seconds,
                     interval: i.interval.into(),
                     unclassified_percent: i.unclassified,
                 })
@@ -546,11 +653,16 @@ fn json(outcome: &GateOutcome, out: &mut dyn Write) -> std::io::Result<()> {
 fn method_words(method: Method) -> &'static str {
     match method {
         Method::Wilson => {
-            "Wilson interval at the effective sample size (samples taken as independent)"
+            "Wilson interval at the effective sample size (samples taken as independent draws: \
+             the input has no sample times); one recording's sampling noise only, not what \
+             varies from run to run (JIT compilation, warm-up, load, GC): repeats (several \
+             files) give a verdict across runs"
         }
-        Method::WilsonThreads => {
-            "Wilson interval at the effective sample size, variance over threads \
-             (cluster-robust) where larger"
+        Method::TimeBlocks => {
+            "Wilson interval at the effective sample size of batch means over time blocks \
+             (all threads together, the block length chosen from the data); one recording's \
+             sampling noise only, not what varies from run to run (JIT compilation, warm-up, \
+             load, GC): repeats (several files) give a verdict across runs"
         }
         Method::RepeatsT => "Student's t over the repeats",
         Method::Point => "point estimate, no interval (--point-estimate)",
