@@ -311,17 +311,15 @@ pub fn check(
     let (op, t) = (requirement.op, requirement.threshold);
     let passing = shares.iter().filter(|&&s| op.holds(s, t)).count();
     let measured = measure(&inputs, decision);
-    let plain = match measured.interval {
+    // the widened interval holds the plain one: where it decides, the plain one decides the
+    // same, so the status is the plain interval's, and the bounds only refuse (`flips`)
+    let status = match measured.interval {
         Some(i) => judge(op, i, t),
         None if passing == shares.len() => Status::Pass,
         None if passing == 0 => Status::Fail,
         None => Status::Inconclusive,
     };
-    let bounds = bounds(&inputs, &measured, &spread, op, t, plain);
-    let status = match &bounds {
-        Some(b) if !b.flips => judge(op, b.interval, t).min_certain(plain),
-        _ => plain,
-    };
+    let bounds = bounds(&inputs, &measured, &spread, op, t, status);
     let to_decide = (status == Status::Inconclusive && measured.interval.is_some())
         .then(|| measured.to_decide(&inputs, t, decision.confidence))
         .flatten();
@@ -385,18 +383,6 @@ fn bounds(
         interval,
         flips: plain != Status::Inconclusive && widened != plain,
     })
-}
-
-impl Status {
-    /// Of a decision at both ends (`self`) and the interval's own: the same when both agree,
-    /// else inconclusive (callers refuse the case where only the ends disagree).
-    fn min_certain(self, plain: Status) -> Status {
-        if self == plain {
-            self
-        } else {
-            Status::Inconclusive
-        }
-    }
 }
 
 /// The share a requirement is decided on and its interval.

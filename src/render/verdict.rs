@@ -305,7 +305,7 @@ fn bounds_remark(e: &Evaluation, b: &crate::gate::Bounds) -> String {
             _ => String::new(),
         })
         .fold(Vec::new(), |mut seen, r| {
-            if !seen.contains(&r) {
+            if !r.is_empty() && !seen.contains(&r) {
                 seen.push(r);
             }
             seen
