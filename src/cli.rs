@@ -439,10 +439,10 @@ when it lies on the wrong side, and is inconclusive when it contains the thresho
 then says how many seconds of recording (one profile) or repeats would decide it at the share \
 measured. One profile whose samples carry a time (perf.data, perf script, JFR): the samples of \
 all threads in the recording's time buckets (1 ms, wider past a second), the variance from \
-overlapping batch means of the buckets' residuals at a block of l buckets, l = (6ρ²/(1 − \
-ρ²)²)^(1/3) K^(1/3) (ρ the residuals' lag-1 autocorrelation clamped to [0, 0.98], K the \
-buckets; at most K/3; Politis and White's rule), and Wilson's interval at the effective sample \
-size it implies. One profile without times: the sample counts (`samples`, `value / period`, a \
+overlapping batch means of the buckets' residuals (each from the share of its own eighth of the \
+recording: a warm-up is the program's time profile, not noise) at the block of 1, 2, 4... \
+buckets, up to half an eighth, whose variance is largest (Flyvbjerg and Petersen's blocking), \
+and Wilson's interval at the effective sample size it implies. One profile without times: the sample counts (`samples`, `value / period`, a \
 Go heap profile's sampled allocations; weighted samples through their squared weights; without \
 any count every distinct stack is one sample) as independent draws, Wilson at the effective \
 sample size. Either covers one recording's sampling noise only: what varies from run to run \

@@ -41,14 +41,14 @@
 //! ```
 //!
 //! (the last factor gives back what the `G` segments' own shares take), with the block
-//! length chosen from the data by the rule of Politis and White (2004) for the circular block
-//! bootstrap with an AR(1) plug-in (Andrews 1991): `ρ` the lag-1 autocorrelation of `z`,
-//! clamped to `[0, 0.98]`, and `l = max(1, (6ρ² / (1 − ρ²)²)^{1/3} K^{1/3})`, at most half
-//! a segment. `l` is real: the variance is interpolated between the integer blocks around
-//! it, so that nothing in the estimate jumps when one sample is added. Threads enter only
-//! through what they do to the buckets' residuals: a measured correlation, never a switch.
-//! The interval is Wilson's at the effective sample size this variance implies, with
-//! Student's t at `1.5 (K/l − 1) − G` degrees of freedom in place of the normal quantile.
+//! length chosen from the data as Flyvbjerg and Petersen's blocking does: blocks of 1, 2,
+//! 4, ... buckets up to half a segment, and the largest of their variances, which is where
+//! the correlation has run out and the batch means stop growing. The estimate moves with the
+//! data without a jump (a maximum of continuous functions); threads enter only through what
+//! they do to the buckets' residuals: a measured correlation, never a switch. The interval is
+//! Wilson's at the effective sample size this variance implies, with Student's t at
+//! `1.5 (K/l − 1) − G` degrees of freedom in place of the normal quantile. How this rule and
+//! the segments' count were chosen, on repeated recordings: `docs/statistics.md`.
 //!
 //! One recording's interval covers that recording's sampling noise only: what differs from
 //! run to run (JIT compilation, warm-up, load, GC) is the same in all its buckets and
@@ -548,7 +548,7 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
 pub struct BlockSums {
     /// The estimate of `Var(Σ_b z_b)`, in the metric's unit squared.
     pub sum_sq: f64,
-    /// The block length, in buckets (real: interpolated between integer blocks).
+    /// The block length, in buckets.
     pub block: f64,
     /// The batch means' degrees of freedom.
     pub df: f64,
@@ -562,14 +562,10 @@ pub const MIN_BUCKETS: usize = 8;
 /// from its segment's own share: what changes slower than a segment (a warm-up, a batch
 /// job's phases) is the program's time profile, the same in every recording of it, not
 /// sampling noise.
-pub const SEGMENTS: usize = 16;
+pub const SEGMENTS: usize = 8;
 
 /// The fewest buckets a segment holds: a short recording has fewer, longer segments.
 const MIN_SEGMENT: usize = 8;
-
-/// The largest lag-1 autocorrelation the block length is chosen from: past it the rule's
-/// `1/(1 − ρ²)` runs away, and half a segment caps the block anyway.
-const MAX_RHO: f64 = 0.98;
 
 impl BlockSums {
     /// The variance of a share of `total` (fraction²).
@@ -603,16 +599,17 @@ pub fn block_sums(owner: &[f64], total: &[f64]) -> Option<BlockSums> {
     let z = residuals(&owner[..k], &total[..k]);
     let segment = segment_len(k);
     let segments = k.div_ceil(segment);
-    let block = block_length(&z).min(segment as f64 / 2.0).max(1.0);
-    let below = block.floor();
-    let frac = block - below;
     let at = |l: usize| obm(&z, l) * k as f64 / (k as f64 - (segments * l) as f64).max(1.0);
-    let low = at(below as usize);
-    let sum_sq = if frac > 0.0 {
-        low + frac * (at(below as usize + 1) - low)
-    } else {
-        low
-    };
+    // blocks of 1, 2, 4... buckets up to half a segment: the largest variance is where the
+    // correlation has run out (the batch means stop growing), whatever its time scale
+    let (block, sum_sq) = std::iter::successors(Some(1usize), |l| Some(l * 2))
+        .take_while(|&l| l == 1 || 2 * l <= segment)
+        .map(|l| (l, at(l)))
+        .fold(
+            (1, 0.0),
+            |best, (l, v)| if v > best.1 { (l, v) } else { best },
+        );
+    let block = block as f64;
     Some(BlockSums {
         sum_sq,
         block,
@@ -635,18 +632,6 @@ fn residuals(owner: &[f64], total: &[f64]) -> Vec<f64> {
         z.extend(o.iter().zip(t).map(|(o, t)| o - r * t));
     }
     z
-}
-
-/// The block length, in buckets, for the residuals `z` (Politis and White's rule for the
-/// circular block bootstrap with an AR(1) plug-in): `(6ρ²/(1 − ρ²)²)^{1/3} K^{1/3}`, at
-/// least 1.
-pub fn block_length(z: &[f64]) -> f64 {
-    let k = z.len() as f64;
-    let var: f64 = z.iter().map(|v| v * v).sum();
-    let lag1: f64 = z.windows(2).map(|w| w[0] * w[1]).sum();
-    let rho = if var > 0.0 { lag1 / var } else { 0.0 }.clamp(0.0, MAX_RHO);
-    let r2 = rho * rho;
-    ((6.0 * r2 / ((1.0 - r2) * (1.0 - r2))).cbrt() * k.cbrt()).max(1.0)
 }
 
 /// The overlapping batch means' estimate of `Var(Σ z)` at blocks of `l` buckets:
@@ -771,11 +756,11 @@ mod tests {
     #[test]
     fn independent_buckets_give_the_binomial_back() {
         // 320 buckets of one sample each, the owner's in every fourth (p = 1/4). Segments
-        // of 320/16 = 20 buckets each hold 5 of the owner's, so every segment's share is
-        // 1/4 and the residuals are 3/4, −1/4, −1/4, −1/4 over and over: their lag-1
-        // products sum below zero, ρ clamps to 0 and the block is one bucket. Then
-        // Var(Σz) = K/(K−1) · Σz² · K/(K − 16) with Σz² = 320 · 3/16 = 60: the binomial
-        // p(1−p)/n = 60/320² up to K/(K−1) and the segments' K/(K−16)
+        // of 320/8 = 40 buckets each hold 10 of the owner's, so every segment's share is
+        // 1/4 and the residuals are 3/4, −1/4, −1/4, −1/4 over and over: blocks of 2, 4, ...
+        // buckets cancel them, so the largest variance is one bucket's,
+        // Var(Σz) = K/(K−1) · Σz² · K/(K − 8) with Σz² = 320 · 3/16 = 60: the binomial
+        // p(1−p)/n = 60/320² up to K/(K−1) and the segments' K/(K−8)
         let total = vec![1.0; 320];
         let owner: Vec<f64> = (0..320)
             .map(|b| if b % 4 == 0 { 1.0 } else { 0.0 })
@@ -783,20 +768,20 @@ mod tests {
         let sums = block_sums(&owner, &total).unwrap();
         assert_eq!(sums.block, 1.0);
         let var = sums.variance(320);
-        let want = 60.0 / (320.0 * 320.0) * (320.0 / 319.0) * (320.0 / 304.0);
+        let want = 60.0 / (320.0 * 320.0) * (320.0 / 319.0) * (320.0 / 312.0);
         assert!(close(var, want, 1e-15), "{var} {want}");
-        assert!(close(sums.df, 1.5 * 319.0 - 16.0, 1e-9));
+        assert!(close(sums.df, 1.5 * 319.0 - 8.0, 1e-9));
     }
 
     #[test]
     fn a_change_slower_than_a_segment_is_the_time_profile_not_noise() {
-        // a warm-up: 4 samples a bucket, the owner's 1 of them for the first 120 buckets
-        // (three segments of 40) and 3 after. Every segment's share is its buckets' own, so
+        // a warm-up: 4 samples a bucket, the owner's 1 of them for the first 160 buckets
+        // (two segments of 80) and 3 after. Every segment's share is its buckets' own, so
         // every residual is 0: no sampling noise at all in this made-up recording, where a
         // residual from the whole recording's share (5/8 − 1/4 = 3/8 of every early bucket)
         // would have called the warm-up noise
         let total = vec![4.0; 640];
-        let owner: Vec<f64> = (0..640).map(|b| if b < 120 { 1.0 } else { 3.0 }).collect();
+        let owner: Vec<f64> = (0..640).map(|b| if b < 160 { 1.0 } else { 3.0 }).collect();
         let sums = block_sums(&owner, &total).unwrap();
         assert_eq!(sums.sum_sq, 0.0);
     }
@@ -804,24 +789,16 @@ mod tests {
     #[test]
     fn runs_inside_a_segment_lengthen_the_block() {
         // one sample a bucket, the owner's in runs of 4 buckets out of 8 (p = 1/2 in every
-        // segment of 40): residuals ±1/2, 480 equal neighbours and 159 changes over 639
-        // pairs, ρ = (480 − 159)/640 = 0.5016, l = (6ρ²/(1 − ρ²)²)^(1/3) · 640^(1/3) =
-        // 11.992 buckets (under half a segment, 20). The variance, by a reference written
-        // apart in Python: 116.662 (the binomial would say 640/4 = 160: blocks of 12 see
-        // that the runs alternate)
+        // segment of 80): residuals ±1/2 in runs of 4. Blocks of 1, 2, 4, ... 32 buckets;
+        // blocks of 4 see the runs whole and give the largest variance, 254.886 by a
+        // reference written apart in Python (the binomial would say 640/4 = 160)
         let total = vec![1.0; 640];
         let owner: Vec<f64> = (0..640)
             .map(|b| if b % 8 < 4 { 1.0 } else { 0.0 })
             .collect();
-        let z: Vec<f64> = owner.iter().map(|o| o - 0.5).collect();
-        assert!(
-            close(block_length(&z), 11.992, 1e-3),
-            "{}",
-            block_length(&z)
-        );
         let sums = block_sums(&owner, &total).unwrap();
-        assert!(close(sums.block, 11.992, 1e-3), "{}", sums.block);
-        assert!(close(sums.sum_sq, 116.662, 1e-3), "{}", sums.sum_sq);
+        assert_eq!(sums.block, 4.0);
+        assert!(close(sums.sum_sq, 254.886, 1e-3), "{}", sums.sum_sq);
     }
 
     #[test]

@@ -684,7 +684,7 @@ fn unfit_input_gets_a_refusal_not_a_verdict() {
     let refusal = whose_err(&["gate", &fp, "--require", "category:user.owner >= 50%"]);
     assert!(
         refusal.contains("could flip the verdict")
-            && refusal.contains("the share lies in [35.36–100.00%]")
+            && refusal.contains("the share lies in [35.10–100.00%]")
             && refusal.contains(
                 "63.1% of its weight is in stacks cut short (only transparent frames, no \
                  thread root; --max-ownerless 5%)"
@@ -700,7 +700,7 @@ fn unfit_input_gets_a_refusal_not_a_verdict() {
     assert!(
         stdout(&o).contains(
             "with 63.1% in stacks cut short (over --max-ownerless 5%) the share could be 0.00 \
-             points lower or 63.15 higher: [35.36–100.00%] at both ends, so the verdict holds \
+             points lower or 63.15 higher: [35.10–100.00%] at both ends, so the verdict holds \
              whoever that weight belongs to"
         ),
         "{}",
