@@ -390,6 +390,9 @@ impl Aggregate {
     pub fn findings(&self) -> Vec<quality::Finding> {
         let total = self.all.total;
         let mut findings = self.quality.findings(total);
+        if let Some(bounds) = self.user_bounds() {
+            findings.push(bounds);
+        }
         if let Some(w) = self.timeline.as_ref().and_then(|t| t.warmup.as_ref()) {
             findings.push(w.finding());
         }
@@ -401,6 +404,29 @@ impl Aggregate {
             });
         }
         findings
+    }
+
+    /// Where stacks cut short hold more than the gate's default guard: the range user
+    /// code's owner-view share lies in whoever their weight belongs to — down by the part
+    /// the owner view gave to user code, up by the rest (issue 54).
+    pub fn user_bounds(&self) -> Option<quality::Finding> {
+        let total = self.all.total;
+        let q = &self.quality;
+        let cut = q.ownerless_percent(total);
+        if cut <= quality::UNFIT_PERCENT || !q.callchains() {
+            return None;
+        }
+        let user = &self.all.categories[category_index(Category::User) as usize];
+        if user.anywhere == 0 {
+            return None;
+        }
+        let share = quality::percent(user.owner, total);
+        Some(quality::Finding::UserBounds {
+            share,
+            low: share - quality::percent(q.ownerless_user, total),
+            high: share + quality::percent(q.ownerless - q.ownerless_user, total),
+            cut,
+        })
     }
 
     /// The percent of the weight that frames no rule, preset or guess names decide in `view`
@@ -829,7 +855,8 @@ pub fn aggregate(
         }
         // a sample without frames has nothing to judge the recording by, nothing to list
         if !facts.stackless {
-            quality.add(profile, row.stack, &facts, w);
+            let user_owner = rules.owner(facts.owner).category == Category::User;
+            quality.add(profile, row.stack, &facts, w, user_owner);
             frames.add(&facts, &cache, w);
         }
     }
@@ -979,7 +1006,16 @@ struct QualityAccumulator<'p> {
 }
 
 impl<'p> QualityAccumulator<'p> {
-    fn add(&mut self, profile: &'p Profile, stack: StackId, facts: &StackFacts, w: u128) {
+    /// Adds a row of weight `w`; `user_owner` tells whether its owner-view owner is user
+    /// code's (what the user's bounds take from, [`quality::Finding::UserBounds`]).
+    fn add(
+        &mut self,
+        profile: &'p Profile,
+        stack: StackId,
+        facts: &StackFacts,
+        w: u128,
+        user_owner: bool,
+    ) {
         let q = &mut self.quality;
         q.max_depth = q.max_depth.max(facts.depth);
         if facts.ownerless {
@@ -989,6 +1025,9 @@ impl<'p> QualityAccumulator<'p> {
                 q.ownerless_by_owner.resize(owner + 1, 0);
             }
             q.ownerless_by_owner[owner] += w;
+            if user_owner {
+                q.ownerless_user += w;
+            }
             let frames = profile.stack(stack).iter().map(|&f| profile.frame(f));
             *self
                 .ownerless_modules

@@ -134,6 +134,8 @@ pub struct Quality {
     /// last owners have none): how far a share could be off by the callers the cut hides
     /// (the gate's bounds, issue 54).
     pub ownerless_by_owner: Vec<u128>,
+    /// Ownerless weight the owner view gives to an owner of category `user`.
+    pub ownerless_user: u128,
     /// How the input was recorded and what was lost doing it, in samples (perf.data only).
     pub recording: Recording,
     /// Weight of stacks through CPython's interpreter ([`is_cpython_module`]) in which no
@@ -285,6 +287,7 @@ impl Quality {
         }
         self.max_depth = self.max_depth.max(other.max_depth);
         self.ownerless += other.ownerless;
+        self.ownerless_user += other.ownerless_user;
         self.unresolved_leaf += other.unresolved_leaf;
         self.unresolved_owner += other.unresolved_owner;
         self.unresolved_anywhere += other.unresolved_anywhere;
@@ -468,6 +471,15 @@ pub enum Finding {
     /// `percent` of the weight is in CPython's interpreter with no Python function in its
     /// stack: perf sees the interpreter's C functions, not the program's.
     InterpreterOnly { percent: f64 },
+    /// Stacks cut short over the guard: user code's owner-view `share` lies in
+    /// `[low, high]` whoever their `cut` percent belongs to (issue 54; the gate decides only
+    /// where a requirement holds at both ends).
+    UserBounds {
+        share: f64,
+        low: f64,
+        high: f64,
+        cut: f64,
+    },
     /// Leaves and owner frames without a symbol, and the heaviest modules they are in.
     Unresolved {
         leaf: f64,
@@ -533,7 +545,10 @@ pub enum Finding {
 impl Finding {
     /// Whether this says the answer is unreliable (a warning), not a next step (a hint).
     pub fn is_warning(&self) -> bool {
-        !matches!(self, Finding::UserPrefix { .. })
+        !matches!(
+            self,
+            Finding::UserPrefix { .. } | Finding::UserBounds { .. }
+        )
     }
 }
 

@@ -22,6 +22,16 @@ pub fn text(finding: &Finding) -> String {
              view gives to the leaf's owner; {}",
             cut_short_advice(advice)
         ),
+        Finding::UserBounds {
+            share,
+            low,
+            high,
+            cut,
+        } => format!(
+            "user code's owner-view share, {share:.1}%, lies between {low:.1}% and {high:.1}% \
+             whoever the {cut:.1}% in stacks cut short belongs to (their callers are unseen); \
+             `whose gate` decides a requirement only where it holds at both ends"
+        ),
         Finding::InterpreterOnly { percent } => format!(
             "{percent:.1}% of the weight is in CPython's interpreter with no Python function in \
              its stack: perf sees the interpreter's C functions (_PyEval_EvalFrameDefault ...), \
@@ -331,16 +341,18 @@ pub fn headline(finding: &Finding) -> Option<String> {
             format!("{percent:.1}% of stacks cut at depth {depth}")
         }
         Finding::Warmup { seconds, .. } => format!("the first {seconds:.1} s are a warm-up"),
-        Finding::UnresolvedModule { .. } | Finding::UserPrefix { .. } => return None,
+        Finding::UnresolvedModule { .. }
+        | Finding::UserPrefix { .. }
+        | Finding::UserBounds { .. } => return None,
     })
 }
 
 /// One finding tagged as the report's header shows it: `warning: ...` or `hint: ...`.
 pub fn line(finding: &Finding) -> String {
-    let tag = if finding.is_warning() {
-        "warning"
-    } else {
-        "hint"
+    let tag = match finding {
+        Finding::UserBounds { .. } => "bounds",
+        f if f.is_warning() => "warning",
+        _ => "hint",
     };
     format!("{tag}: {}", text(finding))
 }

@@ -552,7 +552,7 @@ fn input(report: &Report, i: usize) -> Input<'_> {
                 owners: owners(report, a),
             })
             .collect(),
-        quality: quality(&agg.quality, agg.all.total),
+        quality: quality(agg),
         suggested_user: agg.suggested_user.as_ref().map(|hint| SuggestedUser {
             prefix: &hint.prefix,
             weight: hint.owner,
@@ -638,7 +638,10 @@ impl Serialize for Figures {
     }
 }
 
-fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
+/// The quality figures of `agg` and the findings that follow from them (with user code's
+/// bounds where stacks are cut short).
+fn quality(agg: &crate::aggregate::Aggregate) -> Quality<'_> {
+    let (q, total) = (&agg.quality, agg.all.total);
     Quality {
         stacks: Figures::of(q, FigureSource::Stacks),
         unresolved_by_module: q
@@ -686,6 +689,7 @@ fn quality(q: &crate::aggregate::quality::Quality, total: u128) -> Quality<'_> {
         findings: q
             .findings(total)
             .iter()
+            .chain(&agg.user_bounds())
             .map(super::findings::text)
             .collect(),
     }

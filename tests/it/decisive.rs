@@ -214,6 +214,31 @@ fn the_jvm_services_cut_short_stacks_bound_its_share_instead_of_refusing_it() {
 }
 
 #[test]
+fn the_report_gives_user_codes_bounds_where_stacks_are_cut_short() {
+    // jvm-shop: 33.8 % user, 14.9 % cut short in libc (none of it given to user): the share
+    // lies in [33.8, 48.7] whoever those stacks belong to, said in the header and the JSON
+    let mut a = vec!["report".to_string()];
+    a.extend(args(&CASES[0]));
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let table = whose_ok(&refs);
+    assert!(
+        table.contains("bounds: user code's owner-view share, 33.8%"),
+        "{table}"
+    );
+    a.extend(["--format".into(), "json".into()]);
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let v: Value = serde_json::from_str(&whose_ok(&refs)).unwrap();
+    let findings = v["inputs"][0]["quality"]["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().any(|f| f.as_str().unwrap().starts_with(
+            "user code's owner-view share, 33.8%, lies between 33.8% and 48.7% whoever the \
+             14.9% in stacks cut short belongs to"
+        )),
+        "{findings:?}"
+    );
+}
+
+#[test]
 fn kotlin_orders_says_what_would_decide_it() {
     // 5 points from its share the batch job's own noise straddles the threshold: no
     // verdict, and the line says how long a recording (or how many repeats) would give one
