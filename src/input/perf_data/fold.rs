@@ -580,8 +580,7 @@ impl Folding {
         self.values[base + ty] = self.values[base + ty].saturating_add(period);
         self.values[base + self.samples_type] += 1;
         if let (Some(timeline), Some(time)) = (&mut self.timeline, time) {
-            timeline.add(time, row, ty, period);
-            timeline.add(time, row, self.samples_type, 1);
+            timeline.add_two(time, row, (ty, period), (self.samples_type, 1));
         }
     }
 }
