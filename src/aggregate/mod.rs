@@ -421,10 +421,11 @@ impl Aggregate {
             return None;
         }
         let share = quality::percent(user.owner, total);
+        let (down, up) = q.cut_short_bounds(q.ownerless_user);
         Some(quality::Finding::UserBounds {
             share,
-            low: share - quality::percent(q.ownerless_user, total),
-            high: share + quality::percent(q.ownerless - q.ownerless_user, total),
+            low: share - quality::percent(down, total),
+            high: share + quality::percent(up, total),
             cut,
         })
     }
@@ -433,12 +434,14 @@ impl Aggregate {
     /// (the leaf for self, the owner frame for owner, any frame for anywhere): what the
     /// report's quality line shows and `--max-unclassified` guards (issue 29).
     pub fn unclassified_percent(&self, view: report::View) -> f64 {
-        let weight = self
-            .all
-            .owners
+        quality::percent(self.unclassified_weight(view), self.all.total)
+    }
+
+    /// The weight behind [`Aggregate::unclassified_percent`].
+    pub fn unclassified_weight(&self, view: report::View) -> u128 {
+        (self.all.owners)
             .get(OwnerId::UNCLASSIFIED.0 as usize)
-            .map_or(0, |w| view.of(w));
-        quality::percent(weight, self.all.total)
+            .map_or(0, |w| view.of(w))
     }
 }
 

@@ -310,6 +310,15 @@ impl Quality {
         self.recording.merge(&other.recording);
     }
 
+    /// How far the stacks cut short could move a share in the owner view, in weight: down
+    /// by `mine` (the part of them the owner view gave to the share's owners, whose real
+    /// callers could be others'), up by the rest (whose callers could be the share's). The
+    /// one home of that rule: the gate's bounds and the report's user bounds both take it.
+    pub fn cut_short_bounds(&self, mine: u128) -> (u128, u128) {
+        let mine = mine.min(self.ownerless);
+        (mine, self.ownerless - mine)
+    }
+
     /// Why stacks stopped short of a root, and what to do; the report's finding and the
     /// gate's refusal say it alike (`render::findings::cut_short_advice`). Frame pointers (or
     /// an input that does not say) want DWARF; a DWARF recording whose unwinding stopped

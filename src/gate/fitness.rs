@@ -180,8 +180,9 @@ pub fn unknown_weight(
                 .sum(),
             _ => 0,
         };
-        down += mine;
-        up += quality.ownerless - mine;
+        let (d, u) = quality.cut_short_bounds(mine);
+        down += d;
+        up += u;
     }
     let unclassified = aggregate.unclassified_percent(view);
     if unclassified > guards.max_unclassified && !about_unclassified(&requirement.subject) {
@@ -190,8 +191,7 @@ pub fn unknown_weight(
             limit: guards.max_unclassified,
             claim: claim(aggregate),
         });
-        let weight = (aggregate.all.owners.get(UNCLASSIFIED_ID)).map_or(0, |w| view.of(w));
-        up += weight;
+        up += aggregate.unclassified_weight(view);
     }
     (!over.is_empty()).then(|| UnknownWeight {
         down: percent(down, total),
@@ -199,9 +199,6 @@ pub fn unknown_weight(
         over,
     })
 }
-
-/// `OwnerId::UNCLASSIFIED` as an index.
-const UNCLASSIFIED_ID: usize = crate::model::OwnerId::UNCLASSIFIED.0 as usize;
 
 /// Whether a requirement is about the unclassified weight itself (`unclassified.owner <=
 /// 10%`, `category:unknown.self <= 5%`): the guard would refuse the very figure it checks.
