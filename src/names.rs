@@ -117,6 +117,36 @@ pub struct MapEntry {
     pub line: Option<u32>,
 }
 
+/// The C function a cgo stub stands for (issue 53): `main._Cfunc_sqlite3_step` (Go's side,
+/// `.abi0` in perf), `github.com/mattn/go-sqlite3._Cfunc_sqlite3_exec`, `_C2func_` (calls that
+/// return errno) and `_cgo_4a3b…_Cfunc_sqlite3_step` (the C side) → `sqlite3_step`; cgo's own
+/// allocation helper `_Cfunc__CMalloc` → `malloc`. A Go CPU profile has no C frames, so the
+/// stub is all it shows of the call: its owner is the C function's.
+pub fn cgo_callee(name: &str) -> Option<&str> {
+    let at = name.find("_Cfunc_").or_else(|| name.find("_C2func_"))?;
+    let before = &name[..at];
+    // the Go side ends its package with `.`; the C side is `_cgo_<hex>`
+    let stub = before.ends_with('.')
+        || before
+            .strip_prefix("_cgo_")
+            .is_some_and(|hex| hex.chars().all(|c| c.is_ascii_hexdigit()));
+    if !stub {
+        return None;
+    }
+    let rest = &name[at..];
+    let rest = &rest[rest.find("func_")? + "func_".len()..];
+    let callee = rest.strip_suffix(".abi0").unwrap_or(rest);
+    if callee == "_CMalloc" {
+        return Some("malloc");
+    }
+    let plain = !callee.is_empty()
+        && !callee.starts_with('_')
+        && callee
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plain.then_some(callee)
+}
+
 /// V8's code tags in perf maps (`CodeEventListener` log names) for a script's functions.
 const V8_FUNCTION_TAGS: &[&str] = &["JS", "LazyCompile", "Function", "Script", "Eval"];
 
@@ -1276,6 +1306,28 @@ mod tests {
             if is_plain_symbol(&sym) {
                 proptest::prop_assert_eq!(normalize_any_symbol(&sym), sym);
             }
+        }
+    }
+
+    #[test]
+    fn cgo_stubs_stand_for_their_c_function() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("main._Cfunc_sqlite3_step", Some("sqlite3_step")),
+            ("main._Cfunc_score_block.abi0", Some("score_block")),
+            (
+                "github.com/mattn/go-sqlite3._Cfunc_sqlite3_exec",
+                Some("sqlite3_exec"),
+            ),
+            ("main._C2func_open_db", Some("open_db")),
+            ("_cgo_29ecfdabf875_Cfunc_score_block", Some("score_block")),
+            ("main._Cfunc__CMalloc", Some("malloc")),
+            ("main._Cfunc_GoString", Some("GoString")),
+            ("runtime.cgocall", None),
+            ("my_Cfunc_thing", None),
+            ("_cgo_topofstack", None),
+        ];
+        for (name, want) in cases {
+            assert_eq!(cgo_callee(name), *want, "{name}");
         }
     }
 }

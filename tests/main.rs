@@ -17,6 +17,7 @@ mod it {
     mod flame_browser;
     mod fleet;
     mod folded;
+    mod frameworks;
     mod gate;
     mod goldens;
     mod hardening;

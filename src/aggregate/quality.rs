@@ -145,6 +145,10 @@ pub struct Quality {
     /// Weight whose owner frame no rule, preset or guess names (`unclassified` in the owner
     /// view): what `--max-unclassified` guards there (issue 29).
     pub unclassified_owner: u128,
+    /// Java methods were named by a perf map (`perf-PID.map`), which has one symbol per
+    /// compiled method and no inlining: code the JIT inlined into its caller shows as the
+    /// caller's ([`Finding::JitInlining`], issue 53).
+    pub jvm_perf_map: bool,
 }
 
 /// The value of one scalar quality figure.
@@ -294,6 +298,7 @@ impl Quality {
         self.module_only_leaf += other.module_only_leaf;
         self.interpreter_only += other.interpreter_only;
         self.unclassified_owner += other.unclassified_owner;
+        self.jvm_perf_map |= other.jvm_perf_map;
         merge_unresolved(&mut self.unresolved_by_module, &other.unresolved_by_module);
         merge_modules(&mut self.ownerless_by_module, &other.ownerless_by_module);
         if self.ownerless_by_owner.len() < other.ownerless_by_owner.len() {
@@ -489,6 +494,10 @@ pub enum Finding {
         high: f64,
         cut: f64,
     },
+    /// A JVM recording symbolised by a perf map, where user code owns only `user` percent:
+    /// the map has no inlining, so user code the JIT inlined into framework or generated
+    /// code shows as theirs; JFR and async-profiler keep inlined frames (issue 53).
+    JitInlining { user: f64 },
     /// Leaves and owner frames without a symbol, and the heaviest modules they are in.
     Unresolved {
         leaf: f64,
@@ -571,6 +580,21 @@ pub fn is_cpython_module(module: &str) -> bool {
     version.is_some_and(|v| {
         v.is_empty() || v.starts_with('.') && !v.contains("-config") && !v.ends_with(".py")
     })
+}
+
+/// Under this owner-view share of user code, a JVM recording named by a perf map says that
+/// inlining may hide user code ([`Finding::JitInlining`]): where user code is a thin layer,
+/// what C2 inlined of it into the framework is a large part of it.
+pub const JIT_INLINING_PERCENT: f64 = 10.0;
+
+/// Whether `frame` is a Java method named by a perf map (`perf-PID.map`): a JIT frame with a
+/// dotted name (the map's VM stubs, `Interpreter`, have none).
+pub fn is_perf_map_java(frame: &Frame) -> bool {
+    frame.kind == FrameKind::Jit
+        && frame.name.contains('.')
+        && frame
+            .module_basename()
+            .is_some_and(|m| m.starts_with("perf-") && m.ends_with(".map"))
 }
 
 /// Whether `frame` is a Python function: py-spy's and async-profiler-like `_[0]` frames, or

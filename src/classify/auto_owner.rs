@@ -21,14 +21,13 @@
 //!   `gitlab.com`, `bitbucket.org`, `codeberg.org`, `golang.org/x`), two elsewhere
 //!   (`go.uber.org/zap`), with a major-version suffix (`/v2`) kept;
 //! - a Java/Kotlin method (`com.fasterxml.jackson.databind.ObjectMapper.readValue`) of a
-//!   package under a reverse domain (`com.`, `org.`, `io.`, a country code...) or under one of
-//!   the few well-known roots that are no domain ([`NON_DOMAIN_ROOTS`]: `kotlin.`, `scala.`,
-//!   `akka.`...): its vendor's prefix, the package's first two segments (`io.netty`,
-//!   `org.vertx`, `kotlin.reflect`), and three for the few vendors that publish many
-//!   unrelated products under one domain ([`MULTI_PRODUCT_VENDORS`]: `com.fasterxml.jackson`,
-//!   `org.apache.kafka`). Other packages (`bench.MainKt`, `demo.app.Main`) are as likely the
-//!   program's own, and the JDK's (`java.`, `jdk.`, `sun.`, `com.sun.`) are the runtime's: no
-//!   unit, so they stay for the presets and the program's own-code guess;
+//!   package under a namespace the presets list as a vendor's ([`super::vendors`]: `io.netty.`,
+//!   `scala.`, `org.apache.`...): that namespace's product (`io.netty`, `scala`,
+//!   `org.apache.kafka`); else under a reverse domain (`com.`, `org.`, `io.`, a country
+//!   code...): the package's first two segments (`de.example`). Other packages
+//!   (`bench.MainKt`, `demo.app.Main`) are as likely the program's own, and the JDK's
+//!   (`java.`, `jdk.`, `sun.`, `com.sun.`) are the runtime's: no unit, so they stay for the
+//!   presets and the program's own-code guess;
 //! - a Rust path (`flate2::zio::Writer::write`), when the Rust preset is loaded: its crate.
 //!   Without the preset the same shape is a C++ namespace, which says nothing about who
 //!   shipped it;
@@ -112,46 +111,11 @@ impl fmt::Display for Unit {
     }
 }
 
-/// Vendors whose domain holds many unrelated products, so that their owner is the product's
-/// package (`org.apache.kafka`, not all of Apache); every other vendor's packages are one
-/// product (`io.netty.buffer` and `io.netty.channel` are both Netty).
-pub const MULTI_PRODUCT_VENDORS: &[&str] = &[
-    "com.fasterxml",
-    "com.google",
-    "com.microsoft",
-    "com.oracle",
-    "io.opentelemetry",
-    "org.apache",
-    "org.eclipse",
-    "org.jetbrains",
-];
-
 /// First segments of reverse-domain package names that are not a two-letter country code:
 /// generic top-level domains seen in Java packages.
 const DOMAIN_ROOTS: &[&str] = &[
     "com", "org", "net", "io", "dev", "edu", "gov", "app", "info", "biz", "tech", "cloud", "xyz",
     "software",
-];
-
-/// Package roots of well-known third-party JVM code that are no domain.
-pub const NON_DOMAIN_ROOTS: &[&str] = &[
-    "kotlin",
-    "kotlinx",
-    "scala",
-    "akka",
-    "reactor",
-    "okhttp3",
-    "okio",
-    "retrofit2",
-    "groovy",
-    "clojure",
-    "lombok",
-    "picocli",
-    "graphql",
-    "zipkin2",
-    "brave",
-    "feign",
-    "rx",
 ];
 
 /// Package prefixes of the JDK itself: the runtime's (the jvm preset's), never a vendor's.
@@ -352,8 +316,8 @@ fn go_package(name: &str) -> Option<&str> {
 pub fn java_vendor(name: &str) -> Option<String> {
     // a JVM name has no spaces, `::`, `/` or parentheses before its method (a lambda's
     // `$$Lambda` and inner classes' `$` are part of the class)
-    // two packages, a class and a method: three dots at least (checked first, in the one
-    // pass that finds the parameters, as most names asked are no Java method)
+    // a package, a class and a method: two dots at least (checked first, in the one pass
+    // that finds the parameters, as most names asked are no Java method)
     let mut dots = 0;
     let head_len = name
         .bytes()
@@ -362,7 +326,7 @@ pub fn java_vendor(name: &str) -> Option<String> {
             b == b'('
         })
         .unwrap_or(name.len());
-    if dots < 3 {
+    if dots < 2 {
         return None;
     }
     let head = &name[..head_len];
@@ -384,21 +348,23 @@ pub fn java_vendor(name: &str) -> Option<String> {
             && s.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
     };
-    if packages.len() < 2 || !packages.iter().all(is_package) {
-        return None;
-    }
-    let root = packages[0];
-    let domain = root.len() == 2 || DOMAIN_ROOTS.contains(&root);
-    if !(domain || NON_DOMAIN_ROOTS.contains(&root))
+    if packages.is_empty()
+        || !packages.iter().all(is_package)
         || JDK_PREFIXES.iter().any(|p| head.starts_with(p))
     {
         return None;
     }
-    let vendor = packages[..2].join(".");
-    if MULTI_PRODUCT_VENDORS.contains(&vendor.as_str()) && packages.len() >= 3 {
-        return Some(packages[..3].join("."));
+    // a listed vendor's product, even one package deep (`scala.Option.map`); others need
+    // two segments to be under a domain
+    if let Some(product) = super::vendors::jvm_product(head) {
+        return Some(product);
     }
-    Some(vendor)
+    if packages.len() < 2 {
+        return None;
+    }
+    let root = packages[0];
+    let domain = root.len() == 2 || DOMAIN_ROOTS.contains(&root);
+    domain.then(|| packages[..2].join("."))
 }
 
 /// `libfoo.so.1.2` → `libfoo.so`; `_json.cpython-311-x86_64-linux-gnu.so` → itself; `None` for
@@ -468,11 +434,18 @@ mod tests {
                     "kotlin.reflect.jvm.internal.KClassImpl.getMembers",
                     Some("kotlin.reflect"),
                 ),
+                ("scala.collection.immutable.List.map", Some("scala")),
+                ("scala.Option.map", Some("scala")),
+                (
+                    "com.google.common.collect.Lists.newArrayList",
+                    Some("com.google.common"),
+                ),
                 (
                     "org.apache.kafka.clients.producer.KafkaProducer.send",
                     Some("org.apache.kafka"),
                 ),
-                // a multi-product vendor's class right under its domain: the vendor
+                // a multi-product vendor's class right under its domain: no product, the
+                // domain's two segments
                 ("com.google.Foo.bar", Some("com.google")),
                 // one package segment, or a root that is neither a domain nor a known
                 // library's: as likely the program's own as a third party's

@@ -11,11 +11,21 @@
 //!   `example.com/svc/internal/db`) gives the module by removing that relative directory
 //!   from its package path.
 //!
+//! - without file names (perf, folded text), a package path whose first element has no dot
+//!   (`inventory/internal/report.Render`) and that no preset claims (the standard library's
+//!   are all named in go.toml): Go reserves such paths for the standard library and the main
+//!   module, so it is the program's (issue 53).
+//!
 //! What no profile says (a module none of whose non-main packages was sampled, without
 //! `-trimpath`) stays `--user`'s job.
+//!
+//! C code of the program's own, compiled into its binary by cgo (`score.c` beside the Go
+//! files), is the user's too: in perf, a native frame of the binary that `main.` runs from
+//! and that has no Go package, no preset claims (cgo's glue, the runtime's assembly) and no
+//! C library's rule names ([`own_c_code`]).
 
-use super::own_code::{Evidence, OwnCode};
-use crate::model::{Frame, Profile};
+use super::own_code::{Evidence, OwnCode, Placement};
+use crate::model::{Frame, FrameKind, Profile};
 
 /// The detected module path and how it was found, for `explain`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +36,15 @@ pub struct GoModule {
 
 /// The program's own code of a Go profile: `main.`, and the detected module's packages
 /// (`MODULE/...` and the module's root package `MODULE.`).
-pub fn own_code(profiles: &[Profile]) -> Option<OwnCode> {
-    let module = profiles.iter().find_map(detect)?;
+pub fn own_code(
+    profiles: &[Profile],
+    claimed_by_presets: &dyn Fn(&Frame) -> bool,
+) -> Option<OwnCode> {
+    let module = (profiles.iter().find_map(detect)).or_else(|| {
+        profiles
+            .iter()
+            .find_map(|p| local_module(p, claimed_by_presets))
+    })?;
     Some(OwnCode {
         unit: "go module",
         prefixes: vec![
@@ -60,6 +77,78 @@ pub fn detect(profile: &Profile) -> Option<GoModule> {
     profile
         .frames()
         .find_map(|f| module_from_absolute(f, main_dir))
+}
+
+/// The main module named by a package path with no dot in its first element
+/// (`inventory/internal/report.Render` → `inventory`) that no preset claims.
+fn local_module(
+    profile: &Profile,
+    claimed_by_presets: &dyn Fn(&Frame) -> bool,
+) -> Option<GoModule> {
+    profile.frames().find_map(|f| {
+        let package = go_package(&f.name)?;
+        let (first, _) = package.split_once('/')?;
+        let plain = !first.is_empty()
+            && first != "main"
+            && (first.chars()).all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        (plain && !claimed_by_presets(f)).then(|| GoModule {
+            path: first.to_string(),
+            evidence: Evidence::GoLocalPackage {
+                function: f.name.to_string(),
+            },
+        })
+    })
+}
+
+/// The C code of the program's binary (see the module doc): the binary the main package's
+/// frames are in, when one of its native frames with a C name is claimed by no preset.
+pub fn own_c_code(
+    profiles: &[Profile],
+    claimed_by_presets: &dyn Fn(&Frame) -> bool,
+) -> Option<OwnCode> {
+    let frames = || profiles.iter().flat_map(Profile::frames);
+    let binary = frames()
+        .filter(|f| f.name.starts_with("main."))
+        .find_map(|f| f.module_basename())?
+        .to_string();
+    let function = frames().find(|f| {
+        matches!(f.kind, FrameKind::Native | FrameKind::Inlined)
+            && f.module_basename() == Some(binary.as_str())
+            && is_c_name(&f.name)
+            && !claimed_by_presets(f)
+    })?;
+    Some(OwnCode {
+        unit: "c code of the go binary",
+        name: binary.clone(),
+        c_in_module: Some(binary.clone()),
+        placement: Placement::AfterPresets,
+        evidence: Evidence::GoBinaryC {
+            function: function.name.to_string(),
+            module: binary,
+        },
+        ..OwnCode::default()
+    })
+}
+
+/// A C function's name, as a Go binary's symbol table holds it: an identifier, with the
+/// compiler's clone suffixes (`.part.0`, `.isra.0`, `.cold`), and nothing of a Go name (a
+/// package path's `/` or `.`, Go's `·`).
+pub fn is_c_name(name: &str) -> bool {
+    let (base, suffix) = name.split_once('.').unwrap_or((name, ""));
+    let ident = base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let clone = suffix.is_empty()
+        || [
+            "part",
+            "isra",
+            "constprop",
+            "cold",
+            "lto_priv",
+            "localalias",
+        ]
+        .iter()
+        .any(|s| suffix.starts_with(s));
+    ident && clone
 }
 
 /// A frame of a non-main package whose file is under `root`: its package path minus the
@@ -147,6 +236,31 @@ mod tests {
     fn no_main_package_no_module() {
         let p = profile(&[("runtime.mallocgc", "runtime/malloc.go")]);
         assert_eq!(detect(&p), None);
-        assert!(own_code(&[p]).is_none());
+        assert!(own_code(&[p], &|_| false).is_none());
+    }
+
+    #[test]
+    fn a_package_path_without_a_domain_is_the_main_modules() {
+        let p = profile(&[
+            ("inventory/internal/report.Render", ""),
+            ("encoding/json.Marshal", ""),
+        ]);
+        let std = |f: &Frame| f.name.starts_with("encoding/");
+        let code = own_code(&[p], &std).unwrap();
+        assert_eq!(code.name, "inventory");
+        assert_eq!(code.prefixes, ["main.", "inventory/", "inventory."]);
+        // the standard library's paths are the presets'
+        let p = profile(&[("encoding/json.Marshal", "")]);
+        assert!(own_code(&[p], &std).is_none());
+    }
+
+    #[test]
+    fn c_names_and_go_names() {
+        for c in ["score_block", "sqlite3VdbeExec", "helper.part.0", "f.cold"] {
+            assert!(is_c_name(c), "{c}");
+        }
+        for go in ["main.work", "runtime.cgocall", "a/b.C", "type:.eq.main.T"] {
+            assert!(!is_c_name(go), "{go}");
+        }
     }
 }

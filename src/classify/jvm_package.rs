@@ -4,19 +4,25 @@
 //!
 //! A JVM frame names its method by class and package (`shop.ShopServer.handleQuote`,
 //! `bench.MainKt$main$1.invoke`), but nothing in a name says which package is the program's.
-//! The signs, strongest first; each only among the candidate frames, those of a package that
+//! Where a framework calls the program (Spark's executors, Netty's event loops, a servlet
+//! container), the outermost frames that are not the JDK's are the framework's, so a vendor's
+//! namespace must never be guessed (issue 53). The candidates are the frames of a package that
 //! is neither the JDK's (`java.`, `jdk.`, `sun.`...) nor claimed by a preset (Kotlin's stdlib,
-//! Netty, Spring...) nor a well-known third-party root ([`auto_owner::NON_DOMAIN_ROOTS`]:
-//! `scala.`, `akka.`...):
-//! 1. the program's entry point, a sampled `main` method (`demo.app.Main.main`);
-//! 2. a Kotlin `main` file's class (`MainKt`, `ServerMainKt`), in any of its lambdas
-//!    (`bench.MainKt$main$1$2$9.invoke`): the file that holds `fun main`;
-//! 3. the `run` (`call`) of the classes the JDK's threads and pools start
-//!    (`java.lang.Thread.run` → `shop.Worker.run`): the program's tasks;
-//! 4. else the package of the outermost candidate frames, under the thread roots, for the most
-//!    weight: the program calls its dependencies, not the other way round. A package seen
-//!    called from another candidate package that it never calls back is a dependency and never
-//!    the guess (a library the presets do not know, called by the program).
+//! Netty, Spark...) nor under a namespace the presets list as a vendor's
+//! ([`super::vendors`]: `org.apache.`, `scala.`, `com.google.`...). The signs, strongest
+//! first ([`Strength`]):
+//! 1. strong: the main class the recording names (JFR's `jdk.JVMInformation`, the command
+//!    perf recorded; `spark-submit`'s `--class`), a sampled `main` method of a candidate class
+//!    (`demo.app.Main.main`), a Kotlin `main` file's class (`MainKt`, in any of its lambdas);
+//! 2. medium: the `run` (`call`) of the classes the JDK's threads and pools start
+//!    (`java.lang.Thread.run` → `shop.Worker.run`): the program's tasks; else the package of
+//!    the outermost candidate frames that code the presets know calls (a framework's handler,
+//!    a JDK or VM frame), for the most weight. A package seen called from another candidate
+//!    package that it never calls back is a dependency and never the guess.
+//!
+//! Outermost candidates that nothing known calls (stacks cut short, or run by a framework no
+//! preset knows) are no guess: the header says so ([`DeclineReason::WeakEvidence`]) and
+//! their weight stays unclassified.
 //!
 //! The guess claims the package's vendor prefix (`com.acme.` for `com.acme.shop.Main`: the
 //! program's other packages, `com.acme.common`, are its code too; three segments for the
@@ -26,7 +32,8 @@
 //! is claimed, so that a preset's owner is never taken for the program's code.
 
 use super::auto_owner;
-use super::own_code::{Evidence, OwnCode};
+use super::own_code::{DeclineReason, Declined, Evidence, OwnCode};
+use super::vendors;
 use crate::model::{Frame, FrameId, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -107,23 +114,39 @@ fn is_jdk(name: &str) -> bool {
     JDK_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
-/// The program's own package in `profiles`, or `None` when no candidate frame shows one.
-pub fn own_code(
-    profiles: &[Profile],
-    claimed_by_presets: &dyn Fn(&Frame) -> bool,
-) -> Option<OwnCode> {
+/// What the JVM guess found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guess {
+    Found(OwnCode),
+    /// Candidates were seen, but only on weak evidence.
+    Declined(Declined),
+    /// No candidate frame.
+    Nothing,
+}
+
+/// The program's own package in `profiles` (see the module doc).
+pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Guess {
     let candidates: Vec<Candidates> = profiles
         .iter()
         .map(|p| Candidates::of(p, claimed_by_presets))
         .collect();
-    let (package, name, evidence) = candidates
+    let found = profiles
         .iter()
-        .find_map(|c| c.entry_point())
+        .find_map(recorded_main_class)
+        .or_else(|| candidates.iter().find_map(|c| c.entry_point()))
         .or_else(|| candidates.iter().find_map(|c| c.kotlin_main_file()))
-        .or_else(|| candidates.iter().find_map(|c| c.thread_task()))
-        .or_else(|| candidates.iter().find_map(|c| c.outermost()))?;
+        .or_else(|| candidates.iter().find_map(|c| c.thread_task()));
+    let found = match found {
+        Some(found) => found,
+        None => match candidates.iter().find_map(|c| c.outermost()) {
+            Some(Outermost::Confirmed(found)) => found,
+            Some(Outermost::Weak(declined)) => return Guess::Declined(declined),
+            None => return Guess::Nothing,
+        },
+    };
+    let (package, name, evidence) = found;
     let prefixes = claim(&package, &name, profiles, claimed_by_presets);
-    Some(OwnCode {
+    Guess::Found(OwnCode {
         unit: "jvm package",
         name: if package.is_empty() {
             name.clone()
@@ -135,6 +158,87 @@ pub fn own_code(
         evidence,
         ..OwnCode::default()
     })
+}
+
+/// A package name of the program's own: neither the JDK's nor a listed vendor's.
+fn is_candidate_package(qualified: &str) -> bool {
+    !is_jdk(qualified) && !vendors::is_jvm_vendor(qualified)
+}
+
+/// The main class the recording names ([`crate::model::ProfileMeta::command`]), when it is
+/// a candidate's: JFR's Java arguments (`com.acme.Main --port 80`) or the command perf
+/// recorded (`java -cp app.jar com.acme.Main`), past a launcher of a vendor's that names the
+/// program's class (`spark-submit`'s `org.apache.spark.deploy.SparkSubmit --class
+/// com.acme.Job`).
+fn recorded_main_class(profile: &Profile) -> Option<Found> {
+    let command = profile.meta.command.as_deref()?;
+    let class = main_class(command)?;
+    let qualified = format!("{class}.main");
+    let m = JavaMethod::parse(&qualified)?;
+    if !is_candidate_package(&qualified) {
+        return None;
+    }
+    Some((
+        m.package.to_string(),
+        m.outer_class().to_string(),
+        Evidence::JvmMainClass { class },
+    ))
+}
+
+/// JVM options that take the next word as their value.
+const OPTIONS_WITH_VALUE: &[&str] = &[
+    "-cp",
+    "-classpath",
+    "--class-path",
+    "-p",
+    "--module-path",
+    "--upgrade-module-path",
+    "--add-modules",
+    "--add-opens",
+    "--add-exports",
+    "--add-reads",
+    "--limit-modules",
+    "--patch-module",
+    "--source",
+];
+
+/// The main class of a Java command line or of JFR's Java arguments (see
+/// [`recorded_main_class`]); `None` for `-jar` (the class is in the jar's manifest) and for
+/// anything that is not a Java class name.
+pub fn main_class(command: &str) -> Option<String> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    // past the launcher when the command names it (`/usr/bin/java`, `perf record -- java`)
+    let start = words
+        .iter()
+        .position(|w| w.rsplit('/').next() == Some("java"))
+        .map_or(0, |i| i + 1);
+    let mut args = words[start..].iter();
+    let mut class = None;
+    while let Some(word) = args.next() {
+        if OPTIONS_WITH_VALUE.contains(word) {
+            args.next();
+        } else if *word == "-jar" {
+            return None;
+        } else if *word == "-m" || *word == "--module" {
+            class = args.next().and_then(|m| m.split_once('/')).map(|(_, c)| c);
+            break;
+        } else if !word.starts_with('-') {
+            class = Some(*word);
+            break;
+        }
+    }
+    let class = class?;
+    let is_class = JavaMethod::parse(&format!("{class}.main")).is_some();
+    if !is_class {
+        return None;
+    }
+    // a vendor's launcher that runs the program's class (`spark-submit --class`)
+    if !is_candidate_package(&format!("{class}.")) {
+        let rest: Vec<&str> = args.copied().collect();
+        let named = rest.windows(2).find(|w| w[0] == "--class").map(|w| w[1])?;
+        return JavaMethod::parse(&format!("{named}.main")).map(|_| named.to_string());
+    }
+    Some(class.to_string())
 }
 
 /// The prefixes the guess claims for a program whose package is `package` (`class` when it
@@ -171,6 +275,15 @@ struct Candidates<'a> {
     /// Whether each frame is a method of the JDK, by `FrameId`: judged once per distinct
     /// frame, not once per stack it is in.
     jdk_method: Vec<bool>,
+    /// Whether each frame is code the presets know (a framework, the JDK, the VM): a caller
+    /// that confirms the candidate it calls is run by others, i.e. is the program's.
+    known: Vec<bool>,
+}
+
+/// The outermost-candidates sign: confirmed by a known caller, or weak.
+enum Outermost {
+    Confirmed(Found),
+    Weak(Declined),
 }
 
 /// A found package: (package, class, how it was found).
@@ -180,20 +293,20 @@ impl<'a> Candidates<'a> {
     fn of(profile: &'a Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Candidates<'a> {
         let mut method = Vec::with_capacity(profile.frame_count());
         let mut jdk_method = Vec::with_capacity(profile.frame_count());
+        let mut known = Vec::with_capacity(profile.frame_count());
         for f in profile.frames() {
             let parsed = JavaMethod::parse(&f.name);
             let jdk = is_jdk(&f.name);
+            let claimed = claimed_by_presets(f);
             jdk_method.push(jdk && parsed.is_some());
-            method.push(parsed.filter(|m| {
-                let root = m.package.split('.').next().unwrap_or("");
-                let third_party = auto_owner::NON_DOMAIN_ROOTS.contains(&root);
-                !jdk && !third_party && !claimed_by_presets(f)
-            }));
+            known.push(claimed || jdk);
+            method.push(parsed.filter(|_| !claimed && is_candidate_package(&f.name)));
         }
         Candidates {
             profile,
             method,
             jdk_method,
+            known,
         }
     }
 
@@ -300,21 +413,27 @@ impl<'a> Candidates<'a> {
         ))
     }
 
-    /// Sign 4: the package of the outermost candidate frames on the most weight, never a
-    /// package only ever called by other candidates.
-    fn outermost(&self) -> Option<Found> {
-        // per stack: the candidate packages from the outermost in, repeats folded
-        let mut rows: Vec<(Vec<(&str, usize)>, u128)> = Vec::new();
+    /// The last sign: the package of the outermost candidate frames on the most weight that
+    /// a known frame calls (confirmed), never a package only ever called by other
+    /// candidates; the heaviest unconfirmed one is declined as weak evidence.
+    fn outermost(&self) -> Option<Outermost> {
+        // per stack: the candidate packages from the outermost in, repeats folded, each with
+        // its first frame and the frame that called it
+        type Entry<'p> = (&'p str, usize, Option<usize>);
+        let mut rows: Vec<(Vec<Entry>, u128)> = Vec::new();
         let mut total = 0u128;
         for (ids, w) in self.stacks() {
             total += w;
-            let mut packages: Vec<(&str, usize)> = Vec::new();
+            let mut packages: Vec<Entry> = Vec::new();
+            let mut caller = None;
             for id in ids {
-                if let Some(m) = self.method[id]
-                    && packages.last().map(|(p, _)| *p) != Some(m.package)
-                {
-                    packages.push((m.package, id));
+                match self.method[id] {
+                    Some(m) if packages.last().map(|(p, _, _)| *p) != Some(m.package) => {
+                        packages.push((m.package, id, caller));
+                    }
+                    _ => {}
                 }
+                caller = Some(id);
             }
             if !packages.is_empty() {
                 rows.push((packages, w));
@@ -322,8 +441,8 @@ impl<'a> Candidates<'a> {
         }
         let mut calls: FxHashSet<(&str, &str)> = FxHashSet::default();
         for (packages, _) in &rows {
-            for (i, (caller, _)) in packages.iter().enumerate() {
-                for (callee, _) in &packages[i + 1..] {
+            for (i, (caller, _, _)) in packages.iter().enumerate() {
+                for (callee, _, _) in &packages[i + 1..] {
                     if callee != caller {
                         calls.insert((caller, callee));
                     }
@@ -335,23 +454,48 @@ impl<'a> Candidates<'a> {
             .filter(|(caller, callee)| !calls.contains(&(*callee, *caller)))
             .map(|(_, callee)| *callee)
             .collect();
-        let mut weight: FxHashMap<&str, (u128, usize)> = FxHashMap::default();
+        // (weight, its first frame, a known caller of it) per package; confirmed only
+        let mut confirmed: FxHashMap<&str, (u128, usize)> = FxHashMap::default();
+        let mut weak: FxHashMap<&str, (u128, usize)> = FxHashMap::default();
+        let mut caller_of: FxHashMap<&str, usize> = FxHashMap::default();
         for (packages, w) in &rows {
-            if let Some((package, id)) = packages.iter().find(|(p, _)| !dependencies.contains(p)) {
-                weight.entry(package).or_insert((0, *id)).0 += w;
+            let Some((package, id, caller)) =
+                packages.iter().find(|(p, _, _)| !dependencies.contains(p))
+            else {
+                continue;
+            };
+            match caller.filter(|&c| self.known[c]) {
+                Some(c) => {
+                    confirmed.entry(package).or_insert((0, *id)).0 += w;
+                    caller_of.entry(package).or_insert(c);
+                }
+                None => weak.entry(package).or_insert((0, *id)).0 += w,
             }
         }
-        let (package, (w, id)) = heaviest(weight)?;
-        let m = self.method[id]?;
-        Some((
-            package.to_string(),
-            m.outer_class().to_string(),
-            Evidence::JvmOutermost {
-                method: self.profile.frame(FrameId(id as u32)).name.to_string(),
+        let name = |id: usize| self.profile.frame(FrameId(id as u32)).name.to_string();
+        if let Some((package, (w, id))) = heaviest(confirmed) {
+            let m = self.method[id]?;
+            return Some(Outermost::Confirmed((
+                package.to_string(),
+                m.outer_class().to_string(),
+                Evidence::JvmOutermost {
+                    method: name(id),
+                    caller: name(caller_of[package]),
+                    weight: w,
+                    total,
+                },
+            )));
+        }
+        let (package, (w, id)) = heaviest(weak)?;
+        Some(Outermost::Weak(Declined {
+            unit: "jvm package",
+            reason: DeclineReason::WeakEvidence {
+                heaviest: package.to_string(),
+                method: name(id),
                 weight: w,
                 total,
             },
-        ))
+        }))
     }
 }
 
@@ -389,7 +533,10 @@ mod tests {
     }
 
     fn guess(rows: &[(&[&str], u128)]) -> OwnCode {
-        own_code(&[profile(rows)], &presets).expect("a guess")
+        match own_code(&[profile(rows)], &presets) {
+            Guess::Found(code) => code,
+            other => panic!("{other:?}"),
+        }
     }
 
     /// The method a guess names as its evidence.
@@ -504,7 +651,9 @@ mod tests {
         // the program is under the same vendor as a framework the presets know
         let claims = |f: &Frame| f.name.starts_with("com.acme.tools.");
         let p = profile(&[(&["com.acme.tools.Log.write", "com.acme.shop.Main.main"], 1)]);
-        let code = own_code(&[p], &claims).unwrap();
+        let Guess::Found(code) = own_code(&[p], &claims) else {
+            panic!()
+        };
         assert_eq!(code.prefixes, ["com.acme.shop."]);
     }
 
@@ -520,6 +669,6 @@ mod tests {
             &["java.lang.String.hashCode", "scala.collection.Seq.map"],
             1,
         )]);
-        assert_eq!(own_code(&[p], &presets), None);
+        assert_eq!(own_code(&[p], &presets), Guess::Nothing);
     }
 }

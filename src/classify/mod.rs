@@ -21,6 +21,7 @@ pub mod python_script;
 pub mod rules;
 pub mod rust_crate;
 pub mod shared;
+pub mod vendors;
 
 pub use rules::{Matchers, Origin, OwnerBlock};
 
@@ -421,6 +422,11 @@ impl RuleSet {
                 block,
                 matcher: Probe::new(frame, &key)
                     .block_match(&self.blocks[block].1)
+                    .or_else(|| {
+                        let callee = stand_in(frame)?;
+                        let key = match_key::match_key(&callee.name);
+                        Probe::new(&callee, &key).block_match(&self.blocks[block].1)
+                    })
                     .unwrap_or_default(),
             },
             Decision::Guessed(unit) => Reason::Guessed(unit),
@@ -433,6 +439,12 @@ impl RuleSet {
     /// The owner of one frame and what decided it, without the words `explain` shows: the
     /// one place the order of blocks, umbrella owners and guesses is decided.
     fn decide(&self, frame: &Frame, key: &str) -> (OwnerId, Decision) {
+        // a cgo stub is its C function's, where a rule names that function (issue 53)
+        if let Some(callee) = stand_in(frame)
+            && let Some(block) = self.first_block(&callee, &match_key::match_key(&callee.name))
+        {
+            return (self.blocks[block].0, Decision::Block(block));
+        }
         if let Some(block) = self.first_block(frame, key) {
             if self.umbrella_blocks.contains(&block)
                 && let Some((owner, unit)) = self.guessed(frame, key)
@@ -497,6 +509,17 @@ impl RuleSet {
     pub fn blocks(&self) -> impl ExactSizeIterator<Item = &OwnerBlock> {
         self.blocks.iter().map(|(_, block)| block)
     }
+}
+
+/// The frame a stub stands for: a cgo stub's C function ([`crate::names::cgo_callee`]), a
+/// native frame of that name.
+fn stand_in(frame: &Frame) -> Option<Frame> {
+    // one byte test before the search: most frames are no stub
+    if !frame.name.contains("func_") {
+        return None;
+    }
+    let callee = crate::names::cgo_callee(&frame.name)?;
+    Some(Frame::named(callee, FrameKind::Native))
 }
 
 /// What decided a frame's owner ([`RuleSet::decide`]); [`Reason`] adds the words.

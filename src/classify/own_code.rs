@@ -26,6 +26,8 @@ pub struct OwnCode {
     pub files: Vec<String>,
     /// The module globs it claims (a native program's executable: `churn`).
     pub modules: Vec<String>,
+    /// A module whose C functions it claims (a Go binary's cgo code), not its Go ones.
+    pub c_in_module: Option<String>,
     /// Where its block goes among the rules.
     pub placement: Placement,
     /// How it was found (`render` words it: `the main package's file whose/gosvc/main.go`).
@@ -39,6 +41,12 @@ pub enum Evidence {
     GoMainFile { file: String },
     /// Go: `function` of a non-main package in `file`, under the main package's directory.
     GoPackageFile { function: String, file: String },
+    /// Go: `function` of a package whose path has no domain, which only the main module's
+    /// can have (`inventory/internal/report.Render`).
+    GoLocalPackage { function: String },
+    /// Go: C code in the program's binary `module`, claimed by no preset (`function` one of
+    /// its functions): the program's own C, compiled in by cgo.
+    GoBinaryC { function: String, module: String },
     /// Rust: the crate's `main` function, in the main binary `module` when known.
     RustMain {
         function: String,
@@ -78,16 +86,66 @@ pub enum Evidence {
         weight: u128,
         total: u128,
     },
-    /// JVM: the outermost frames not of the JDK or a known library, on `weight` of `total`
-    /// (`method` one of them).
+    /// JVM: the main class the recording names (`jdk.JVMInformation`'s Java arguments, the
+    /// command perf recorded), `class`.
+    JvmMainClass { class: String },
+    /// JVM: the outermost frames not of the JDK or a listed vendor, called from code the
+    /// presets know (a framework, the JDK, the VM), on `weight` of `total` (`method` one of
+    /// them, `caller` the frame that called it).
     JvmOutermost {
         method: String,
+        caller: String,
         weight: u128,
         total: u128,
     },
     /// Not found from a profile (a value made by hand).
     #[default]
     None,
+}
+
+/// How much a guess's evidence says (issue 53). A guess is made on strong or medium
+/// evidence only; weaker signs are declined ([`DeclineReason::WeakEvidence`]) and the weight
+/// stays unclassified, where the gate's `--max-unclassified` guard names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Strength {
+    /// A sign only the program's own code gives: the entry point, the main package or file,
+    /// the main class the recording names, files outside every package directory.
+    Strong,
+    /// A sign confirmed by a second: code outside every vendor list, called from code the
+    /// presets know (a framework's handler, a task of the JDK's threads).
+    Medium,
+}
+
+impl Strength {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strength::Strong => "strong",
+            Strength::Medium => "medium",
+        }
+    }
+}
+
+impl Evidence {
+    /// How much this evidence says: the one place each sign is ranked.
+    pub fn strength(&self) -> Strength {
+        match self {
+            Evidence::RustOutermost { .. }
+            | Evidence::JvmThreadTask { .. }
+            | Evidence::JvmOutermost { .. } => Strength::Medium,
+            Evidence::GoMainFile { .. }
+            | Evidence::GoPackageFile { .. }
+            | Evidence::GoLocalPackage { .. }
+            | Evidence::GoBinaryC { .. }
+            | Evidence::RustMain { .. }
+            | Evidence::PythonFiles { .. }
+            | Evidence::NodeScripts { .. }
+            | Evidence::Executable { .. }
+            | Evidence::JvmEntryPoint { .. }
+            | Evidence::JvmKotlinMain { .. }
+            | Evidence::JvmMainClass { .. }
+            | Evidence::None => Strength::Strong,
+        }
+    }
 }
 
 /// Where a guess's `user` block goes: a guess by name or file excludes what the presets claim
@@ -115,7 +173,13 @@ impl OwnCode {
                 module: self.modules.iter().map(|m| Glob::new(m)).collect(),
                 ..Matchers::default()
             },
-            all: Vec::new(),
+            all: (self.c_in_module.iter())
+                .map(|module| Matchers {
+                    module: vec![Glob::new(module)],
+                    regex: vec![C_NAME.clone()],
+                    ..Matchers::default()
+                })
+                .collect(),
             origin: Origin {
                 file: format!("{} {}", self.unit, self.name).trim_end().into(),
                 line: 0,
@@ -124,6 +188,14 @@ impl OwnCode {
         }
     }
 }
+
+/// A C function's name ([`go_module::is_c_name`]) as a rule's regex.
+static C_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"^[A-Za-z_][A-Za-z0-9_]*(\.(part|isra|constprop|cold|lto_priv|localalias)[.0-9a-z_]*)?$",
+    )
+    .expect("a valid regex")
+});
 
 /// A guess not made although the profile shows the unit's code, and why (issue 29): the
 /// header says so instead of naming a wrong unit.
@@ -142,6 +214,16 @@ pub enum DeclineReason {
     /// `total`), is where the CPU was, as often a dependency as the program.
     NoCallChains {
         heaviest: String,
+        weight: u128,
+        total: u128,
+    },
+    /// The heaviest candidate, `heaviest` (outermost on `weight` of `total`, `method` one of
+    /// its frames), is called by nothing the presets know: stacks cut short, or code a
+    /// framework the presets do not know runs. Too weak a sign to call it the program's
+    /// (issue 53): a vendor's code there would be taken for the user's.
+    WeakEvidence {
+        heaviest: String,
+        method: String,
         weight: u128,
         total: u128,
     },
@@ -166,10 +248,13 @@ pub fn detect(
 ) -> Guesses {
     let loaded = |name: &str| loaded_presets.iter().any(|p| p == name);
     let mut guesses = Guesses::default();
-    if loaded("go")
-        && let Some(module) = go_module::own_code(profiles)
-    {
-        guesses.found.push(module);
+    if loaded("go") {
+        if let Some(module) = go_module::own_code(profiles, claimed_by_presets) {
+            guesses.found.push(module);
+        }
+        if let Some(c) = go_module::own_c_code(profiles, claimed_by_presets) {
+            guesses.found.push(c);
+        }
     }
     if loaded("node")
         && let Some(scripts) = node_script::own_code(profiles, claimed_by_presets)
@@ -188,10 +273,12 @@ pub fn detect(
             rust_crate::Guess::Nothing => {}
         }
     }
-    if (loaded("jvm") || loaded("kotlin"))
-        && let Some(packages) = jvm_package::own_code(profiles, claimed_by_presets)
-    {
-        guesses.found.push(packages);
+    if loaded("jvm") || loaded("kotlin") {
+        match jvm_package::own_code(profiles, claimed_by_presets) {
+            jvm_package::Guess::Found(packages) => guesses.found.push(packages),
+            jvm_package::Guess::Declined(declined) => guesses.declined.push(declined),
+            jvm_package::Guess::Nothing => {}
+        }
     }
     // an executable's own code, where no language's guess names the program
     let language = native_module::LANGUAGE_PRESETS.iter().any(|p| loaded(p));

@@ -12,9 +12,17 @@
 //! relative file the program's, the rest of the profile is asked: a package of that top-level
 //! name seen under `site-packages/` or `dist-packages/` in any frame's file or module (a
 //! speedscope path, a `--native` extension module `/venv/.../site-packages/simplejson/_speedups...so`)
-//! makes it an installed package's, left to the rules for third-party code.
+//! makes it an installed package's, left to the rules for third-party code; so does a
+//! top-level name the python preset lists among its `vendors` (`jinja2`, `django`: issue 53),
+//! seen installed or not.
+//!
+//! Template code is the program's too (issue 53): Jinja2 and Mako compile a template into
+//! Python whose code objects carry the template's file name (`/app/templates/page.html`), so
+//! an interpreted frame of a file that is not Python source is the template's, and a template
+//! of the program's tree is its code like its `.py` files.
 
 use super::own_code::{self, Evidence, OwnCode};
+use super::vendors;
 use crate::model::{Frame, FrameKind, Profile};
 use std::collections::BTreeSet;
 
@@ -48,7 +56,7 @@ pub fn own_code(
             others.insert(file);
         } else if !file.starts_with('/')
             && let Some((top, _)) = file.split_once('/')
-            && installed.contains(top)
+            && (installed.contains(top) || vendors::is_python_vendor(top))
         {
             shortened.insert(top);
             others.insert(file);
@@ -75,9 +83,14 @@ pub fn own_code(
     })
 }
 
-/// Python source, not CPython's pseudo-files (`<frozen ...>`, `<string>`).
+/// Python source or a template compiled to Python (`page.html`), not CPython's pseudo-files
+/// (`<frozen ...>`, `<string>`, `<template>`) nor the native files an interpreted frame never
+/// has but a mixed profile's other frames do (`.c`, `.so`).
 fn is_python_file(file: &str) -> bool {
-    !file.starts_with('<') && (file.ends_with(".py") || file.ends_with(".pyw"))
+    let native = [".c", ".h", ".so", ".cc", ".cpp", ".rs", ".go", ".js"]
+        .iter()
+        .any(|ext| file.ends_with(ext));
+    !file.is_empty() && !file.starts_with('<') && !native
 }
 
 /// `.../site-packages/simplejson/encoder.py` → `simplejson`; `.../site-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so` → `_cffi_backend`.
@@ -152,10 +165,31 @@ mod tests {
             panic!("{:?}", code.evidence);
         };
         assert_eq!(not_packages, &["simplejson"]);
-        // without that evidence the short path is taken for the program's own package
-        let p = profile(&[("app.py", None, PY), ("simplejson/encoder.py", None, PY)]);
+        // without that evidence (and not a package the preset lists) the short path is taken
+        // for the program's own package
+        let p = profile(&[("app.py", None, PY), ("acmelib/encoder.py", None, PY)]);
         let code = own_code(&[p], &std_claims).unwrap();
-        assert_eq!(code.files, ["app.py", "simplejson/*"]);
+        assert_eq!(code.files, ["acmelib/*", "app.py"]);
+    }
+
+    #[test]
+    fn templates_are_the_programs_and_listed_vendors_are_not() {
+        let p = profile(&[
+            ("/srv/shop/app.py", None, PY),
+            ("/srv/shop/templates/page.html", None, PY),
+            ("/srv/shop/templates/macros.j2", None, PY),
+            ("<string>", None, PY),
+            // py-spy's short name of an installed framework, seen nowhere under
+            // site-packages: the preset's vendor list says it is not the program's
+            ("jinja2/environment.py", None, PY),
+        ]);
+        let code = own_code(&[p], &std_claims).unwrap();
+        assert_eq!(code.name, "/srv/shop");
+        assert_eq!(code.files, ["/srv/shop/app.py", "/srv/shop/templates/*"]);
+        let Evidence::PythonFiles { not_packages, .. } = &code.evidence else {
+            panic!("{:?}", code.evidence);
+        };
+        assert_eq!(not_packages, &["jinja2"]);
     }
 
     #[test]

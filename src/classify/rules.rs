@@ -21,6 +21,35 @@ struct RuleFileToml {
     owner: Vec<Spanned<OwnerToml>>,
     /// Only in the shipped presets; see [`Detect`].
     detect: Option<Spanned<DetectToml>>,
+    /// Only in the shipped presets; see [`Vendors`].
+    vendors: Option<Spanned<Vendors>>,
+}
+
+/// A preset's `vendors` table: namespaces of third-party code that are never the program's
+/// own (issue 53). The own-code guess never names them, and a frame under them that no owner
+/// block claims is owned by its product (a guessed library owner), so that the list of what
+/// is not the user's is data beside the owners, not Rust code.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vendors {
+    /// JVM package prefixes of one product each (`io.netty.`, `scala.`): the product is the
+    /// prefix less its dot.
+    #[serde(default)]
+    pub prefix: Vec<String>,
+    /// JVM package prefixes of vendors of many products (`org.apache.`): the product is the
+    /// prefix and the package segment after it (`org.apache.kafka`).
+    #[serde(default)]
+    pub products: Vec<String>,
+    /// Top-level Python packages (`jinja2`): their files are never the program's, also where
+    /// a profiler names them relative to `sys.path` (`jinja2/environment.py`).
+    #[serde(default)]
+    pub package: Vec<String>,
+}
+
+/// A rule file's `vendors` table alone (see [`DetectOnlyToml`]).
+#[derive(Debug, Deserialize)]
+struct VendorsOnlyToml {
+    vendors: Option<Vendors>,
 }
 
 /// A rule file's `detect` table alone: the rest of the file is not compiled (its regexes are
@@ -177,6 +206,9 @@ pub struct RuleFile {
     pub blocks: Vec<OwnerBlock>,
     pub extend: Vec<String>,
     pub detect: Option<Detect>,
+    /// Whether the file has a `vendors` table (only the presets may; [`parse_vendors`] reads
+    /// it), and its line.
+    pub vendors_line: Option<u64>,
 }
 
 /// Parses rule text. `display` names the file in messages (a path, or `preset jvm`).
@@ -193,7 +225,15 @@ pub fn parse(text: &str, display: &str) -> Result<RuleFile> {
         blocks,
         extend: parsed.extend.into_iter().map(Spanned::into_inner).collect(),
         detect: parsed.detect.map(|d| doc.detect(d)).transpose()?,
+        vendors_line: parsed.vendors.map(|v| doc.line_of(v.span().start)),
     })
+}
+
+/// The `vendors` table of rule text, without compiling its owner blocks.
+pub fn parse_vendors(text: &str, display: &str) -> Result<Vendors> {
+    let doc = Located { text, display };
+    let parsed: VendorsOnlyToml = doc.toml()?;
+    Ok(parsed.vendors.unwrap_or_default())
 }
 
 /// The `detect` table of rule text, without compiling its owner blocks.
@@ -218,6 +258,16 @@ pub fn load(path: &Path) -> Result<RuleFile> {
             position: Position::Line(detect.line),
             message: "`detect` only has a meaning in the presets shipped with whose; \
                       name the presets a profile needs with --preset"
+                .into(),
+        });
+    }
+    if let Some(line) = file.vendors_line {
+        return Err(Error::Rules {
+            path: path.to_path_buf(),
+            position: Position::Line(line),
+            message: "`vendors` only has a meaning in the presets shipped with whose; \
+                      claim a namespace of your own with an owner block (`[[owner]]`, \
+                      `prefix = [...]`)"
                 .into(),
         });
     }
@@ -267,6 +317,14 @@ impl Located<'_> {
                 Ok(m)
             })
             .collect()
+    }
+
+    /// The line `offset` is on.
+    fn line_of(&self, offset: usize) -> u64 {
+        match self.position(offset) {
+            Position::LineColumn(l, _) => l,
+            _ => 0,
+        }
     }
 
     fn position(&self, offset: usize) -> Position {

@@ -73,6 +73,11 @@ pub struct ProfileMeta {
     /// The samples over time, keyed by stack, when the reader was asked to keep them
     /// (`ReadOptions::timeline`) and the input stamps samples with a time.
     pub timeline: Option<Timeline>,
+    /// The recorded program's command line, where the input names it: JFR's Java arguments
+    /// (`jdk.JVMInformation`: `com.acme.Main --port 80`), perf.data's recorded command
+    /// (`perf record -g -- java -cp app.jar com.acme.Main`). Strong evidence of the
+    /// program's own code (issue 53).
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Clone)]

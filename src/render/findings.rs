@@ -32,6 +32,15 @@ pub fn text(finding: &Finding) -> String {
              whoever the {cut:.1}% in stacks cut short belongs to (their callers are unseen); \
              `whose gate` decides a requirement only where it holds at both ends"
         ),
+        Finding::JitInlining { user } => format!(
+            "user code owns {user:.1}% by a JVM perf map, which names each compiled method but \
+             not what the JIT inlined into it: where C2 inlined user code into framework or \
+             generated code, its time shows as theirs, so user code may own more; JDK Flight \
+             Recorder keeps inlined frames (`java -XX:StartFlightRecording=duration=60s,\
+             filename=rec.jfr ...` or `jcmd PID JFR.start duration=60s filename=rec.jfr`, then \
+             `whose report rec.jfr`), as does async-profiler (`asprof -d 60 -e cpu -o jfr -f \
+             rec.jfr PID`)"
+        ),
         Finding::InterpreterOnly { percent } => format!(
             "{percent:.1}% of the weight is in CPython's interpreter with no Python function in \
              its stack: perf sees the interpreter's C functions (_PyEval_EvalFrameDefault ...), \
@@ -341,6 +350,9 @@ pub fn headline(finding: &Finding) -> Option<String> {
             format!("{percent:.1}% of stacks cut at depth {depth}")
         }
         Finding::Warmup { seconds, .. } => format!("the first {seconds:.1} s are a warm-up"),
+        Finding::JitInlining { user } => {
+            format!("user {user:.1}% by a perf map, which hides inlined user code")
+        }
         Finding::UnresolvedModule { .. }
         | Finding::UserPrefix { .. }
         | Finding::UserBounds { .. } => return None,

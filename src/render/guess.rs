@@ -15,6 +15,13 @@ pub fn evidence(evidence: &Evidence) -> String {
     match evidence {
         Evidence::GoMainFile { file } => format!("the main package's file {file}"),
         Evidence::GoPackageFile { function, file } => format!("{function} in {file}"),
+        Evidence::GoLocalPackage { function } => format!(
+            "`{function}`, of a package path with no domain, which only the main module's has"
+        ),
+        Evidence::GoBinaryC { function, module } => format!(
+            "C functions in the program's binary {module} that no rule names (`{function}`), \
+             compiled in by cgo; the binary's Go code is the go module's"
+        ),
         Evidence::RustMain { function, module } => format!("`{function}`{}", in_module(module)),
         Evidence::RustOutermost {
             weight,
@@ -73,13 +80,17 @@ pub fn evidence(evidence: &Evidence) -> String {
             "`{method}`, a task the JDK's threads run, outermost in {:.1}% of the weight",
             percent(*weight, *total)
         ),
+        Evidence::JvmMainClass { class } => {
+            format!("`{class}`, the main class the recording names")
+        }
         Evidence::JvmOutermost {
             method,
+            caller,
             weight,
             total,
         } => format!(
-            "outermost JVM frames not of the JDK or a known library in {:.1}% of the weight \
-             (`{method}`)",
+            "outermost JVM frames not of the JDK or a known vendor, called from known code, in \
+             {:.1}% of the weight (`{method}`, called from `{caller}`)",
             percent(*weight, *total)
         ),
         Evidence::None => "nothing in the profile".to_string(),

@@ -59,7 +59,12 @@ struct OwnCode<'a> {
     /// The module globs claimed (a native program's executable).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     modules: &'a [String],
+    /// The module whose C functions are claimed (a Go binary's cgo code).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    c_functions_of_module: Option<&'a str>,
     evidence: String,
+    /// `strong` or `medium` (issue 53).
+    strength: &'static str,
 }
 
 #[derive(Serialize)]
@@ -414,7 +419,9 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 prefixes: &c.prefixes,
                 files: &c.files,
                 modules: &c.modules,
+                c_functions_of_module: c.c_in_module.as_deref(),
                 evidence: super::guess::evidence(&c.evidence),
+                strength: c.evidence.strength().as_str(),
             })
             .collect(),
         user_code_not_guessed: report
@@ -426,6 +433,14 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 } => NotGuessed {
                     unit: d.unit,
                     reason: "no-call-chains",
+                    would_have_been: heaviest,
+                    weight: *weight,
+                },
+                crate::classify::own_code::DeclineReason::WeakEvidence {
+                    heaviest, weight, ..
+                } => NotGuessed {
+                    unit: d.unit,
+                    reason: "weak-evidence",
                     would_have_been: heaviest,
                     weight: *weight,
                 },
@@ -690,6 +705,7 @@ fn quality(agg: &crate::aggregate::Aggregate) -> Quality<'_> {
             .findings(total)
             .iter()
             .chain(&agg.user_bounds())
+            .chain(&agg.jit_inlining())
             .map(super::findings::text)
             .collect(),
     }

@@ -206,14 +206,20 @@ pub fn own_code_line(code: &crate::classify::own_code::OwnCode) -> String {
         .map(|p| format!("`{p}`"))
         .chain(code.files.iter().map(|f| format!("file `{f}`")))
         .chain(code.modules.iter().map(|m| format!("module `{m}`")))
+        .chain(
+            code.c_in_module
+                .iter()
+                .map(|m| format!("C functions of module `{m}`")),
+        )
         .collect();
     format!(
-        "user code guessed: {} {} ({}), detected from {}; --user PREFIX adds more, a \
-         --rules file that claims them overrides",
+        "user code guessed: {} {} ({}), detected from {} ({} evidence); --user PREFIX adds \
+         more, a --rules file that claims them overrides",
         code.unit,
         guess::unit_name(code),
         claims.join(", "),
-        guess::evidence(&code.evidence)
+        guess::evidence(&code.evidence),
+        code.evidence.strength().as_str()
     )
 }
 
@@ -361,6 +367,20 @@ pub fn declined_line(declined: &crate::classify::own_code::Declined) -> String {
              outermost frame is only the sampled one (`{heaviest}::` would have been taken, \
              {share} of the weight, and it may well be a dependency); --user CRATE:: names \
              the program's own, or record with `perf record -g`",
+            unit = declined.unit,
+            share = pct(*weight as f64 * 100.0 / (*total).max(1) as f64),
+        ),
+        DeclineReason::WeakEvidence {
+            heaviest,
+            method,
+            weight,
+            total,
+        } => format!(
+            "user code not guessed: the outermost {unit} not of the JDK or a known vendor, \
+             `{heaviest}` ({share} of the weight, `{method}`), is called by nothing known \
+             (stacks cut short, or a framework the presets do not know): too weak a sign to \
+             call it the program's, so its weight stays unclassified; --user {heaviest}. \
+             claims it",
             unit = declined.unit,
             share = pct(*weight as f64 * 100.0 / (*total).max(1) as f64),
         ),

@@ -414,7 +414,8 @@ fn a_rust_binarys_own_crate_is_guessed_as_user_code_and_named_in_the_header() {
             "unit": "rust crate",
             "name": "crunch",
             "prefixes": ["crunch::"],
-            "evidence": "outermost crate frames in 100.0% of the weight"
+            "evidence": "outermost crate frames in 100.0% of the weight",
+            "strength": "medium"
         }])
     );
     // by hand: user owns its own leaf nothing (crunch::Stats::add is not a leaf), and in the
@@ -429,7 +430,7 @@ fn a_rust_binarys_own_crate_is_guessed_as_user_code_and_named_in_the_header() {
     assert!(
         table.contains(
             "user code guessed: rust crate crunch (`crunch::`), detected from outermost crate \
-             frames in 100.0% of the weight; --user PREFIX adds more"
+             frames in 100.0% of the weight (medium evidence); --user PREFIX adds more"
         ),
         "{table}"
     );

@@ -301,6 +301,9 @@ struct Reader {
     leaf_first: Vec<FrameId>,
     /// The events over time, keyed by stack ([`ReadOptions::timeline`]).
     timeline: Option<Timeline>,
+    /// `jdk.JVMInformation`'s `javaArguments`: the main class (or jar) and its arguments,
+    /// the program's own-code evidence ([`crate::model::ProfileMeta::command`]).
+    java_arguments: Option<String>,
 }
 
 /// One chunk's decoded tables and per-key caches.
@@ -339,6 +342,7 @@ impl Reader {
             values: vec![0; METRICS.len()],
             leaf_first: Vec::new(),
             timeline: None,
+            java_arguments: None,
         }
     }
 
@@ -356,6 +360,7 @@ impl Reader {
             }
         }
         let setting = meta.class_named("jdk.ActiveSetting");
+        let jvm_information = meta.class_named("jdk.JVMInformation");
         let sample_id = meta.class_named("jdk.ExecutionSample");
         let mut view = ChunkView {
             header,
@@ -393,6 +398,14 @@ impl Reader {
                     let mut ev = Cursor::new(&b[..end], c.pos, compressed);
                     let value = chunk::value(&mut ev, &meta, kind, 0)?;
                     self.setting(&view, kind, &value, sample_id);
+                } else if Some(kind) == jvm_information && self.java_arguments.is_none() {
+                    let mut ev = Cursor::new(&b[..end], c.pos, compressed);
+                    let value = chunk::value(&mut ev, &meta, kind, 0)?;
+                    let cls = &meta.classes[&kind];
+                    self.java_arguments = (cls.field("javaArguments"))
+                        .and_then(|i| field(&value, i))
+                        .and_then(|v| view.text(v))
+                        .map(str::to_string);
                 } else if !meta.classes.contains_key(&kind) {
                     self.unknown_types += 1;
                 }
@@ -673,6 +686,7 @@ impl Reader {
                 stack
             })
         });
+        profile.meta.command = self.java_arguments;
         profile.meta.notes.push(Notice::JfrChunks(chunks));
         let mut events: Vec<(String, u64)> = (self.events.iter())
             .map(|(e, n)| (e.to_string(), *n))

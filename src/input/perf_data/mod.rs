@@ -210,6 +210,13 @@ fn read_records<'b>(
     options: &ReadOptions,
 ) -> Result<Profile> {
     let attrs = perf_file.event_attributes().to_vec();
+    // the recorded command (`perf record -g -- java ... com.acme.Main`): evidence of whose
+    // program this is (issue 53)
+    let command = perf_file
+        .cmdline()
+        .ok()
+        .flatten()
+        .map(|words| words.join(" "));
     let mode = call_graph(&attrs);
     let (options, inline_note) = with_inline_decided(options, mode);
     let options = &options;
@@ -293,6 +300,7 @@ fn read_records<'b>(
         reader.finish(sample_types, options, &ahead)
     })?;
     profile.meta.notes.push(inline_note);
+    profile.meta.command = command;
     Ok(profile)
 }
 

@@ -1,0 +1,160 @@
+//! The third-party namespaces the presets list in their `vendors` tables (issue 53): code
+//! that is never the program's own, whatever a profile suggests. A framework calls the
+//! program (executors, event loops, UDFs, route handlers), so its frames are outermost where
+//! the program's are expected; the lists are what keeps the own-code guesses
+//! ([`super::jvm_package`], [`super::python_script`]) from naming a framework as the user's
+//! code, and what names a listed namespace's product as its owner ([`super::auto_owner`]).
+//!
+//! The lists are read from every shipped preset, whichever a profile loads: a namespace is a
+//! vendor's in every program.
+
+use super::presets;
+use super::rules::{self, Vendors};
+use std::sync::LazyLock;
+
+/// Every preset's `vendors` table, merged. The presets are compiled in and checked by the
+/// tests, so a table that does not parse is a build mistake: it is skipped rather than
+/// failing a user's run.
+pub fn shipped() -> &'static Vendors {
+    static SHIPPED: LazyLock<Vendors> = LazyLock::new(|| {
+        let mut all = Vendors::default();
+        for (name, text) in presets::PRESETS {
+            if let Ok(v) = rules::parse_vendors(text, &presets::origin(name)) {
+                all.prefix.extend(v.prefix);
+                all.products.extend(v.products);
+                all.package.extend(v.package);
+            }
+        }
+        all
+    });
+    &SHIPPED
+}
+
+/// The product of a JVM name under a listed namespace: `io.netty` for
+/// `io.netty.channel.nio.NioEventLoop.run`, `org.apache.kafka` for a name under
+/// `org.apache.`; `None` for a name under no listed namespace, or one directly under a
+/// vendor of many products (`org.apache.Foo.bar`: no product segment).
+pub fn jvm_product(name: &str) -> Option<String> {
+    let vendors = shipped();
+    if let Some(prefix) = longest(&vendors.prefix, name) {
+        return Some(prefix.trim_end_matches('.').to_string());
+    }
+    let prefix = longest(&vendors.products, name)?;
+    let rest = &name[prefix.len()..];
+    let segment = rest.split('.').next()?;
+    let package = !segment.is_empty()
+        && rest.len() > segment.len()
+        && segment
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    package.then(|| format!("{prefix}{segment}"))
+}
+
+/// Whether a JVM name is under a listed namespace: never the program's own.
+pub fn is_jvm_vendor(name: &str) -> bool {
+    let vendors = shipped();
+    longest(&vendors.prefix, name).is_some() || longest(&vendors.products, name).is_some()
+}
+
+/// Whether a Python file named relative to `sys.path` (`jinja2/environment.py`) or by a
+/// dotted module (`jinja2.environment`) is in a listed top-level package.
+pub fn is_python_vendor(relative: &str) -> bool {
+    let top = relative.split(['/', '.', '\\']).next().unwrap_or("");
+    shipped().package.iter().any(|p| p == top)
+}
+
+/// The longest of `prefixes` that `name` starts with.
+fn longest<'a>(prefixes: &'a [String], name: &str) -> Option<&'a str> {
+    prefixes
+        .iter()
+        .filter(|p| name.starts_with(p.as_str()))
+        .max_by_key(|p| p.len())
+        .map(String::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_presets_list_vendors_that_parse() {
+        for (name, text) in presets::PRESETS {
+            rules::parse_vendors(text, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        let v = shipped();
+        assert!(v.prefix.iter().any(|p| p == "io.netty."));
+        assert!(v.products.iter().any(|p| p == "org.apache."));
+        assert!(v.package.iter().any(|p| p == "jinja2"));
+        // every listed JVM namespace ends at a package boundary
+        for p in v.prefix.iter().chain(&v.products) {
+            assert!(p.ends_with('.'), "{p}");
+        }
+    }
+
+    #[test]
+    fn products_under_their_vendor() {
+        assert_eq!(
+            jvm_product("io.netty.channel.nio.NioEventLoop.run").as_deref(),
+            Some("io.netty")
+        );
+        assert_eq!(
+            jvm_product("org.apache.kafka.clients.Producer.send").as_deref(),
+            Some("org.apache.kafka")
+        );
+        assert_eq!(
+            jvm_product("scala.collection.immutable.List.map").as_deref(),
+            Some("scala")
+        );
+        assert_eq!(jvm_product("org.apache.Foo.bar"), None);
+        assert_eq!(jvm_product("com.northwind.etl.Main.main"), None);
+        assert!(is_jvm_vendor(
+            "org.apache.spark.util.Utils$.tryOrIOException"
+        ));
+        assert!(!is_jvm_vendor("shop.ShopServer.handle"));
+        assert!(is_python_vendor("jinja2/environment.py"));
+        assert!(!is_python_vendor("bookshop/views.py"));
+    }
+
+    /// Every namespace the presets list, put where the own-code guesses look hardest (the
+    /// entry point `main`, the outermost frames under a thread root, a script's files), is
+    /// never guessed as the program's (issue 53).
+    #[test]
+    fn no_listed_vendor_is_ever_guessed_as_the_program() {
+        use crate::classify::{jvm_package, python_script};
+        use crate::model::{Frame, FrameKind, Profile, SampleType};
+        let nothing_claimed = |_: &Frame| false;
+        let v = shipped();
+        for prefix in v.prefix.iter().chain(&v.products) {
+            // a product under a vendor of many, a package under one of one
+            let package = format!("{prefix}engine.core");
+            let mut p = Profile::new(vec![SampleType::samples()]);
+            let names = [
+                format!("{package}.Executor.runTask"),
+                format!("{package}.Launcher.main"),
+                "java.lang.Thread.run".to_string(),
+            ];
+            let ids: Vec<_> = names
+                .iter()
+                .map(|n| p.intern_frame(Frame::named(n.as_str(), FrameKind::Jit)))
+                .collect();
+            let stack = p.intern_stack(&ids);
+            p.add_sample(stack, None, &[10]);
+            let guess = jvm_package::own_code(&[p], &nothing_claimed);
+            assert!(
+                !matches!(guess, jvm_package::Guess::Found(_)),
+                "{prefix}: {guess:?}"
+            );
+        }
+        for package in &v.package {
+            let mut p = Profile::new(vec![SampleType::samples()]);
+            for file in [format!("{package}/core.py"), "main.py".to_string()] {
+                p.intern_frame(Frame {
+                    file: Some(file.into()),
+                    ..Frame::named("run", FrameKind::Interpreted)
+                });
+            }
+            let code = python_script::own_code(&[p], &nothing_claimed).expect("main.py");
+            assert_eq!(code.files, ["main.py"], "{package}");
+        }
+    }
+}
