@@ -207,6 +207,18 @@ const OPTIONS_WITH_VALUE: &[&str] = &[
 /// anything that is not a Java class name.
 pub fn main_class(command: &str) -> Option<String> {
     let words: Vec<&str> = command.split_whitespace().collect();
+    // `spark-submit --class com.acme.Job app.jar` (perf recording the launcher script)
+    let named_class = || {
+        words
+            .windows(2)
+            .find(|w| w[0] == "--class")
+            .map(|w| w[1])
+            .filter(|c| JavaMethod::parse(&format!("{c}.main")).is_some())
+            .map(str::to_string)
+    };
+    if !words.iter().any(|w| w.rsplit('/').next() == Some("java")) && named_class().is_some() {
+        return named_class();
+    }
     // past the launcher when the command names it (`/usr/bin/java`, `perf record -- java`)
     let start = words
         .iter()
@@ -234,9 +246,7 @@ pub fn main_class(command: &str) -> Option<String> {
     }
     // a vendor's launcher that runs the program's class (`spark-submit --class`)
     if !is_candidate_package(&format!("{class}.")) {
-        let rest: Vec<&str> = args.copied().collect();
-        let named = rest.windows(2).find(|w| w[0] == "--class").map(|w| w[1])?;
-        return JavaMethod::parse(&format!("{named}.main")).map(|_| named.to_string());
+        return named_class();
     }
     Some(class.to_string())
 }
@@ -655,6 +665,41 @@ mod tests {
             panic!()
         };
         assert_eq!(code.prefixes, ["com.acme.shop."]);
+    }
+
+    #[test]
+    fn the_main_class_of_a_command_line() {
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                "perf record -F 499 -g -- java -XX:+PreserveFramePointer -cp classes:jars/* \
+                 --add-opens java.base/java.nio=ALL-UNNAMED com.northwind.etl.Main 40",
+                Some("com.northwind.etl.Main"),
+            ),
+            // JFR's Java arguments
+            (
+                "com.fernway.orders.ServerKt 8080",
+                Some("com.fernway.orders.ServerKt"),
+            ),
+            (
+                "org.apache.spark.deploy.SparkSubmit --master local[2] --class \
+                 com.acme.Job app.jar",
+                Some("com.acme.Job"),
+            ),
+            (
+                "perf record -g -- spark-submit --class com.acme.Job app.jar",
+                Some("com.acme.Job"),
+            ),
+            ("/usr/bin/java -jar app.jar", None),
+            (
+                "java -m com.acme.app/com.acme.app.Main",
+                Some("com.acme.app.Main"),
+            ),
+            ("perf record -p 4242", None),
+            ("Main", Some("Main")),
+        ];
+        for (command, want) in cases {
+            assert_eq!(main_class(command).as_deref(), *want, "{command}");
+        }
     }
 
     #[test]

@@ -103,10 +103,11 @@ pub fn evidence(evidence: &Evidence) -> String {
 pub fn origin(origin: &Origin) -> String {
     match &origin.guess {
         Some(code) => format!(
-            "{} {} (detected from {}; --user PREFIX adds more)",
+            "{} {} (detected from {}, {} evidence; --user PREFIX adds more)",
             code.unit,
             unit_name(code),
-            evidence(&code.evidence)
+            evidence(&code.evidence),
+            code.evidence.strength().as_str()
         ),
         None => origin.to_string(),
     }
@@ -179,7 +180,7 @@ mod tests {
         assert_eq!(
             origin(&guessed),
             "executable churn (detected from the recorded program's file /opt/churn (the \
-             module of `main`); --user PREFIX adds more)"
+             module of `main`), strong evidence; --user PREFIX adds more)"
         );
     }
 }
