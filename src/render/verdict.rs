@@ -299,6 +299,15 @@ fn bounds_remark(e: &Evaluation, b: &crate::gate::Bounds) -> String {
             UnfitReason::CutShort { percent, limit, .. } => {
                 format!("{percent:.1}% in stacks cut short (over --max-ownerless {limit}%)")
             }
+            // where the weight keeps the verdict open, how to claim it
+            UnfitReason::Unclassified {
+                percent,
+                limit,
+                claim,
+            } if e.status == Status::Inconclusive => format!(
+                "{percent:.1}% unclassified (over --max-unclassified {limit}%: {})",
+                claim_advice(claim)
+            ),
             UnfitReason::Unclassified { percent, limit, .. } => {
                 format!("{percent:.1}% unclassified (over --max-unclassified {limit}%)")
             }

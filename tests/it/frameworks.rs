@@ -245,3 +245,44 @@ fn the_cgo_stubs_and_the_binarys_c_code_have_their_owners() {
     let (shares, _) = shares_of(&perf);
     assert!((shares["sqlite"][OWNER] - 30.0).abs() < 1.0, "{shares:?}");
 }
+
+#[test]
+fn outermost_code_nothing_known_calls_is_no_guess_and_the_gate_says_how_to_claim_it() {
+    // stacks cut short at a package no list knows (by hand: 10 samples, all unclassified in
+    // the owner view): the guess is declined, the header says why, and the gate's refusal
+    // names the prefix and the flag that claims it
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_temp(
+        dir.path(),
+        "cut.folded",
+        "acme.batch.Loader.load;java.util.HashMap.put 6\n\
+         acme.batch.Loader.load;acme.batch.Parse.line 4\n",
+    );
+    let file = path.to_str().unwrap();
+    let json = report_json(&[file]);
+    assert!(
+        json["user_code_guessed"]
+            .as_array()
+            .is_none_or(|a| a.is_empty()),
+        "{json}"
+    );
+    let declined = &json["user_code_not_guessed"][0];
+    assert_eq!(declined["reason"], "weak-evidence");
+    assert_eq!(declined["would_have_been"], "acme.batch");
+    let (shares, _) = shares_of(&json);
+    assert!((shares["unclassified"][OWNER] - 100.0).abs() < 1e-9);
+    let table = whose_ok(&["report", file]);
+    assert!(table.contains("user code not guessed"), "{table}");
+    let out = whose(&["gate", file, "--require", "user.owner >= 10%"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("`--user acme.` claims them"), "{text}");
+    // a caller the presets know confirms it: the JDK's thread running it
+    let path = write_temp(
+        dir.path(),
+        "rooted.folded",
+        "java.lang.Thread.run;acme.batch.Loader.load;java.util.HashMap.put 6\n",
+    );
+    let json = report_json(&[path.to_str().unwrap()]);
+    assert_eq!(json["user_code_guessed"][0]["name"], "acme.batch");
+}
