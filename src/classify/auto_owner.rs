@@ -129,10 +129,11 @@ const JDK_PREFIXES: &[&str] = &[
 ];
 
 /// Preset owners that lump every third-party package of an ecosystem together (the python
-/// preset's `python-packages`, all of `site-packages`): their frames go to their package's
+/// preset's `python-packages`, all of `site-packages`, and `python-extensions`, every C
+/// extension module): their frames go to their package's
 /// guessed owner, which says more; a frame without a unit stays the umbrella's. Only the
 /// presets' blocks of these names: a user's rule of the same name is kept as written.
-pub const UMBRELLA_OWNERS: &[&str] = &["python-packages"];
+pub const UMBRELLA_OWNERS: &[&str] = &["python-packages", "python-extensions"];
 
 /// What a frame's unit depends on beyond the frame itself.
 #[derive(Debug, Clone, Copy, Default)]
@@ -174,7 +175,12 @@ pub fn unit(frame: &Frame, key: &str, context: Context) -> Option<Unit> {
     ) {
         return Some(u);
     }
-    if let Some(u) = found(UnitKind::PythonPackage, file.and_then(python_package)) {
+    // a C extension's module path names its package too (`.../site-packages/markupsafe/
+    // _speedups.cpython-312-x86_64-linux-gnu.so`)
+    let python = file
+        .and_then(python_package)
+        .or_else(|| frame.module.as_deref().and_then(python_package));
+    if let Some(u) = found(UnitKind::PythonPackage, python) {
         return Some(u);
     }
     if let Some(u) = found(UnitKind::GoModule, go_module(&frame.name)) {

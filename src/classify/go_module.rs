@@ -16,6 +16,9 @@
 //!   are all named in go.toml): Go reserves such paths for the standard library and the main
 //!   module, so it is the program's (issue 53).
 //!
+//! - without file names, an `internal` package the main package calls
+//!   (`example.com/packer/internal/codec`): only its module may import it.
+//!
 //! What no profile says (a module none of whose non-main packages was sampled, without
 //! `-trimpath`) stays `--user`'s job.
 //!
@@ -40,11 +43,9 @@ pub fn own_code(
     profiles: &[Profile],
     claimed_by_presets: &dyn Fn(&Frame) -> bool,
 ) -> Option<OwnCode> {
-    let module = (profiles.iter().find_map(detect)).or_else(|| {
-        profiles
-            .iter()
-            .find_map(|p| local_module(p, claimed_by_presets))
-    })?;
+    let module = (profiles.iter().find_map(detect))
+        .or_else(|| (profiles.iter()).find_map(|p| local_module(p, claimed_by_presets)))
+        .or_else(|| profiles.iter().find_map(internal_called_by_main))?;
     Some(OwnCode {
         unit: "go module",
         prefixes: vec![
@@ -59,12 +60,27 @@ pub fn own_code(
     })
 }
 
-/// The module of the main package of a Go profile, when its frames say it.
+/// The module of the main package of a Go profile, when its frames say it. Every file of the
+/// main package is tried (sorted, so the answer does not depend on frame order) but cgo's
+/// generated ones (`_cgo_gotypes.go`, named without a directory), which say nothing about
+/// where the package lives.
 pub fn detect(profile: &Profile) -> Option<GoModule> {
-    let main_file = profile
+    let main_files: std::collections::BTreeSet<&str> = profile
         .frames()
         .filter(|f| f.name.starts_with("main."))
-        .find_map(|f| f.file.as_deref())?;
+        .filter_map(|f| f.file.as_deref())
+        .filter(|file| {
+            let base = file.rsplit('/').next().unwrap_or(file);
+            !base.starts_with("_cgo_") && file.contains('/')
+        })
+        .collect();
+    main_files
+        .into_iter()
+        .find_map(|main_file| module_of_main_file(profile, main_file))
+}
+
+/// The module [`detect`] finds from one file of the main package.
+fn module_of_main_file(profile: &Profile, main_file: &str) -> Option<GoModule> {
     let main_dir = strip_cmd(parent(main_file)?);
     if !main_file.starts_with('/') {
         return (!main_dir.is_empty()).then(|| GoModule {
@@ -77,6 +93,39 @@ pub fn detect(profile: &Profile) -> Option<GoModule> {
     profile
         .frames()
         .find_map(|f| module_from_absolute(f, main_dir))
+}
+
+/// Without file names: the module of an `internal` package the main package calls directly
+/// (`main.round` → `example.com/packer/internal/codec.Generate` → `example.com/packer`). Go
+/// lets only code under an internal package's parent import it, so the main package is in
+/// that module.
+fn internal_called_by_main(profile: &Profile) -> Option<GoModule> {
+    let mut found: Option<(String, String)> = None;
+    for row in profile.rows() {
+        let stack = profile.stack(row.stack);
+        // leaf first: a frame whose caller (the next one) is the main package's
+        for pair in stack.windows(2) {
+            let (callee, caller) = (profile.frame(pair[0]), profile.frame(pair[1]));
+            if !caller.name.starts_with("main.") {
+                continue;
+            }
+            let Some(package) = go_package(&callee.name) else {
+                continue;
+            };
+            let Some((module, _)) = package.split_once("/internal/") else {
+                continue;
+            };
+            let better = found.as_ref().is_none_or(|(m, _)| module < m.as_str());
+            if !module.is_empty() && better {
+                found = Some((module.to_string(), callee.name.to_string()));
+            }
+        }
+    }
+    let (path, function) = found?;
+    Some(GoModule {
+        path,
+        evidence: Evidence::GoInternalPackage { function },
+    })
 }
 
 /// The main module named by a package path with no dot in its first element
@@ -262,5 +311,33 @@ mod tests {
         for go in ["main.work", "runtime.cgocall", "a/b.C", "type:.eq.main.T"] {
             assert!(!is_c_name(go), "{go}");
         }
+    }
+
+    #[test]
+    fn cgo_files_of_the_main_package_say_nothing_and_internal_packages_name_the_module() {
+        // pprof: a cgo stub's generated file first, then the real ones
+        let p = profile(&[
+            ("main._Cfunc_deflate", "_cgo_gotypes.go"),
+            ("main.round", "/src/packer/main.go"),
+            (
+                "example.com/packer/internal/codec.Generate",
+                "/src/packer/internal/codec/codec.go",
+            ),
+        ]);
+        assert_eq!(detect(&p).unwrap().path, "example.com/packer");
+        // perf script: no files; main calls the module's internal package
+        let mut p = Profile::new(vec![SampleType::samples()]);
+        let ids: Vec<_> = [
+            "example.com/packer/internal/codec.Generate",
+            "main.round",
+            "main.main",
+        ]
+        .iter()
+        .map(|n| p.intern_frame(Frame::named(*n, FrameKind::Native)))
+        .collect();
+        let stack = p.intern_stack(&ids);
+        p.add_sample(stack, None, &[1]);
+        let code = own_code(&[p], &|_| false).unwrap();
+        assert_eq!(code.name, "example.com/packer");
     }
 }

@@ -44,6 +44,9 @@ pub enum Evidence {
     /// Go: `function` of a package whose path has no domain, which only the main module's
     /// can have (`inventory/internal/report.Render`).
     GoLocalPackage { function: String },
+    /// Go: `function` of an `internal` package the main package calls, which only its own
+    /// module may import.
+    GoInternalPackage { function: String },
     /// Go: C code in the program's binary `module`, claimed by no preset (`function` one of
     /// its functions): the program's own C, compiled in by cgo.
     GoBinaryC { function: String, module: String },
@@ -135,6 +138,7 @@ impl Evidence {
             Evidence::GoMainFile { .. }
             | Evidence::GoPackageFile { .. }
             | Evidence::GoLocalPackage { .. }
+            | Evidence::GoInternalPackage { .. }
             | Evidence::GoBinaryC { .. }
             | Evidence::RustMain { .. }
             | Evidence::PythonFiles { .. }

@@ -10,6 +10,7 @@
 
 use super::presets;
 use super::rules::{self, Vendors};
+use rustc_hash::FxHashMap;
 use std::sync::LazyLock;
 
 /// Every preset's `vendors` table, merged. The presets are compiled in and checked by the
@@ -30,16 +31,51 @@ pub fn shipped() -> &'static Vendors {
     &SHIPPED
 }
 
+/// The listed JVM namespaces by their first segment, each with whether it is a vendor of
+/// many products: a name is looked up by its root, not against every namespace (the guesses
+/// ask once per distinct frame, and a JVM profile has hundreds of thousands).
+fn jvm_index() -> &'static FxHashMap<String, Vec<(String, bool)>> {
+    static INDEX: LazyLock<FxHashMap<String, Vec<(String, bool)>>> = LazyLock::new(|| {
+        let v = shipped();
+        let mut index: FxHashMap<String, Vec<(String, bool)>> = FxHashMap::default();
+        let listed =
+            (v.prefix.iter().map(|p| (p, false))).chain(v.products.iter().map(|p| (p, true)));
+        for (prefix, products) in listed {
+            let root = prefix.split('.').next().unwrap_or("").to_string();
+            index
+                .entry(root)
+                .or_default()
+                .push((prefix.clone(), products));
+        }
+        // the longest first, so the first that matches is the most specific
+        for list in index.values_mut() {
+            list.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        }
+        index
+    });
+    &INDEX
+}
+
+/// The most specific listed namespace `name` is under, and whether it is a vendor of many
+/// products.
+fn listed(name: &str) -> Option<(&'static str, bool)> {
+    let root = name.split('.').next()?;
+    jvm_index()
+        .get(root)?
+        .iter()
+        .find(|(p, _)| name.starts_with(p.as_str()))
+        .map(|(p, products)| (p.as_str(), *products))
+}
+
 /// The product of a JVM name under a listed namespace: `io.netty` for
 /// `io.netty.channel.nio.NioEventLoop.run`, `org.apache.kafka` for a name under
 /// `org.apache.`; `None` for a name under no listed namespace, or one directly under a
 /// vendor of many products (`org.apache.Foo.bar`: no product segment).
 pub fn jvm_product(name: &str) -> Option<String> {
-    let vendors = shipped();
-    if let Some(prefix) = longest(&vendors.prefix, name) {
+    let (prefix, products) = listed(name)?;
+    if !products {
         return Some(prefix.trim_end_matches('.').to_string());
     }
-    let prefix = longest(&vendors.products, name)?;
     let rest = &name[prefix.len()..];
     let segment = rest.split('.').next()?;
     let package = !segment.is_empty()
@@ -52,8 +88,7 @@ pub fn jvm_product(name: &str) -> Option<String> {
 
 /// Whether a JVM name is under a listed namespace: never the program's own.
 pub fn is_jvm_vendor(name: &str) -> bool {
-    let vendors = shipped();
-    longest(&vendors.prefix, name).is_some() || longest(&vendors.products, name).is_some()
+    listed(name).is_some()
 }
 
 /// Whether a Python file named relative to `sys.path` (`jinja2/environment.py`) or by a
@@ -61,15 +96,6 @@ pub fn is_jvm_vendor(name: &str) -> bool {
 pub fn is_python_vendor(relative: &str) -> bool {
     let top = relative.split(['/', '.', '\\']).next().unwrap_or("");
     shipped().package.iter().any(|p| p == top)
-}
-
-/// The longest of `prefixes` that `name` starts with.
-fn longest<'a>(prefixes: &'a [String], name: &str) -> Option<&'a str> {
-    prefixes
-        .iter()
-        .filter(|p| name.starts_with(p.as_str()))
-        .max_by_key(|p| p.len())
-        .map(String::as_str)
 }
 
 #[cfg(test)]

@@ -18,6 +18,10 @@ pub fn evidence(evidence: &Evidence) -> String {
         Evidence::GoLocalPackage { function } => format!(
             "`{function}`, of a package path with no domain, which only the main module's has"
         ),
+        Evidence::GoInternalPackage { function } => format!(
+            "`{function}`, of an internal package the main package calls, which only its own \
+             module may import"
+        ),
         Evidence::GoBinaryC { function, module } => format!(
             "C functions in the program's binary {module} that no rule names (`{function}`), \
              compiled in by cgo; the binary's Go code is the go module's"
