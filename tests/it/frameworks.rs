@@ -119,6 +119,51 @@ const CASES: &[Case] = &[
         guessed: "inventory",
         strength: "strong",
     },
+    // the same kind of program with a module path under a domain, built without -trimpath,
+    // on zlib: pprof names the main package's files (and cgo's `_cgo_gotypes.go`), the perf
+    // script names none (the module is the one whose internal package main calls)
+    Case {
+        file: "fw53/gozlib.cpu.pb.gz",
+        map: None,
+        extra: &[],
+        hand: 58.9,
+        guessed: "example.com/packer",
+        strength: "strong",
+    },
+    Case {
+        file: "fw53/gozlib.perf-script.txt.gz",
+        map: None,
+        extra: &[],
+        hand: 59.2,
+        guessed: "example.com/packer",
+        strength: "strong",
+    },
+    // a plain Java service on Netty and Jackson, JFR
+    Case {
+        file: "fw53/tally.jdk17.jfr.gz",
+        map: None,
+        extra: &[],
+        hand: 10.6,
+        guessed: "tally.api",
+        strength: "strong",
+    },
+    // a Flask app: werkzeug and flask are frameworks, markupsafe's C extension markupsafe's
+    Case {
+        file: "fw53/pyflask.pyspy-raw.txt.gz",
+        map: None,
+        extra: &[],
+        hand: 46.0,
+        guessed: "/tmp/whose-fw53b/pyflask/shopfront",
+        strength: "strong",
+    },
+    Case {
+        file: "fw53/pyflask.perf-script.txt.gz",
+        map: None,
+        extra: &[],
+        hand: 38.8,
+        guessed: "/tmp/whose-fw53b/pyflask/shopfront",
+        strength: "strong",
+    },
     // Python 3.12 with Jinja2 templates (their compiled code carries the template's file)
     // and dataclasses (`<string>` methods, looked through)
     Case {
