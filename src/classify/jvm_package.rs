@@ -32,7 +32,7 @@
 //! is claimed, so that a preset's owner is never taken for the program's code.
 
 use super::auto_owner;
-use super::own_code::{DeclineReason, Declined, Evidence, OwnCode};
+use super::own_code::{DeclineReason, Declined, Evidence, Guess, OwnCode};
 use super::vendors;
 use crate::model::{Frame, FrameId, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -112,16 +112,6 @@ impl<'a> JavaMethod<'a> {
 /// A method of the JDK's own packages.
 fn is_jdk(name: &str) -> bool {
     JDK_PREFIXES.iter().any(|p| name.starts_with(p))
-}
-
-/// What the JVM guess found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Guess {
-    Found(OwnCode),
-    /// Candidates were seen, but only on weak evidence.
-    Declined(Declined),
-    /// No candidate frame.
-    Nothing,
 }
 
 /// The program's own package in `profiles` (see the module doc).

@@ -233,6 +233,17 @@ pub enum DeclineReason {
     },
 }
 
+/// What one ecosystem's guess found (the JVM's and Rust's, which can decline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guess {
+    /// The program's own code, with its evidence.
+    Found(OwnCode),
+    /// Its units were seen, but nothing sound names the program's: why.
+    Declined(Declined),
+    /// No candidate at all.
+    Nothing,
+}
+
 /// What [`detect`] found: the guesses made, and those declined with their reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Guesses {
@@ -272,16 +283,16 @@ pub fn detect(
     }
     if loaded("rust") {
         match rust_crate::own_code(profiles, claimed_by_presets) {
-            rust_crate::Guess::Found(krate) => guesses.found.push(krate),
-            rust_crate::Guess::Declined(declined) => guesses.declined.push(declined),
-            rust_crate::Guess::Nothing => {}
+            Guess::Found(krate) => guesses.found.push(krate),
+            Guess::Declined(declined) => guesses.declined.push(declined),
+            Guess::Nothing => {}
         }
     }
     if loaded("jvm") || loaded("kotlin") {
         match jvm_package::own_code(profiles, claimed_by_presets) {
-            jvm_package::Guess::Found(packages) => guesses.found.push(packages),
-            jvm_package::Guess::Declined(declined) => guesses.declined.push(declined),
-            jvm_package::Guess::Nothing => {}
+            Guess::Found(packages) => guesses.found.push(packages),
+            Guess::Declined(declined) => guesses.declined.push(declined),
+            Guess::Nothing => {}
         }
     }
     // an executable's own code, where no language's guess names the program

@@ -27,7 +27,7 @@
 //!   they exclude neither.
 
 use super::match_key;
-use super::own_code::{DeclineReason, Declined, Evidence, OwnCode};
+use super::own_code::{DeclineReason, Declined, Evidence, Guess, OwnCode};
 use crate::model::{Frame, FrameKind, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -35,17 +35,6 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// rust preset's claims, because C++ names such as `std::vector<int>::push_back` also parse as
 /// crate paths and no Rust rule claims them).
 const STANDARD_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
-
-/// What the profiles say about the program's own crate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Guess {
-    /// The crate, with its evidence.
-    Found(OwnCode),
-    /// Rust crates were seen, but nothing sound names the program's: why.
-    Declined(Declined),
-    /// No crate of the main binary that no preset claims.
-    Nothing,
-}
 
 /// The program's own crate in the first of `profiles` that shows one, else why the first
 /// profile that shows crates could not tell. `claimed_by_presets`: whether a preset owns a

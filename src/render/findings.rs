@@ -39,7 +39,8 @@ pub fn text(finding: &Finding) -> String {
              Recorder keeps inlined frames (`java -XX:StartFlightRecording=duration=60s,\
              filename=rec.jfr ...` or `jcmd PID JFR.start duration=60s filename=rec.jfr`, then \
              `whose report rec.jfr`), as does async-profiler (`asprof -d 60 -e cpu -o jfr -f \
-             rec.jfr PID`)"
+             rec.jfr PID`); JFR's execution samples leave out native and kernel time, so its \
+             share is of the Java threads' time"
         ),
         Finding::InterpreterOnly { percent } => format!(
             "{percent:.1}% of the weight is in CPython's interpreter with no Python function in \
