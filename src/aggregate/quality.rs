@@ -592,9 +592,7 @@ pub const JIT_INLINING_PERCENT: f64 = 10.0;
 pub fn is_perf_map_java(frame: &Frame) -> bool {
     frame.kind == FrameKind::Jit
         && frame.name.contains('.')
-        && frame
-            .module_basename()
-            .is_some_and(|m| m.starts_with("perf-") && m.ends_with(".map"))
+        && frame.module_basename().is_some_and(perf::is_jit_module)
 }
 
 /// Whether `frame` is a Python function: py-spy's and async-profiler-like `_[0]` frames, or

@@ -29,6 +29,8 @@
 
 use super::own_code::{Evidence, OwnCode, Placement};
 use crate::model::{Frame, FrameKind, Profile};
+use regex::Regex;
+use std::sync::LazyLock;
 
 /// The detected module path and how it was found, for `explain`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,23 +183,18 @@ pub fn own_c_code(
 
 /// A C function's name, as a Go binary's symbol table holds it: an identifier, with the
 /// compiler's clone suffixes (`.part.0`, `.isra.0`, `.cold`), and nothing of a Go name (a
-/// package path's `/` or `.`, Go's `·`).
+/// package path's `/` or `.`, Go's `·`). One pattern for the guess that finds the C code and
+/// for the `user` block that claims it ([`OwnCode::c_in_module`]).
+pub static C_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^[A-Za-z_][A-Za-z0-9_]*(\.(part|isra|constprop|cold|lto_priv|localalias)[.0-9a-z_]*)?$",
+    )
+    .expect("a valid regex")
+});
+
+/// Whether `name` is a C function's ([`C_NAME`]).
 pub fn is_c_name(name: &str) -> bool {
-    let (base, suffix) = name.split_once('.').unwrap_or((name, ""));
-    let ident = base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    let clone = suffix.is_empty()
-        || [
-            "part",
-            "isra",
-            "constprop",
-            "cold",
-            "lto_priv",
-            "localalias",
-        ]
-        .iter()
-        .any(|s| suffix.starts_with(s));
-    ident && clone
+    C_NAME.is_match(name)
 }
 
 /// A frame of a non-main package whose file is under `root`: its package path minus the

@@ -180,7 +180,7 @@ impl OwnCode {
             all: (self.c_in_module.iter())
                 .map(|module| Matchers {
                     module: vec![Glob::new(module)],
-                    regex: vec![C_NAME.clone()],
+                    regex: vec![go_module::C_NAME.clone()],
                     ..Matchers::default()
                 })
                 .collect(),
@@ -192,14 +192,6 @@ impl OwnCode {
         }
     }
 }
-
-/// A C function's name ([`go_module::is_c_name`]) as a rule's regex.
-static C_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(
-        r"^[A-Za-z_][A-Za-z0-9_]*(\.(part|isra|constprop|cold|lto_priv|localalias)[.0-9a-z_]*)?$",
-    )
-    .expect("a valid regex")
-});
 
 /// A guess not made although the profile shows the unit's code, and why (issue 29): the
 /// header says so instead of naming a wrong unit.
@@ -251,6 +243,17 @@ pub struct Guesses {
     pub declined: Vec<Declined>,
 }
 
+impl Guesses {
+    /// Keeps one ecosystem's guess: made, declined, or nothing.
+    fn add(&mut self, guess: Guess) {
+        match guess {
+            Guess::Found(code) => self.found.push(code),
+            Guess::Declined(declined) => self.declined.push(declined),
+            Guess::Nothing => {}
+        }
+    }
+}
+
 /// The program's own code in `profiles`, for the loaded presets that know how to find it:
 /// Go's module with the go preset, the main binary's crate with the rust preset, the
 /// program's scripts with the node and python presets, its packages with the jvm or kotlin
@@ -282,18 +285,10 @@ pub fn detect(
         guesses.found.push(scripts);
     }
     if loaded("rust") {
-        match rust_crate::own_code(profiles, claimed_by_presets) {
-            Guess::Found(krate) => guesses.found.push(krate),
-            Guess::Declined(declined) => guesses.declined.push(declined),
-            Guess::Nothing => {}
-        }
+        guesses.add(rust_crate::own_code(profiles, claimed_by_presets));
     }
     if loaded("jvm") || loaded("kotlin") {
-        match jvm_package::own_code(profiles, claimed_by_presets) {
-            Guess::Found(packages) => guesses.found.push(packages),
-            Guess::Declined(declined) => guesses.declined.push(declined),
-            Guess::Nothing => {}
-        }
+        guesses.add(jvm_package::own_code(profiles, claimed_by_presets));
     }
     // an executable's own code, where no language's guess names the program
     let language = native_module::LANGUAGE_PRESETS.iter().any(|p| loaded(p));
