@@ -43,7 +43,7 @@ pub mod defaults {
     version,
     about = "Whose code is this CPU time, whose code asked for these allocations?",
     long_about = "whose reads sampled stacks (perf.data, perf script text, pprof, folded \
-                  stacks) and attributes every sample to an owner by configurable rules: \
+                  stacks, py-spy raw, speedscope, JFR, V8 .cpuprofile) and attributes every sample to an owner by configurable rules: \
                   self (the leaf's owner), owner (the first non-transparent frame from the leaf: \
                   whose code asked for this work) and anywhere (the owner is on the stack).",
     after_help = "Exit codes: 0 success (gate passed), 1 gate failed, 2 usage or input error, 3 \
@@ -60,7 +60,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Owner shares as a table (terminal, markdown, JSON, CSV).
+    /// Owner shares as a table (terminal, markdown, JSON, CSV), fleet rows (NDJSON, Parquet) or
+    /// one HTML page.
     #[command(after_long_help = examples::REPORT)]
     Report(ReportArgs),
     /// Which rule classified each of the heaviest functions; unclassified functions by

@@ -7,9 +7,13 @@
 //! ```text
 //! input (one reader per format; perf.data through symbolize and unwind) ─▶ model::Profile
 //!   ─▶ classify (rules → owner per frame) ─▶ aggregate (self / owner / anywhere)
-//!   ─▶ render (table, markdown, JSON, CSV, flame SVG), gate (verdicts, diffs)
+//!   ─▶ gate (verdicts, diffs)
+//!   ─▶ render (table, markdown, JSON, CSV, NDJSON, Parquet, HTML page, flame SVG, words)
 //!      and export (the profile as pprof with owner labels, or folded)
 //! ```
+//!
+//! `docs/design.md` is the contract: the model, the views, the rules, every command and
+//! option, the outputs and the exit codes.
 //!
 //! Modules use only modules below them, bottom to top: `error model names pprof_wire` →
 //! `symbolize` → `unwind` → `input classify` → `aggregate` → `gate` → `render export` → `cli`

@@ -1,5 +1,6 @@
 //! Thin entry point: parse the command line, build the command's plan, run it, map the outcome to an exit code
-//! (0 success, 1 gate failed, 2 usage or input error; a closed stdout pipe is success).
+//! (0 success, 1 gate failed, 2 usage or input error, 3 gate inconclusive; a closed stdout pipe
+//! is success), as docs/design.md ("Exit codes") lists them.
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -11,6 +11,7 @@ mod it {
     mod bad_input;
     mod convert;
     mod decisive;
+    mod design;
     mod diff;
     mod explain;
     mod flame;

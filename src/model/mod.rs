@@ -22,11 +22,11 @@ mod unresolved;
 pub use frame::{Frame, FrameKind, NO_FRAMES, UNKNOWN};
 pub use intern::{BoundedTextMap, Interner, SliceInterner, TextKey, hash_of};
 pub use negative::NegativeWeights;
-pub use notice::{InlineChoice, MissingSymbols, Notice, UnwindCause, UnwindFailure, Utf8Place};
+pub use notice::{InlineChoice, MissingSymbols, Notice, Utf8Place};
 pub use owner::{Category, NO_STACK, Owner, OwnerId, UNCLASSIFIED, UNSYMBOLIZED};
 pub use recording::{
     CallGraph, DepthCut, LOST_FIX, ModuleProblem, Recording, THROTTLE_FIX, TruncatedStacks,
-    larger_stack_copy,
+    UnwindCause, UnwindFailure, larger_stack_copy,
 };
 pub use timeline::Timeline;
 pub use units::{SampleType, Unit};

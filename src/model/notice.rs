@@ -5,7 +5,7 @@
 //! unwinding); `render::notices` alone makes the words, for the terminal, JSON, the flame
 //! graph's title and the fleet's rows alike.
 
-use super::{CallGraph, KallsymsError, ModuleProblem, Unresolved};
+use super::{CallGraph, KallsymsError, ModuleProblem, Unresolved, UnwindCause};
 use std::path::PathBuf;
 
 /// One note or warning about an input, in data. A profile keeps two lists of them
@@ -211,32 +211,6 @@ pub enum InlineChoice {
     Asked,
     /// The default for the recording's call-graph mode.
     Default(CallGraph),
-}
-
-/// One cause of DWARF user stacks stopping before their outermost frame.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UnwindCause {
-    CopyExhausted,
-    RanPastCopy,
-    NoUnwindInfo(String),
-    Unmapped,
-    MissingRegisters,
-    BadRecord,
-    /// The unwinder gave up.
-    Failed(UnwindFailure),
-}
-
-/// Why the unwinder gave up on a stack.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum UnwindFailure {
-    /// A process whose mappings were never prepared.
-    NotPrepared,
-    /// More frames than the limit, `max`.
-    TooManyFrames(usize),
-    /// A read below the stack pointer.
-    BelowStackPointer,
-    /// framehop's own error.
-    Unwinder(String),
 }
 
 /// A module without symbols: its name, why, and the samples it is in.

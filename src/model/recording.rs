@@ -3,7 +3,6 @@
 //! text and pprof inputs leave them unknown. The recording-quality figures
 //! (`aggregate::quality`) show them beside what the stacks themselves reveal.
 
-use super::UnwindCause;
 /// How the call chains were recorded (perf.data's sample format and branch attributes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallGraph {
@@ -206,6 +205,32 @@ impl Recording {
             _ => {}
         }
     }
+}
+
+/// One cause of DWARF user stacks stopping before their outermost frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnwindCause {
+    CopyExhausted,
+    RanPastCopy,
+    NoUnwindInfo(String),
+    Unmapped,
+    MissingRegisters,
+    BadRecord,
+    /// The unwinder gave up.
+    Failed(UnwindFailure),
+}
+
+/// Why the unwinder gave up on a stack.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum UnwindFailure {
+    /// A process whose mappings were never prepared.
+    NotPrepared,
+    /// More frames than the limit, `max`.
+    TooManyFrames(usize),
+    /// A read below the stack pointer.
+    BelowStackPointer,
+    /// framehop's own error.
+    Unwinder(String),
 }
 
 #[cfg(test)]

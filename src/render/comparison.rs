@@ -1,4 +1,4 @@
-//! `whose diff` as text, markdown (a PR comment) and JSON (schema `whose-diff/2`).
+//! `whose diff` as text, markdown (a PR comment) and JSON (schema `whose-diff/3`).
 //! Formatting only: the deltas and their judgements come from [`Diff`].
 
 use super::verdict::VerdictFormat;

@@ -1,5 +1,5 @@
 //! The gate's verdict as text (one line per requirement, then the verdict), markdown (for PR
-//! comments) and JSON (schema `whose-gate/1`, for CI artefacts). Formatting only: every
+//! comments) and JSON (schema `whose-gate/2`, for CI artefacts). Formatting only: every
 //! number and decision comes from [`GateOutcome`].
 
 use crate::aggregate::interval::{Interval, Method};

@@ -42,7 +42,7 @@ struct Edge {
 
 /// The source with comments and the contents of string and character literals blanked out,
 /// newlines kept, so positions still give the line.
-fn code_only(text: &str) -> String {
+pub(super) fn code_only(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
@@ -149,7 +149,7 @@ fn ident_before(chars: &[char], i: usize) -> bool {
 
 /// The top-level modules named after each `root::` (`crate::` or `whose::`) in `code`, with
 /// their 1-based lines: `crate::a::b` gives `a`, `crate::{a::b, c}` gives `a` and `c`.
-fn used_modules(code: &str, root: &str) -> Vec<(String, usize)> {
+pub(super) fn used_modules(code: &str, root: &str) -> Vec<(String, usize)> {
     let chars: Vec<char> = code.chars().collect();
     let root: Vec<char> = format!("{root}::").chars().collect();
     let line_at = |pos: usize| chars[..pos].iter().filter(|&&c| c == '\n').count() + 1;
@@ -214,7 +214,7 @@ fn used_modules(code: &str, root: &str) -> Vec<(String, usize)> {
     found
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(super) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("directory entry").path())
