@@ -761,10 +761,10 @@ fn own_text_groups(profile: &Profile, own_texts: &OwnTexts<'_>) -> Vec<u32> {
     };
     let hashed = |text: &mut String, f: u32| {
         write(FrameId(f), text);
-        super::hash32(FxBuildHasher.hash_one(text.as_str()))
+        super::heaviest::hash32(FxBuildHasher.hash_one(text.as_str()))
     };
     let count = profile.frame_count();
-    let hashes: Vec<u32> = if count >= super::PARALLEL_GROUPING {
+    let hashes: Vec<u32> = if count >= super::walk::PARALLEL_GROUPING {
         (0..count as u32)
             .into_par_iter()
             .map_init(String::new, hashed)
@@ -773,7 +773,7 @@ fn own_text_groups(profile: &Profile, own_texts: &OwnTexts<'_>) -> Vec<u32> {
         let mut text = String::new();
         (0..count as u32).map(|f| hashed(&mut text, f)).collect()
     };
-    super::first_of_each_key(super::KeyHashes::OfEveryFrame(hashes), |f| {
+    super::heaviest::first_of_each_key(super::heaviest::KeyHashes::OfEveryFrame(hashes), |f| {
         let mut text = String::new();
         write(f, &mut text);
         text
