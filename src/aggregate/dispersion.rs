@@ -10,7 +10,7 @@ use super::{AggregateOptions, timeline};
 use crate::classify::{Classification, RuleSet};
 use crate::model::{Category, OwnerId, Profile};
 
-/// Sums of squared weights behind the shares of [`Aggregate::all`], for their intervals
+/// Sums of squared weights behind the shares of [`super::Aggregate::all`], for their intervals
 /// ([`interval`] says what they estimate and what they assume). Per row `r` of weight `W_r`
 /// standing for `n_r` samples, `q_r = W_r² / n_r`: the sum of its samples' squared weights
 /// when they weigh alike.

@@ -34,7 +34,7 @@ pub(super) struct FrameAccumulator {
     pub(super) types: FxHashMap<FrameId, FxHashMap<OwnerId, u128>>,
 }
 
-/// The frame lists of an [`Aggregate`].
+/// The frame lists of an [`super::Aggregate`].
 pub(super) struct FrameLists {
     pub(super) top_self: Vec<FrameWeight>,
     pub(super) top_owner_frames: Vec<FrameWeight>,

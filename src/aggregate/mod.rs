@@ -13,11 +13,13 @@
 //! - [`timeline`]: owners per time bucket and the warm-up found in them
 //! - [`report`], [`rows`]: the report over inputs, and its rows as data
 //! - [`functions`]: `explain`'s functions; [`page`]: the HTML page's tree and entries
-//! - [`flame_lines`], `line_order`: folded lines for flame graphs
+//! - [`flame_lines`]: folded lines for flame graphs, built from their data (`flame_stacks`)
+//!   and sorted as text (`line_order`)
 
 pub mod dispersion;
 pub mod figures;
 pub mod flame_lines;
+mod flame_stacks;
 pub mod functions;
 pub mod heaviest;
 pub mod interval;

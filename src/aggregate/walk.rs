@@ -119,7 +119,7 @@ pub(super) struct StackFacts {
     pub(super) depth: usize,
     /// The sample had no frame at all (not even an allocated type).
     pub(super) stackless: bool,
-    /// Only transparent frames, and no root: a stack cut short (see [`quality`]).
+    /// Only transparent frames, and no root: a stack cut short (see [`super::quality`]).
     pub(super) ownerless: bool,
     pub(super) leaf_unresolved: bool,
     pub(super) owner_unresolved: bool,
@@ -127,7 +127,7 @@ pub(super) struct StackFacts {
     pub(super) any_unresolved: bool,
     /// The leaf is an address without a symbol, owned through a module rule.
     pub(super) leaf_module_only: bool,
-    /// Runs in CPython's interpreter with no Python function in it (see [`quality`]).
+    /// Runs in CPython's interpreter with no Python function in it (see [`super::quality`]).
     pub(super) interpreter_only: bool,
 }
 
@@ -436,7 +436,8 @@ pub fn cut_in<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>) -> Option<
         .find(|m| *m != UNKNOWN)
 }
 
-/// Whether `frame`, owned by `owner`, is an address that nothing places (see [`super::quality`]'s module doc).
+/// Whether `frame`, owned by `owner`, is an address that nothing places (see
+/// [`super::quality`]'s module doc).
 pub fn is_unresolved(frame: &Frame, owner: OwnerId) -> bool {
     if frame.kind != FrameKind::Unknown {
         return false;
