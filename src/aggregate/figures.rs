@@ -4,7 +4,6 @@
 use super::heaviest::{FrameWeight, TypeWeight};
 use super::quality::{self, Quality};
 use super::views::Attribution;
-use super::walk::category_index;
 use super::{dispersion::Dispersion, report, timeline, user_hint};
 use crate::model::{Category, OwnerId};
 
@@ -91,7 +90,7 @@ impl Aggregate {
         if cut <= quality::UNFIT_PERCENT || !q.callchains() {
             return None;
         }
-        let user = &self.all.categories[category_index(Category::User) as usize];
+        let user = self.all.category(Category::User);
         if user.anywhere == 0 {
             return None;
         }
@@ -110,7 +109,7 @@ impl Aggregate {
     /// (issue 53; a Spark job's 2.4 % by perf against 9.6 % by JFR).
     pub fn jit_inlining(&self) -> Option<quality::Finding> {
         let total = self.all.total;
-        let user = &self.all.categories[category_index(Category::User) as usize];
+        let user = self.all.category(Category::User);
         let share = quality::percent(user.owner, total);
         (self.quality.jvm_perf_map && user.anywhere > 0 && share < quality::JIT_INLINING_PERCENT)
             .then_some(quality::Finding::JitInlining { user: share })

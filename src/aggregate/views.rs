@@ -48,6 +48,11 @@ impl Attribution {
         }
     }
 
+    /// The weights of category `c` (what `categories` holds at its position).
+    pub fn category(&self, c: Category) -> &ViewWeights {
+        &self.categories[category_index(c) as usize]
+    }
+
     pub(super) fn add(
         &mut self,
         facts: &StackFacts,
