@@ -7,6 +7,7 @@
 
 use super::marks::Marks;
 use super::quality;
+use super::user_hint;
 use crate::model::{FrameId, FrameKind, Profile};
 use rustc_hash::FxHashMap;
 use std::hash::Hash;
@@ -102,8 +103,8 @@ fn function_groups<K: Hash + Eq>(
 /// What would claim the heaviest unclassified functions, for `explain`'s last line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NextStep {
-    /// `--user PREFIX`: a package prefix covers them (see [`quality::suggest_user_prefix`]).
-    UserPrefix(quality::UserHint),
+    /// `--user PREFIX`: a package prefix covers them (see [`user_hint::suggest_user_prefix`]).
+    UserPrefix(user_hint::UserHint),
     /// No package prefix does (C functions, say): a rule block whose `prefix` list names
     /// them, the heaviest first. `weight` is the cum of the heaviest.
     Rule { names: Vec<String>, weight: u128 },
@@ -113,11 +114,11 @@ pub enum NextStep {
 const RULE_NAMES: usize = 5;
 
 /// The next step for `unclassified` functions (names and cum weights, heaviest first) out of
-/// `total`: the report's `--user` hint (`suggested`, [`quality::suggest_user_prefix`], so that
+/// `total`: the report's `--user` hint (`suggested`, [`user_hint::suggest_user_prefix`], so that
 /// `explain` and the report propose one prefix) when there is one, else a rule naming the
 /// functions of at least 1 % each; `None` when no unclassified function weighs that much.
 pub fn next_step(
-    suggested: Option<&quality::UserHint>,
+    suggested: Option<&user_hint::UserHint>,
     unclassified: &[(&str, u128)],
     total: u128,
 ) -> Option<NextStep> {
@@ -174,7 +175,7 @@ mod tests {
     #[test]
     fn the_next_step_is_a_prefix_when_one_covers_them_else_a_rule() {
         let go = [("main.run", 60), ("main.load", 30), ("helper", 5)];
-        let hint = quality::UserHint {
+        let hint = crate::aggregate::user_hint::UserHint {
             prefix: "main.".to_string(),
             owner: 90,
             anywhere: 95,

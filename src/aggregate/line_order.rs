@@ -9,7 +9,7 @@
 //! is a proper prefix of another; frame texts hold no `;`, so only `a ` and `a b…` can break
 //! that, and then the lines are compared byte by byte instead.
 
-use super::flame_lines::{FlameLines, FlameStack};
+use super::flame_stacks::{FlameLines, FlameStack};
 use std::cmp::Ordering;
 
 /// Whether lines of equal frames sort by their weight's digits (`stack WEIGHT` as text, as

@@ -15,89 +15,15 @@
 //!   the unresolved weight carries why ([`why_unresolved`]: what symbolisation found, else
 //!   what the module's name tells), so each finding names the cause and the fix.
 
+use super::views::Attribution;
+use super::walk::{StackFacts, cut_in};
+use crate::model::StackId;
 use crate::model::UNKNOWN;
 use crate::model::{
     CallGraph, Frame, FrameKind, ModuleProblem, OwnerId, Profile, Recording, Unresolved,
     UnwindCause, perf,
 };
-
-/// Function names a complete stack ends in: process and thread entry points of C, the JVM,
-/// Go, Python, V8 and the kernel. Compared without perf's `@GLIBC...` version suffixes.
-const ROOTS: &[&str] = &[
-    "_start",
-    "__libc_start_main",
-    "__libc_start_call_main",
-    "start_thread",
-    "clone",
-    "clone3",
-    "__clone",
-    "__clone3",
-    "thread_native_entry",
-    "JavaMain",
-    "java_start",
-    "runtime.goexit",
-    "runtime.main",
-    "runtime.mstart",
-    "runtime.rt0_go",
-    "main",
-    "ret_from_fork",
-    "ret_from_fork_asm",
-    "secondary_startup_64",
-    "secondary_startup_64_no_verify",
-    "x86_64_start_kernel",
-    "<module>",
-    // V8's pseudo-frames, which a .cpuprofile puts right under its root (issue 29)
-    "(garbage collector)",
-    "(program)",
-    "(idle)",
-];
-
-/// Whether `frame` is a process or thread entry point (a stack that reaches it is whole).
-fn is_root(frame: &Frame) -> bool {
-    let name = frame.name.split('@').next().unwrap_or(&frame.name);
-    ROOTS.contains(&name)
-}
-
-/// Whether a stack of only transparent frames (`frames` with their owners, leaf first) was
-/// cut short: it reaches no root. Go's unwinder never cuts a stack, and pprof drops
-/// `runtime.goexit`, so an outermost `runtime.` frame (a GC worker, a system stack) is a root
-/// too. A stack holding an unresolved frame of a known mapping (a JIT map, a binary not
-/// found) is not judged: the missing symbols are the cause to report there, and the unresolved
-/// figures do. An address perf could not even map (`[unknown]` without a module) is what a
-/// cut frame-pointer chain leaves behind, so it does not excuse the stack.
-pub fn is_cut_short(frames: &[(&Frame, OwnerId)]) -> bool {
-    let Some((outermost, _)) = frames.last() else {
-        return false;
-    };
-    let mapped = |f: &Frame| f.module.as_deref().is_some_and(|m| m != UNKNOWN);
-    !outermost.name.starts_with("runtime.")
-        && !frames
-            .iter()
-            .any(|(f, o)| is_root(f) || (is_unresolved(f, *o) && mapped(f)))
-}
-
-/// The module a cut stack (`frames`, leaf first) stops in: that of its outermost frame in a
-/// known mapping. A truncated DWARF stack and an address perf could not map end in
-/// `[unknown]` without a module, so those are skipped: the frame below them is where the
-/// unwinding gave up.
-pub fn cut_in<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>) -> Option<&'a str> {
-    frames
-        .rev()
-        .filter_map(|f| f.module.as_deref())
-        .find(|m| *m != UNKNOWN)
-}
-
-/// Whether `frame`, owned by `owner`, is an address that nothing places (see the module doc).
-pub fn is_unresolved(frame: &Frame, owner: OwnerId) -> bool {
-    if frame.kind != FrameKind::Unknown {
-        return false;
-    }
-    owner == OwnerId::UNSYMBOLIZED
-        || frame.module.as_deref().is_none_or(|m| {
-            let basename = m.rsplit('/').next().unwrap_or(m);
-            perf::is_jit_module(basename) || m == "//anon" || m.starts_with("[anon")
-        })
-}
+use rustc_hash::FxHashMap;
 
 /// Why `module`'s addresses in `profile` have no symbol: what symbolisation found (perf.data),
 /// else what the module's name tells (a JIT map, no module, `perf script` text).
@@ -570,18 +496,6 @@ impl Finding {
     }
 }
 
-/// Whether `module` (a path or file name) is CPython's interpreter: the `python3.X` executable
-/// or `libpython3.X.so`.
-pub fn is_cpython_module(module: &str) -> bool {
-    let base = module.rsplit('/').next().unwrap_or(module);
-    let version = base
-        .strip_prefix("libpython3")
-        .or_else(|| base.strip_prefix("python3"));
-    version.is_some_and(|v| {
-        v.is_empty() || v.starts_with('.') && !v.contains("-config") && !v.ends_with(".py")
-    })
-}
-
 /// Under this owner-view share of user code, a JVM recording named by a perf map says that
 /// inlining may hide user code ([`Finding::JitInlining`]): where user code is a thin layer,
 /// what C2 inlined of it into the framework is a large part of it.
@@ -593,41 +507,6 @@ pub fn is_perf_map_java(frame: &Frame) -> bool {
     frame.kind == FrameKind::Jit
         && frame.name.contains('.')
         && frame.module_basename().is_some_and(perf::is_jit_module)
-}
-
-/// Whether `frame` is a Python function: py-spy's and async-profiler-like `_[0]` frames, or
-/// a Python 3.12+ `-X perf` trampoline (`py::work:/app/churn.py`).
-pub fn is_python_frame(frame: &Frame) -> bool {
-    frame.kind == FrameKind::Interpreted || frame.name.starts_with("py::")
-}
-
-/// What one frame tells about CPython's interpreter, judged once per distinct frame: a
-/// stack's verdict ([`is_interpreter_only`]) then reads these instead of every frame's texts.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PythonRole {
-    /// Code of CPython's interpreter ([`is_cpython_module`]).
-    interpreter: bool,
-    /// A Python function ([`is_python_frame`]).
-    python: bool,
-}
-
-impl PythonRole {
-    pub fn of(frame: &Frame) -> PythonRole {
-        PythonRole {
-            interpreter: frame.module.as_deref().is_some_and(is_cpython_module),
-            python: is_python_frame(frame),
-        }
-    }
-}
-
-/// Whether a stack runs in CPython's interpreter with no Python function in it.
-pub fn is_interpreter_only(roles: impl Iterator<Item = PythonRole>) -> bool {
-    let (mut interpreter, mut python) = (false, false);
-    for role in roles {
-        interpreter |= role.interpreter;
-        python |= role.python;
-    }
-    interpreter && !python
 }
 
 impl Quality {
@@ -689,241 +568,98 @@ impl Quality {
     }
 }
 
-/// Package roots too broad to be one project's code on their own: a prefix starting with one
-/// of them takes its second segment too (`io.ktor.`, `com.example.`).
-const BROAD_ROOTS: &[&str] = &[
-    "com", "org", "io", "net", "dev", "me", "edu", "uk", "de", "fr", "github", "gitlab",
-];
-
-/// The package or crate prefix of a function name (`bench.MainKt.main` → `bench.`,
-/// `logcrunch::parse::line` → `logcrunch::`, `main.handle` → `main.`); `None` for a name
-/// without one (a C function).
-fn prefix_of(name: &str) -> Option<&str> {
-    let name = name.trim_start_matches(['<', '&', '*']);
-    // the first `::`, `.` or `/`: one pass over the bytes, which every distinct frame pays
-    let first = |s: &str| {
-        let bytes = s.as_bytes();
-        bytes.iter().enumerate().find_map(|(at, b)| match b {
-            b'.' => Some((at, ".")),
-            b'/' => Some((at, "/")),
-            b':' if bytes.get(at + 1) == Some(&b':') => Some((at, "::")),
-            _ => None,
-        })
-    };
-    let (at, sep) = first(name)?;
-    let head = &name[..at];
-    if head.is_empty()
-        || !head
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
-    {
-        return None;
-    }
-    let prefix_end = at + sep.len();
-    // GCC's and LLVM's clone suffixes (`table_round.constprop.0`) are no package
-    const CLONE_SUFFIXES: [&str; 7] = [
-        "constprop",
-        "isra",
-        "part",
-        "cold",
-        "lto_priv",
-        "localalias",
-        "llvm",
-    ];
-    if sep == "."
-        && CLONE_SUFFIXES
-            .iter()
-            .any(|c| name[prefix_end..].starts_with(c))
-    {
-        return None;
-    }
-    if BROAD_ROOTS.contains(&head) {
-        let rest = &name[prefix_end..];
-        let (at2, sep2) = first(rest)?;
-        return Some(&name[..prefix_end + at2 + sep2.len()]);
-    }
-    Some(&name[..prefix_end])
+/// The recording-quality figures of [`Quality`], and the modules the unresolved leaves and
+/// the cut-short stacks are in.
+#[derive(Default)]
+pub(super) struct QualityAccumulator<'p> {
+    quality: Quality,
+    unresolved_modules: FxHashMap<Option<&'p str>, u128>,
+    ownerless_modules: FxHashMap<Option<&'p str>, u128>,
 }
 
-/// Who owns a frame, as the `--user` hint weighs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Claim {
-    /// No rule, guess or preset: `--user` would take it.
-    Unclassified,
-    /// User code already (a `--user`, a rule, or the guessed own code).
-    User,
-    /// A preset, a rule or a guess owns it as other than user code.
-    Other,
-}
-
-/// The `--user PREFIX` hint: the prefix and what it would move to user code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserHint {
-    pub prefix: String,
-    /// Owner-view weight `--user PREFIX` moves from `unclassified` to user code.
-    pub owner: u128,
-    /// Weight of the stacks through a frame under the prefix: user code's anywhere weight
-    /// gains it (filled in by `aggregate`, which walks the stacks once more for it).
-    pub anywhere: u128,
-}
-
-/// A frame as the `--user` hint weighs it: its name, who owns it, the owner-view weight it
-/// decides (as the owner frame) and its inclusive weight.
-pub type HintFrame<'a> = (&'a str, Claim, u128, u128);
-
-/// The `--user PREFIX` hint (issue 28): the package prefix of unclassified frames that would
-/// move the most weight to user code in the owner view (then the heaviest frame's inclusive
-/// weight decides), with that owner-view weight; `None` unless the prefix's heaviest frame
-/// carries at least 1 % of `total`. `anywhere` is left 0 for the caller.
-///
-/// The owner-view weight is exactly what `--user PREFIX` moves: the prefix's frames are all
-/// unclassified (hence not transparent), so a stack changes owner exactly when its owner
-/// frame is one of them. A prefix under which a preset, a rule or a guess owns any frame as
-/// non-user code is never proposed: `--user` comes first and would take that code from its
-/// owner (a framework's `io.ktor.`, a dependency's crate once it is guessed as a library).
-pub fn suggest_user_prefix(weights: PrefixWeights<'_>, total: u128) -> Option<UserHint> {
-    weights
-        .by_prefix
-        .into_iter()
-        .filter_map(|(p, w)| Some((p, w?)))
-        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-        .filter(|(_, (_, inclusive))| percent(*inclusive, total) >= 1.0)
-        .map(|(p, (owner, _))| UserHint {
-            prefix: p.to_string(),
-            owner,
-            anywhere: 0,
-        })
-}
-
-/// What [`suggest_user_prefix`] weighs, per package prefix: the owner-view weight moved and
-/// the heaviest inclusive frame; `None` once a frame under it is owned as non-user code.
-/// Sums of disjoint sets of frames merge into the sum of their union, so the frames can be
-/// weighed on every core.
-#[derive(Debug, Default)]
-pub struct PrefixWeights<'a> {
-    // a map, not a list searched per frame: millions of distinct prefixes made that quadratic
-    by_prefix: rustc_hash::FxHashMap<&'a str, Option<(u128, u128)>>,
-}
-
-impl<'a> PrefixWeights<'a> {
-    pub fn of(frames: impl Iterator<Item = HintFrame<'a>>) -> PrefixWeights<'a> {
-        let mut weights = PrefixWeights::default();
-        frames.for_each(|frame| weights.add(frame));
-        weights
-    }
-
-    pub fn add(&mut self, (name, claim, owner, inclusive): HintFrame<'a>) {
-        let Some(prefix) = prefix_of(name) else {
-            return;
-        };
-        let entry = self.by_prefix.entry(prefix).or_insert(Some((0, 0)));
-        match claim {
-            Claim::Unclassified => {
-                *entry = entry.map(|(o, i)| (o + owner, i.max(inclusive)));
+impl<'p> QualityAccumulator<'p> {
+    /// Adds a row of weight `w`; `user_owner` tells whether its owner-view owner is user
+    /// code's (what the user's bounds take from, [`Finding::UserBounds`]).
+    pub(super) fn add(
+        &mut self,
+        profile: &'p Profile,
+        stack: StackId,
+        facts: &StackFacts,
+        w: u128,
+        user_owner: bool,
+    ) {
+        let q = &mut self.quality;
+        q.max_depth = q.max_depth.max(facts.depth);
+        if facts.ownerless {
+            q.ownerless += w;
+            let owner = facts.owner.0 as usize;
+            if q.ownerless_by_owner.len() <= owner {
+                q.ownerless_by_owner.resize(owner + 1, 0);
             }
-            Claim::Other => *entry = None,
-            Claim::User => {}
+            q.ownerless_by_owner[owner] += w;
+            if user_owner {
+                q.ownerless_user += w;
+            }
+            let frames = profile.stack(stack).iter().map(|&f| profile.frame(f));
+            *self.ownerless_modules.entry(cut_in(frames)).or_default() += w;
+        }
+        if facts.leaf_unresolved {
+            q.unresolved_leaf += w;
+            let module = facts
+                .self_frame
+                .and_then(|f| profile.frame(f).module.as_deref());
+            *self.unresolved_modules.entry(module).or_default() += w;
+        }
+        let flags = [
+            (facts.owner_unresolved, &mut q.unresolved_owner),
+            (facts.any_unresolved, &mut q.unresolved_anywhere),
+            (facts.leaf_module_only, &mut q.module_only_leaf),
+            (facts.interpreter_only, &mut q.interpreter_only),
+        ];
+        for (on, figure) in flags {
+            if on {
+                *figure += w;
+            }
         }
     }
 
-    /// The weights of both sets of frames.
-    pub fn merge(mut self, other: PrefixWeights<'a>) -> PrefixWeights<'a> {
-        if self.by_prefix.len() < other.by_prefix.len() {
-            return other.merge(self);
-        }
-        for (prefix, theirs) in other.by_prefix {
-            let ours = self.by_prefix.entry(prefix).or_insert(Some((0, 0)));
-            *ours = ours
-                .zip(theirs)
-                .map(|((o, i), (o2, i2))| (o + o2, i.max(i2)));
-        }
-        self
+    pub(super) fn finish(self, profile: &Profile, all: &Attribution) -> Quality {
+        let mut quality = self.quality;
+        let mut by_module: Vec<UnresolvedWeight> = self
+            .unresolved_modules
+            .into_iter()
+            .map(|(module, weight)| UnresolvedWeight {
+                module: module.unwrap_or(UNKNOWN).to_string(),
+                weight,
+                reason: why_unresolved(profile, module),
+            })
+            .collect();
+        by_module.sort_by(|a, b| {
+            b.weight
+                .cmp(&a.weight)
+                .then_with(|| a.module.cmp(&b.module))
+        });
+        quality.unresolved_by_module = by_module;
+        let mut ownerless_by_module: Vec<(String, u128)> = self
+            .ownerless_modules
+            .into_iter()
+            .map(|(m, w)| (m.unwrap_or(UNKNOWN).to_string(), w))
+            .collect();
+        ownerless_by_module.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        quality.ownerless_by_module = ownerless_by_module;
+        quality.recording = profile.meta.recording.clone();
+        quality.jvm_perf_map = profile.frames().any(is_perf_map_java);
+        quality.unclassified_owner = all
+            .owners
+            .get(OwnerId::UNCLASSIFIED.0 as usize)
+            .map_or(0, |w| w.owner);
+        quality
     }
-}
-
-/// Whether `name` is under the package prefix `prefix` as [`prefix_of`] cuts it.
-pub fn has_prefix(name: &str, prefix: &str) -> bool {
-    prefix_of(name) == Some(prefix)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn package_prefixes_of_each_ecosystem() {
-        assert_eq!(prefix_of("bench.MainKt$main$1.invoke"), Some("bench."));
-        assert_eq!(prefix_of("io.ktor.server.Foo.bar"), Some("io.ktor."));
-        assert_eq!(prefix_of("logcrunch::parse::line"), Some("logcrunch::"));
-        assert_eq!(prefix_of("main.handleOrders"), Some("main."));
-        assert_eq!(
-            prefix_of("<logcrunch::X as core::fmt::Display>::fmt"),
-            Some("logcrunch::")
-        );
-        assert_eq!(prefix_of("table_put"), None);
-        assert_eq!(prefix_of("table_round.constprop.0"), None);
-        assert_eq!(prefix_of("sort_files.isra.0"), None);
-        assert_eq!(prefix_of("[unknown]"), None);
-    }
-
-    #[test]
-    fn the_hint_weighs_what_user_would_move_and_spares_owned_prefixes() {
-        use Claim::*;
-        let hint = |prefix: &str, owner| {
-            Some(UserHint {
-                prefix: prefix.into(),
-                owner,
-                anywhere: 0,
-            })
-        };
-        // by hand: `app.` owns 60 + 30 of the owner view (two frames: the old hint said 60,
-        // its heaviest frame); `lib.` would move 95 but a preset owns `lib.Z.z`, and `--user
-        // lib.` would take that from it; `work` has no prefix
-        let frames = [
-            ("app.A.run", Unclassified, 60, 70),
-            ("app.B.go", Unclassified, 30, 30),
-            ("app.C.done", User, 40, 40),
-            ("lib.X.y", Unclassified, 95, 95),
-            ("lib.Z.z", Other, 0, 0),
-            ("work", Unclassified, 99, 99),
-        ];
-        assert_eq!(
-            suggest_user_prefix(PrefixWeights::of(frames.into_iter()), 1000),
-            hint("app.", 90)
-        );
-        // frames that own nothing in the owner view (callers of a library that owns it all)
-        // are still proposed by their inclusive weight: the anywhere view gains them
-        let callers = [("bench.Main.run", Unclassified, 0, 500)];
-        assert_eq!(
-            suggest_user_prefix(PrefixWeights::of(callers.into_iter()), 1000),
-            hint("bench.", 0)
-        );
-        // under 1 % of the total: no hint
-        let tiny = [("app.A.run", Unclassified, 9, 9)];
-        assert_eq!(
-            suggest_user_prefix(PrefixWeights::of(tiny.into_iter()), 1000),
-            None
-        );
-        // a prefix of user code only: nothing to move
-        let user = [("app.A.run", User, 500, 500)];
-        assert_eq!(
-            suggest_user_prefix(PrefixWeights::of(user.into_iter()), 1000),
-            None
-        );
-        assert!(has_prefix("<app::X as core::fmt::Display>::fmt", "app::"));
-        assert!(!has_prefix("apple::x", "app::"));
-        // weighed in two parts on two cores, merged: the same hint at every cut
-        for cut in 0..=frames.len() {
-            let (a, b) = frames.split_at(cut);
-            let merged =
-                PrefixWeights::of(a.iter().copied()).merge(PrefixWeights::of(b.iter().copied()));
-            assert_eq!(
-                suggest_user_prefix(merged, 1000),
-                hint("app.", 90),
-                "cut at {cut}"
-            );
-        }
-    }
 
     /// A quality with 60 of 100 weight ownerless, stopping in libc, recorded in `mode`.
     fn cut(mode: CallGraph) -> Quality {
@@ -938,39 +674,6 @@ mod tests {
             },
             ..Quality::default()
         }
-    }
-
-    #[test]
-    fn cpython_interpreter_modules_and_python_frames() {
-        for m in [
-            "/usr/bin/python3.11",
-            "python3",
-            "/opt/lib/libpython3.12.so.1.0",
-        ] {
-            assert!(is_cpython_module(m), "{m}");
-        }
-        for m in [
-            "/usr/bin/python3.11-config",
-            "python3-foo",
-            "/lib/libc.so.6",
-        ] {
-            assert!(!is_cpython_module(m), "{m}");
-        }
-        let native = |name: &str, module: &str| Frame {
-            name: name.into(),
-            module: Some(module.into()),
-            ..Frame::default()
-        };
-        let eval = native("_PyEval_EvalFrameDefault", "/usr/bin/python3.11");
-        let main = native("main", "/usr/bin/python3.11");
-        let only =
-            |frames: &[&Frame]| is_interpreter_only(frames.iter().map(|f| PythonRole::of(f)));
-        assert!(only(&[&eval, &main]));
-        // a Python 3.12 `-X perf` trampoline names the Python function
-        let py = native("py::work:/app/churn.py", "/tmp/perf-1.map");
-        assert!(!only(&[&eval, &py, &main]));
-        let libc = native("memcpy", "/lib/libc.so.6");
-        assert!(!only(&[&libc]));
     }
 
     #[test]

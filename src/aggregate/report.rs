@@ -1,6 +1,7 @@
 //! The report: everything renderers and the gate need, and nothing they must compute.
 //! Renderers only format what is here; the numbers are decided in this module.
 
+use super::interval::Estimate;
 use super::{Aggregate, Attribution, FrameWeight, ViewWeights};
 use crate::error::{Error, Result};
 use crate::model::{Category, NO_STACK, Notice, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
@@ -111,6 +112,19 @@ pub struct ShareRow {
     pub guessed: bool,
     /// One entry per input, in input order.
     pub weights: Vec<ViewWeights>,
+    /// `--ci`: the sampling estimate of the share in each input (in input order), per view
+    /// (self, owner, anywhere), from that input's counts; `None` for a row that is neither an
+    /// owner nor a category (samples without a stack). Empty without `--ci` and for the rows
+    /// of a thread group or a time bucket, whose counts keep no dispersion.
+    pub estimates: Vec<[Option<Estimate>; 3]>,
+}
+
+impl ShareRow {
+    /// The estimate of the share in `view` of input `input` ([`ShareRow::estimates`]).
+    pub fn estimate(&self, input: usize, view: View) -> Option<Estimate> {
+        let slot = View::ALL.iter().position(|&v| v == view)?;
+        self.estimates.get(input).and_then(|e| e[slot])
+    }
 }
 
 /// Median and range of one share over repeats, in percent.
@@ -154,7 +168,15 @@ impl Report {
     /// Rows for the chosen grouping, heaviest (owner view, then self) first, rows without
     /// weight in every input left out.
     pub fn rows(&self) -> Vec<ShareRow> {
-        self.rows_of(|input| &input.aggregate.all)
+        let mut rows = self.rows_of(|input| &input.aggregate.all);
+        if self.ci {
+            for row in &mut rows {
+                row.estimates = (0..self.inputs.len())
+                    .map(|i| View::ALL.map(|view| self.estimate_of(i, row, view)))
+                    .collect();
+            }
+        }
+        rows
     }
 
     /// Rows of one thread group, aligned the same way (weights relative to that group).
@@ -187,6 +209,7 @@ impl Report {
                         anywhere: a.stackless,
                     })
                     .collect(),
+                estimates: Vec::new(),
             });
         }
         let key = |r: &ShareRow| -> (f64, f64) {
@@ -221,6 +244,7 @@ impl Report {
                         .iter()
                         .map(|a| a.categories[i].clone())
                         .collect(),
+                    estimates: Vec::new(),
                 })
                 .collect();
         }
@@ -231,6 +255,7 @@ impl Report {
                 transparent: o.transparent,
                 guessed: o.guessed,
                 weights: attributions.iter().map(|a| a.owners[i].clone()).collect(),
+                estimates: Vec::new(),
             })
             .collect()
     }
@@ -250,12 +275,7 @@ impl Report {
     /// The sampling estimate of `row`'s share in `view` of input `input`, from its sample
     /// counts ([`super::interval`]); `None` for a row that is neither an owner nor a category
     /// (samples without a stack).
-    pub fn share_estimate(
-        &self,
-        input: usize,
-        row: &ShareRow,
-        view: View,
-    ) -> Option<super::interval::Estimate> {
+    fn estimate_of(&self, input: usize, row: &ShareRow, view: View) -> Option<Estimate> {
         let agg = &self.inputs[input].aggregate;
         let (index, category) = match self.by {
             GroupBy::Category => (super::category_index(row.category?) as usize, true),

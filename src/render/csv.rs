@@ -24,7 +24,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 let w = view.of(&row.weights[i]);
                 // `--ci`: the share's interval from this input's counts (empty without an
                 // owner: samples without a stack)
-                let interval = match report.share_estimate(i, row, *view) {
+                let interval = match row.estimate(i, *view) {
                     _ if !report.ci => String::new(),
                     Some(e) => {
                         let i = e.interval(confidence);

@@ -125,7 +125,11 @@ pub fn write(
             .map(|(o, &c)| OwnerData {
                 name: &o.name,
                 category: o.category.as_str(),
-                category_index: crate::aggregate::category_index(o.category) as usize,
+                // its position in the page's `categories` below, listed in `Category::ALL` order
+                category_index: Category::ALL
+                    .iter()
+                    .position(|&c| c == o.category)
+                    .unwrap_or(0),
                 transparent: o.transparent,
                 guessed: o.guessed,
                 color: css_color(c),

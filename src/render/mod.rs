@@ -159,7 +159,7 @@ pub fn share_cells(report: &Report, row: &ShareRow, view: View) -> Vec<String> {
 fn interval_cells(report: &Report, row: &ShareRow, view: View, shares: &[f64]) -> Vec<String> {
     let confidence = crate::gate::DEFAULT_CONFIDENCE;
     let estimates: Option<Vec<_>> = (0..report.inputs.len())
-        .map(|i| report.share_estimate(i, row, view))
+        .map(|i| row.estimate(i, view))
         .collect();
     let Some(estimates) = estimates else {
         return shares.iter().map(|&s| pct(s)).collect();

@@ -135,13 +135,12 @@ pub fn owner_colors(owners: &[Owner], rank_weight: &[(u128, u128)]) -> Vec<Color
             .cmp(&weight(a))
             .then_with(|| owners[a].name.cmp(&owners[b].name))
     });
-    let mut per_category: Vec<Vec<usize>> = vec![Vec::new(); Category::ALL.len()];
-    for i in order {
-        per_category[crate::aggregate::category_index(owners[i].category) as usize].push(i);
-    }
     let mut colors = vec![ROOT_COLOR; owners.len()];
-    for (k, members) in per_category.iter().enumerate() {
-        let base = category_color(Category::ALL[k]);
+    for category in Category::ALL {
+        let members: Vec<usize> = (order.iter().copied())
+            .filter(|&i| owners[i].category == category)
+            .collect();
+        let base = category_color(category);
         for (&i, t) in members.iter().zip(shades(base, members.len())) {
             colors[i] = shade(base, t);
         }

@@ -2,7 +2,6 @@
 //! `pprof -top` prints them: flat, flat%, sum%, cum, cum%, function.
 
 use super::{header_lines, pct, weight};
-use crate::aggregate::category_index;
 use crate::aggregate::report::{Report, share};
 use crate::gate::Resolved;
 use crate::model::Frame;
@@ -52,10 +51,7 @@ pub fn write(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
                 &input.aggregate.all.owners[*i],
             )
         }
-        Resolved::Category(c) => (
-            format!("category {c}"),
-            &input.aggregate.all.categories[category_index(*c) as usize],
-        ),
+        Resolved::Category(c) => (format!("category {c}"), input.aggregate.all.category(*c)),
     };
     let view = |w: u128| format!("{} ({})", weight(w, unit, None), pct(share(w, total)));
     writeln!(
