@@ -539,7 +539,7 @@ fn write_time(
     bold: Style,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    use super::timeline as t;
+    use super::by_time as t;
     let view = t::view(report);
     for (i, input) in report.inputs.iter().enumerate() {
         let Some(timeline) = &input.aggregate.timeline else {

@@ -2,8 +2,8 @@
 //! rule that gave it that owner (shortened, so a line fits a terminal), where each of those
 //! rules is declared, the heaviest functions no rule matched, and what would claim them.
 
+use super::super::report::table::{shorten_middle, wrap};
 use super::pct;
-use super::table::{shorten_middle, wrap};
 use crate::aggregate::Aggregate;
 use crate::aggregate::functions::NextStep;
 use crate::aggregate::report::share;
@@ -136,12 +136,12 @@ pub fn write(
         format!("presets: {}", presets::display_list(&rules.presets)),
     )?;
     for code in &rules.own_code {
-        prose(out, super::own_code_line(code))?;
+        prose(out, super::guess::own_code_line(code))?;
     }
     for declined in &rules.own_code_declined {
-        prose(out, super::declined_line(declined))?;
+        prose(out, super::guess::declined_line(declined))?;
     }
-    if let Some(line) = super::guess_line(&rules.guessed, !rules.guesses(), &|_| 0) {
+    if let Some(line) = super::guess::guess_line(&rules.guessed, !rules.guesses(), &|_| 0) {
         prose(out, line)?;
     }
     let owner_width = explained
