@@ -8,10 +8,6 @@ use crate::classify::rules::Origin;
 
 /// How a guess was found, as the header's `detected from ...` says it.
 pub fn evidence(evidence: &Evidence) -> String {
-    let percent = |weight: u128, total: u128| weight as f64 * 100.0 / total.max(1) as f64;
-    let in_module = |module: &Option<String>| {
-        (module.as_ref()).map_or_else(String::new, |m| format!(" (module {m})"))
-    };
     let some = some_of;
     match evidence {
         Evidence::GoMainFile { file } => format!("the main package's file {file}"),
@@ -42,25 +38,7 @@ pub fn evidence(evidence: &Evidence) -> String {
             dir,
             names,
             not_packages,
-        } => {
-            let place = if dir.is_empty() {
-                "named relative to sys.path".to_string()
-            } else {
-                format!("under {dir}")
-            };
-            let mut text = format!(
-                "{count} Python file(s) outside the standard library and site-packages, \
-                 {place}: {}",
-                some(names)
-            );
-            if !not_packages.is_empty() {
-                text.push_str(&format!(
-                    "; not {} (seen installed under site-packages elsewhere in the profile)",
-                    some(not_packages)
-                ));
-            }
-            text
-        }
+        } => python_files(*count, dir, names, not_packages),
         Evidence::NodeScripts { count, dir, names } => format!(
             "{count} script file(s) outside node_modules/ and node's own code, under {dir}: {}",
             some(names)
@@ -100,6 +78,37 @@ pub fn evidence(evidence: &Evidence) -> String {
         ),
         Evidence::None => "nothing in the profile".to_string(),
     }
+}
+
+/// `weight` as a percentage of `total`, for the evidence that is a share of the weight.
+fn percent(weight: u128, total: u128) -> f64 {
+    weight as f64 * 100.0 / total.max(1) as f64
+}
+
+/// ` (module M)` after a Rust guess's evidence, when its binary is known.
+fn in_module(module: &Option<String>) -> String {
+    (module.as_ref()).map_or_else(String::new, |m| format!(" (module {m})"))
+}
+
+/// The Python files a guess was made from: where they are, some of their names, and the
+/// names left out as seen installed elsewhere (the longest of the evidence, so its own step).
+fn python_files(count: usize, dir: &str, names: &[String], not_packages: &[String]) -> String {
+    let place = if dir.is_empty() {
+        "named relative to sys.path".to_string()
+    } else {
+        format!("under {dir}")
+    };
+    let mut text = format!(
+        "{count} Python file(s) outside the standard library and site-packages, {place}: {}",
+        some_of(names)
+    );
+    if !not_packages.is_empty() {
+        text.push_str(&format!(
+            "; not {} (seen installed under site-packages elsewhere in the profile)",
+            some_of(not_packages)
+        ));
+    }
+    text
 }
 
 /// Where a block was declared, as `explain` and `rules list` show it: `FILE:LINE`, and for
