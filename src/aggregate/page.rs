@@ -80,8 +80,9 @@ pub fn page_input(
     let floor = (total as f64 * min_share).ceil() as u128;
     let mut page = PageInput::default();
     let kept = keep_nodes(&tree, floor.max(1), &mut page, |frame| {
-        // the owner the report gives the frame, and the rule `explain` names for it
-        let (_, reason) = rules.classify_frame(profile.frame(frame));
+        // the owner the report gives the frame, and the rule `explain` names for it, as the
+        // classification kept it
+        let reason = rules.reason(profile.frame(frame), classes.decided(frame));
         PageFrame {
             id: frame,
             owner: classes.owner_of(frame),

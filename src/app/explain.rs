@@ -3,10 +3,10 @@
 
 use super::{Detail, Outcome, aggregate_input, choose_metric, load, write_output};
 use crate::aggregate::functions::{self, FunctionWeight};
-use crate::classify::Reason;
+use crate::classify::Decided;
 use crate::config::ExplainPlan;
 use crate::error::Result;
-use crate::model::{FrameId, OwnerId};
+use crate::model::FrameId;
 use crate::render::explain::{self, Explained, Row};
 
 /// Unclassified functions listed under the table at most.
@@ -16,23 +16,18 @@ pub fn run(plan: ExplainPlan) -> Result<Outcome> {
     let loaded = load(std::slice::from_ref(&plan.profile), &plan.load)?;
     let profile = &loaded.profiles[0];
     let metric = choose_metric(profile, &plan.profile, plan.load.metric.as_deref())?;
-    let reasons: Vec<(OwnerId, Reason)> = profile
-        .frames()
-        .map(|f| loaded.rules.classify_frame(f))
-        .collect();
+    // the owners and rules the classification kept: only the rows shown are put in words
+    let classes = &loaded.classes[0];
     // one function per name and module, and per rule that claimed it (so a row names one
     // owner and one rule); `--lines` keeps each source line apart, as pprof's -lines does
-    let block = |f: FrameId| match &reasons[f.0 as usize].1 {
-        Reason::Rule { block, .. } => Some(*block),
-        _ => None,
-    };
+    let block = |f: FrameId| classes.decided(f).block();
     let weights =
         functions::function_weights(profile, metric, plan.load.types_as_frames, |f: FrameId| {
             let frame = profile.frame(f);
             (
                 &frame.name,
                 &frame.module,
-                reasons[f.0 as usize].0,
+                classes.owner_of(f),
                 block(f),
                 plan.lines.then_some((&frame.file, frame.line)),
             )
@@ -46,19 +41,19 @@ pub fn run(plan: ExplainPlan) -> Result<Outcome> {
         })
         .collect();
     let row = |w: &FunctionWeight| {
-        let (owner, reason) = reasons[w.frame.0 as usize].clone();
+        let frame = profile.frame(w.frame);
         Row {
             cum: w.cum,
             flat: w.flat,
-            frame: profile.frame(w.frame),
-            owner,
-            reason,
+            frame,
+            owner: classes.owner_of(w.frame),
+            reason: loaded.rules.reason(frame, classes.decided(w.frame)),
         }
     };
     let unclassified: Vec<&FunctionWeight> = shown
         .iter()
         .copied()
-        .filter(|w| reasons[w.frame.0 as usize].1 == Reason::NoRuleMatched)
+        .filter(|w| classes.decided(w.frame) == Decided::NO_RULE_MATCHED)
         .collect();
     let input = aggregate_input(&loaded, &plan.load, 0, metric, "", Detail::default());
     let total = input.aggregate.all.total;

@@ -20,7 +20,7 @@ pub fn run(plan: RulesPlan) -> Result<Outcome> {
                 let blocks = parsed.blocks.len();
                 println!(
                     "{}",
-                    render::rules::checked(f, blocks, &set, &parsed.extend)
+                    render::rule_listing::checked(f, blocks, &set, &parsed.extend)
                 );
             }
         }
@@ -28,11 +28,11 @@ pub fn run(plan: RulesPlan) -> Result<Outcome> {
             let sets = presets::names()
                 .map(|name| Ok((name, preset_rules(name)?)))
                 .collect::<Result<Vec<_>>>()?;
-            print!("{}", render::rules::presets(&sets));
+            print!("{}", render::rule_listing::presets(&sets));
         }
         RulesPlan::List { preset: Some(name) } => {
             let set = preset_rules(&name)?;
-            print!("{}", render::rules::preset_blocks(&name, &set));
+            print!("{}", render::rule_listing::preset_blocks(&name, &set));
         }
         RulesPlan::Show { preset } => print!("{}", presets::text_or_error(&preset)?),
     }

@@ -119,6 +119,31 @@ pub enum Reason {
     Unresolved,
 }
 
+/// What decided a frame's owner, kept beside it in [`Classification`] so that `explain` and
+/// the HTML page name the rule without classifying the frame again: the index of the block
+/// that matched, or which fallback. One `u32` a distinct frame, no words: [`RuleSet::reason`]
+/// adds the matcher and the unit for the few frames that are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decided(u32);
+
+impl Decided {
+    /// No block matched (or an umbrella's did) and the frame's unit's guessed owner owns it.
+    pub const GUESSED: Decided = Decided(u32::MAX);
+    pub const UNRESOLVED: Decided = Decided(u32::MAX - 1);
+    pub const NO_RULE_MATCHED: Decided = Decided(u32::MAX - 2);
+
+    /// The block that decided, when one did.
+    pub fn block(self) -> Option<usize> {
+        (self.0 < Self::NO_RULE_MATCHED.0).then_some(self.0 as usize)
+    }
+
+    /// The block at `index` decided (a rule set has far fewer blocks than the three values
+    /// kept for the fallbacks).
+    fn by_block(index: usize) -> Decided {
+        Decided(index as u32)
+    }
+}
+
 impl RuleSet {
     /// The presets a rule set for `profiles` loads, and whether they were detected: none with
     /// `--no-presets`, those of `--preset`, else the ones the frames call for. The one place
@@ -311,6 +336,7 @@ impl RuleSet {
                 Some(id) => *id,
                 None => self.add_guessed_owner(unit),
             };
+            class.decided[i] = Decided::GUESSED;
         }
     }
 
@@ -406,71 +432,78 @@ impl RuleSet {
             .map(|i| OwnerId(i as u32))
     }
 
-    /// The owner of one frame, as [`RuleSet::classify_frame`] decides it, without naming the
-    /// matcher (`--each`'s shared classification needs only the owner).
-    pub fn owner_of_frame(&self, frame: &Frame) -> OwnerId {
-        self.decide(frame, &match_key::match_key(&frame.name)).0
-    }
-
     /// The owner of one frame and why. First matching block wins; a frame no block matches
     /// is its unit's guessed owner's, when the set has guessed one.
     pub fn classify_frame(&self, frame: &Frame) -> (OwnerId, Reason) {
+        let (owner, decided) = self.decide_frame(frame);
+        (owner, self.reason(frame, decided))
+    }
+
+    /// The owner of one frame and what decided it, as [`RuleSet::classify`] keeps them.
+    pub fn decide_frame(&self, frame: &Frame) -> (OwnerId, Decided) {
+        self.decide(frame, &match_key::match_key(&frame.name))
+    }
+
+    /// Why `frame` got its owner, from what [`Classification::decided`] kept: the matcher is
+    /// looked for in the one block that decided, the unit taken from the frame, so a frame
+    /// shown is never matched against the other blocks again.
+    pub fn reason(&self, frame: &Frame, decided: Decided) -> Reason {
         let key = match_key::match_key(&frame.name);
-        let (owner, decision) = self.decide(frame, &key);
-        let reason = match decision {
-            Decision::Block(block) => Reason::Rule {
-                block,
-                matcher: Probe::new(frame, &key)
-                    .block_match(&self.blocks[block].1)
-                    .or_else(|| {
-                        let callee = stand_in(frame)?;
-                        let key = match_key::match_key(&callee.name);
-                        Probe::new(&callee, &key).block_match(&self.blocks[block].1)
-                    })
-                    .unwrap_or_default(),
-            },
-            Decision::Guessed(unit) => Reason::Guessed(unit),
-            Decision::Unresolved => Reason::Unresolved,
-            Decision::NoRuleMatched => Reason::NoRuleMatched,
-        };
-        (owner, reason)
+        if let Some(block) = decided.block() {
+            let matcher = Probe::new(frame, &key)
+                .block_match(&self.blocks[block].1)
+                .or_else(|| {
+                    let callee = stand_in(frame)?;
+                    let key = match_key::match_key(&callee.name);
+                    Probe::new(&callee, &key).block_match(&self.blocks[block].1)
+                })
+                .unwrap_or_default();
+            return Reason::Rule { block, matcher };
+        }
+        match decided {
+            Decided::UNRESOLVED => Reason::Unresolved,
+            // a frame is guessed only when it has a unit, with guesses on
+            Decided::GUESSED => (self.guess_context)
+                .and_then(|context| auto_owner::unit(frame, &key, context))
+                .map_or(Reason::NoRuleMatched, Reason::Guessed),
+            _ => Reason::NoRuleMatched,
+        }
     }
 
     /// The owner of one frame and what decided it, without the words `explain` shows: the
     /// one place the order of blocks, umbrella owners and guesses is decided.
-    fn decide(&self, frame: &Frame, key: &str) -> (OwnerId, Decision) {
+    fn decide(&self, frame: &Frame, key: &str) -> (OwnerId, Decided) {
         // a cgo stub is its C function's, where a rule names that function (issue 53)
         if let Some(callee) = stand_in(frame)
             && let Some(block) = self.first_block(&callee, &match_key::match_key(&callee.name))
         {
-            return (self.blocks[block].0, Decision::Block(block));
+            return (self.blocks[block].0, Decided::by_block(block));
         }
         if let Some(block) = self.first_block(frame, key) {
             if self.umbrella_blocks.contains(&block)
-                && let Some((owner, unit)) = self.guessed(frame, key)
+                && let Some(owner) = self.guessed(frame, key)
             {
-                return (owner, Decision::Guessed(unit));
+                return (owner, Decided::GUESSED);
             }
-            return (self.blocks[block].0, Decision::Block(block));
+            return (self.blocks[block].0, Decided::by_block(block));
         }
         if frame.kind == FrameKind::Unknown {
-            return (OwnerId::UNSYMBOLIZED, Decision::Unresolved);
+            return (OwnerId::UNSYMBOLIZED, Decided::UNRESOLVED);
         }
         match self.guessed(frame, key) {
-            Some((owner, unit)) => (owner, Decision::Guessed(unit)),
-            None => (OwnerId::UNCLASSIFIED, Decision::NoRuleMatched),
+            Some(owner) => (owner, Decided::GUESSED),
+            None => (OwnerId::UNCLASSIFIED, Decided::NO_RULE_MATCHED),
         }
     }
 
     /// The guessed owner of `frame`'s unit, when the set has guessed one.
-    fn guessed(&self, frame: &Frame, key: &str) -> Option<(OwnerId, Unit)> {
+    fn guessed(&self, frame: &Frame, key: &str) -> Option<OwnerId> {
         let context = self.guess_context?;
         if self.guessed_owner.is_empty() {
             return None;
         }
         let unit = auto_owner::unit(frame, key, context)?;
-        let owner = *self.guessed_owner.get(&unit)?;
-        Some((owner, unit))
+        self.guessed_owner.get(&unit).copied()
     }
 
     /// The first block that matches `frame` (whose match key is `key`).
@@ -495,10 +528,13 @@ impl RuleSet {
 
     /// Classifies every distinct frame of a profile once.
     pub fn classify(&self, profile: &Profile) -> Classification {
-        let frame_owner = (profile.frame_slice().par_iter())
-            .map(|f| self.decide(f, &match_key::match_key(&f.name)).0)
-            .collect();
-        Classification { frame_owner }
+        let (frame_owner, decided) = (profile.frame_slice().par_iter())
+            .map(|f| self.decide_frame(f))
+            .unzip();
+        Classification {
+            frame_owner,
+            decided,
+        }
     }
 
     pub fn block(&self, index: usize) -> &OwnerBlock {
@@ -520,14 +556,6 @@ fn stand_in(frame: &Frame) -> Option<Frame> {
     }
     let callee = crate::names::cgo_callee(&frame.name)?;
     Some(Frame::named(callee, FrameKind::Native))
-}
-
-/// What decided a frame's owner ([`RuleSet::decide`]); [`Reason`] adds the words.
-enum Decision {
-    Block(usize),
-    Guessed(Unit),
-    Unresolved,
-    NoRuleMatched,
 }
 
 /// `blocks` compiled for lookup ([`BlockIndex`]).
@@ -570,15 +598,22 @@ fn first_in_order<'m>(
     (matchers.into_iter()).position(|(any, all)| probe.first_match(any, all).is_some())
 }
 
-/// The owner of every frame of one profile, indexed by `FrameId`.
+/// The owner of every frame of one profile, indexed by `FrameId`, and what decided it.
 #[derive(Debug, Clone)]
 pub struct Classification {
     pub frame_owner: Vec<OwnerId>,
+    /// Beside each owner, the block or fallback that gave it ([`Decided`]).
+    decided: Vec<Decided>,
 }
 
 impl Classification {
     pub fn owner_of(&self, frame: FrameId) -> OwnerId {
         self.frame_owner[frame.0 as usize]
+    }
+
+    /// What decided `frame`'s owner; [`RuleSet::reason`] words it.
+    pub fn decided(&self, frame: FrameId) -> Decided {
+        self.decided[frame.0 as usize]
     }
 }
 
@@ -822,11 +857,17 @@ mod tests {
                 .enumerate()
                 .find(|(_, f)| &*f.name == name)
                 .unwrap();
-            assert_eq!(set.owner_of_frame(f), set.classify_frame(f).0, "{name}");
-            // the one-pass classification and classify_frame (explain) agree
+            assert_eq!(set.decide_frame(f).0, set.classify_frame(f).0, "{name}");
+            // the one-pass classification and classify_frame (explain) agree, on the owner
+            // and on the rule kept beside it
             assert_eq!(
                 classes[0].frame_owner[id],
                 set.classify_frame(f).0,
+                "{name}"
+            );
+            assert_eq!(
+                set.reason(f, classes[0].decided(FrameId(id as u32))),
+                set.classify_frame(f).1,
                 "{name}"
             );
             set.owner(set.classify_frame(f).0).name.clone()

@@ -6,7 +6,7 @@
 
 use super::own_code::Guesses;
 use super::presets::DetectMemo;
-use super::{Classification, RuleOptions, RuleSet};
+use super::{Classification, Decided, RuleOptions, RuleSet};
 use crate::error::Result;
 use crate::model::{Frame, OwnerId, Profile};
 use rustc_hash::FxHashMap;
@@ -33,12 +33,12 @@ pub struct SharedRuleSets {
     detected: DetectMemo,
 }
 
-/// One compiled rule set and the owners it has given frames so far: a fleet's inputs repeat
+/// One compiled rule set and the owners it has given frames so far (with what decided each): a fleet's inputs repeat
 /// the same frames (each service's profiles share their binaries), and classifying a frame
 /// (glob and regex matchers against every block) costs far more than looking it up.
 struct SharedRules {
     set: Arc<RuleSet>,
-    owners: Mutex<FxHashMap<Frame, OwnerId>>,
+    owners: Mutex<FxHashMap<Frame, (OwnerId, Decided)>>,
 }
 
 /// Frames remembered in all rule sets together at most: past it, new frames are classified
@@ -49,7 +49,7 @@ const REMEMBERED_FRAMES: usize = 1 << 19;
 impl SharedRules {
     /// What `RuleSet::classify` gives, each remembered frame looked up instead of matched.
     fn classify(&self, profile: &Profile, remembered: &AtomicUsize) -> Classification {
-        let mut known: Vec<Option<OwnerId>> = {
+        let mut known: Vec<Option<(OwnerId, Decided)>> = {
             let owners = lock(&self.owners);
             profile.frames().map(|f| owners.get(f).copied()).collect()
         };
@@ -61,18 +61,20 @@ impl SharedRules {
         let mut learned = Vec::with_capacity(kept);
         for (frame, owner) in profile.frames().zip(&mut known) {
             if owner.is_none() {
-                let id = self.set.owner_of_frame(frame);
-                *owner = Some(id);
+                let decided = self.set.decide_frame(frame);
+                *owner = Some(decided);
                 if learned.len() < kept {
-                    learned.push((frame.clone(), id));
+                    learned.push((frame.clone(), decided));
                 }
             }
         }
         if !learned.is_empty() {
             lock(&self.owners).extend(learned);
         }
+        let (frame_owner, decided) = known.into_iter().flatten().unzip();
         Classification {
-            frame_owner: known.into_iter().flatten().collect(),
+            frame_owner,
+            decided,
         }
     }
 }

@@ -3,9 +3,9 @@
 //! a share in a legend is the share the table shows; [`super::flame`] draws them.
 
 use super::findings;
-use super::flame_svg::{Color, IndexEntry, Legend, LegendEntry, Style, regex_literal};
 use super::palette::attribution_colors;
 use super::pct;
+use super::svg::{Color, IndexEntry, Legend, LegendEntry, Style, regex_literal};
 use crate::aggregate::flame_lines::{ColorBy, folded_name};
 use crate::aggregate::report::{InputReport, share};
 use crate::model::{Owner, OwnerId, Unit};

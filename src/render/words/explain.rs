@@ -2,8 +2,8 @@
 //! rule that gave it that owner (shortened, so a line fits a terminal), where each of those
 //! rules is declared, the heaviest functions no rule matched, and what would claim them.
 
+use super::super::report::table::{shorten_middle, wrap};
 use super::pct;
-use super::table::{shorten_middle, wrap};
 use crate::aggregate::Aggregate;
 use crate::aggregate::functions::NextStep;
 use crate::aggregate::report::share;
@@ -124,58 +124,100 @@ pub fn write(
     width: usize,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let total = aggregate.all.total;
-    let prose = |out: &mut dyn Write, text: String| -> io::Result<()> {
-        for line in wrap(&text, width) {
-            writeln!(out, "{line}")?;
-        }
-        Ok(())
-    };
-    prose(
-        out,
-        format!("presets: {}", presets::display_list(&rules.presets)),
-    )?;
+    write_rule_set(rules, width, out)?;
+    write_rows(rules, aggregate.all.total, explained, width, out)?;
+    write_after_rows(rules, aggregate, explained, width, out)
+}
+
+/// `text` wrapped to `width` columns, a line at a time.
+fn prose(out: &mut dyn Write, text: &str, width: usize) -> io::Result<()> {
+    for line in wrap(text, width) {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// The lines over the table: the presets in use and the guesses made or declined, as the
+/// report's header says them, so the rules a row names can be traced to where they came from.
+fn write_rule_set(rules: &RuleSet, width: usize, out: &mut dyn Write) -> io::Result<()> {
+    let presets = format!("presets: {}", presets::display_list(&rules.presets));
+    prose(out, &presets, width)?;
     for code in &rules.own_code {
-        prose(out, super::own_code_line(code))?;
+        prose(out, &super::guess::own_code_line(code), width)?;
     }
     for declined in &rules.own_code_declined {
-        prose(out, super::declined_line(declined))?;
+        prose(out, &super::guess::declined_line(declined), width)?;
     }
-    if let Some(line) = super::guess_line(&rules.guessed, !rules.guesses(), &|_| 0) {
-        prose(out, line)?;
+    if let Some(line) = super::guess::guess_line(&rules.guessed, !rules.guesses(), &|_| 0) {
+        prose(out, &line, width)?;
     }
-    let owner_width = explained
-        .rows
-        .iter()
-        .map(|r| owner_name(rules, r.owner).chars().count())
-        .chain([5])
-        .max()
-        .unwrap_or(5);
-    // the function column comes first: the matchers give up room down to MIN_RULE_WIDTH
-    // before function names are shortened (in the middle, as the report's are)
-    let budget = width.saturating_sub(6 + 2 + 6 + 2 + owner_width + 2 + 2);
-    let longest_function = explained
-        .rows
-        .iter()
-        .map(|r| {
-            function(r.frame, explained.lines, usize::MAX)
-                .chars()
-                .count()
-        })
-        .max()
-        .unwrap_or(0);
-    let full_rule_width = explained
-        .rows
-        .iter()
-        .map(|r| rule(&r.reason).chars().count())
-        .chain([4])
-        .max()
-        .unwrap_or(4);
-    let rule_width =
-        full_rule_width.min(budget.saturating_sub(longest_function).max(MIN_RULE_WIDTH));
-    let function_width = budget
-        .saturating_sub(rule_width + 2)
-        .max(MIN_FUNCTION_WIDTH);
+    Ok(())
+}
+
+/// The widths of the table's owner, rule and function columns within a line's width.
+struct Widths {
+    owner: usize,
+    rule: usize,
+    function: usize,
+}
+
+impl Widths {
+    /// The function column comes first: the matchers give up room down to
+    /// [`MIN_RULE_WIDTH`] before function names are shortened (in the middle, as the
+    /// report's are).
+    fn of(rules: &RuleSet, explained: &Explained, width: usize) -> Widths {
+        let owner = explained
+            .rows
+            .iter()
+            .map(|r| owner_name(rules, r.owner).chars().count())
+            .chain([5])
+            .max()
+            .unwrap_or(5);
+        let budget = width.saturating_sub(6 + 2 + 6 + 2 + owner + 2 + 2);
+        let longest_function = explained
+            .rows
+            .iter()
+            .map(|r| {
+                function(r.frame, explained.lines, usize::MAX)
+                    .chars()
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        let full_rule_width = explained
+            .rows
+            .iter()
+            .map(|r| rule(&r.reason).chars().count())
+            .chain([4])
+            .max()
+            .unwrap_or(4);
+        let rule_width =
+            full_rule_width.min(budget.saturating_sub(longest_function).max(MIN_RULE_WIDTH));
+        let function_width = budget
+            .saturating_sub(rule_width + 2)
+            .max(MIN_FUNCTION_WIDTH);
+        Widths {
+            owner,
+            rule: rule_width,
+            function: function_width,
+        }
+    }
+}
+
+/// The table (shares of `total`), then how many of the functions it lists and how to list
+/// others.
+fn write_rows(
+    rules: &RuleSet,
+    total: u128,
+    explained: &Explained,
+    width: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let Widths {
+        owner: owner_width,
+        rule: rule_width,
+        function: function_width,
+    } = Widths::of(rules, explained, width);
     let what = if explained.lines { "line" } else { "function" };
     writeln!(
         out,
@@ -198,13 +240,23 @@ pub fn write(
     } else {
         "--lines to split them by source line"
     };
-    prose(
-        out,
-        format!(
-            "{} of {} {what}s by inclusive weight (--top N lists N; {split})",
-            explained.listed, explained.functions
-        ),
-    )?;
+    let listed = format!(
+        "{} of {} {what}s by inclusive weight (--top N lists N; {split})",
+        explained.listed, explained.functions
+    );
+    prose(out, &listed, width)
+}
+
+/// What follows the table: where its rules are declared, the unclassified functions, the next
+/// step, and the recording's quality with its findings.
+fn write_after_rows(
+    rules: &RuleSet,
+    aggregate: &Aggregate,
+    explained: &Explained,
+    width: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let total = aggregate.all.total;
     let mut text = Vec::new();
     write_origins(rules, explained, &mut text)?;
     write_unclassified(explained, total, width, &mut text)?;
@@ -225,7 +277,7 @@ pub fn write(
             // the rule snippet is copied into a file as it is: never wrapped
             writeln!(out, "{line}")?;
         } else {
-            prose(out, line.to_string())?;
+            prose(out, line, width)?;
         }
     }
     Ok(())

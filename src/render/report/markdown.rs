@@ -104,7 +104,7 @@ fn write_types(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 
 /// `--by time`: per input, each owner's sparkline, then the heaviest owners per bucket.
 fn write_time(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    use super::timeline as t;
+    use super::by_time as t;
     let view = t::view(report);
     for input in &report.inputs {
         let Some(timeline) = &input.aggregate.timeline else {

@@ -486,41 +486,10 @@ fn frames<'a>(list: &'a [crate::aggregate::FrameWeight], total: u128) -> Vec<Fra
         .collect()
 }
 
+/// The input `i` of `report` as the schema has it.
 fn input(report: &Report, i: usize) -> Input<'_> {
     let inp = &report.inputs[i];
     let agg = &inp.aggregate;
-    let categories = crate::model::Category::ALL
-        .iter()
-        .zip(&agg.all.categories)
-        .enumerate()
-        .filter(|(_, (_, w))| w.self_ + w.owner + w.anywhere > 0)
-        .map(|(i, (c, w))| {
-            Owner::row(
-                c.as_str(),
-                c.as_str(),
-                c.transparent_by_default(),
-                w,
-                Some(intervals(agg, i, true)),
-            )
-        })
-        .collect();
-    let all_owners = report
-        .owners
-        .iter()
-        .zip(&agg.all.owners)
-        .enumerate()
-        .filter(|(_, (_, w))| w.self_ + w.owner + w.anywhere > 0)
-        .map(|(i, (o, w))| Owner {
-            guessed: o.guessed,
-            ..Owner::row(
-                &o.name,
-                o.category.as_str(),
-                o.transparent,
-                w,
-                Some(intervals(agg, i, false)),
-            )
-        })
-        .collect();
     Input {
         path: &inp.path,
         metric: Metric {
@@ -533,20 +502,9 @@ fn input(report: &Report, i: usize) -> Input<'_> {
             total: agg.negative.total,
             owners: owners(report, &agg.negative),
         }),
-        owners: all_owners,
-        categories,
-        sampling: Sampling {
-            samples: agg.dispersion.samples,
-            counted: agg.dispersion.counted,
-            estimator: if agg.dispersion.bucket_nanos > 0 {
-                Method::TimeBlocks.as_str()
-            } else {
-                Method::Wilson.as_str()
-            },
-            bucket_seconds: (agg.dispersion.bucket_nanos > 0)
-                .then(|| agg.dispersion.bucket_nanos as f64 / 1e9),
-            seconds: agg.dispersion.seconds,
-        },
+        owners: all_owners(report, agg),
+        categories: categories(agg),
+        sampling: sampling(agg),
         top_owner_frames: frames(&agg.top_owner_frames, agg.all.total),
         top_self_frames: frames(&agg.top_self, agg.all.total),
         unclassified_frames: frames(&agg.unclassified_frames, agg.all.total),
@@ -576,6 +534,63 @@ fn input(report: &Report, i: usize) -> Input<'_> {
         notes: super::notices::texts(&inp.notes),
         warnings: super::notices::texts(&inp.warnings),
         timeline: agg.timeline.as_ref().map(|t| timeline(report, t)),
+    }
+}
+
+/// The categories with any weight, each with its intervals.
+fn categories(agg: &crate::aggregate::Aggregate) -> Vec<Owner<'static>> {
+    crate::model::Category::ALL
+        .iter()
+        .zip(&agg.all.categories)
+        .enumerate()
+        .filter(|(_, (_, w))| w.self_ + w.owner + w.anywhere > 0)
+        .map(|(i, (c, w))| {
+            Owner::row(
+                c.as_str(),
+                c.as_str(),
+                c.transparent_by_default(),
+                w,
+                Some(intervals(agg, i, true)),
+            )
+        })
+        .collect()
+}
+
+/// The owners with any weight in the input, each with its intervals and whether it was
+/// guessed.
+fn all_owners<'a>(report: &'a Report, agg: &crate::aggregate::Aggregate) -> Vec<Owner<'a>> {
+    report
+        .owners
+        .iter()
+        .zip(&agg.all.owners)
+        .enumerate()
+        .filter(|(_, (_, w))| w.self_ + w.owner + w.anywhere > 0)
+        .map(|(i, (o, w))| Owner {
+            guessed: o.guessed,
+            ..Owner::row(
+                &o.name,
+                o.category.as_str(),
+                o.transparent,
+                w,
+                Some(intervals(agg, i, false)),
+            )
+        })
+        .collect()
+}
+
+/// What the intervals rest on: the samples, and the estimator their spread chose.
+fn sampling(agg: &crate::aggregate::Aggregate) -> Sampling {
+    Sampling {
+        samples: agg.dispersion.samples,
+        counted: agg.dispersion.counted,
+        estimator: if agg.dispersion.bucket_nanos > 0 {
+            Method::TimeBlocks.as_str()
+        } else {
+            Method::Wilson.as_str()
+        },
+        bucket_seconds: (agg.dispersion.bucket_nanos > 0)
+            .then(|| agg.dispersion.bucket_nanos as f64 / 1e9),
+        seconds: agg.dispersion.seconds,
     }
 }
 

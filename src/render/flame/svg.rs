@@ -136,7 +136,7 @@ pub fn write_svg(
         let palette = palette(lines, stacks.clone().map(|s| lines.frames(s)), colors);
         (stacks.map(|s| lines.line(s)).collect::<Vec<_>>(), palette)
     } else {
-        let drawn = super::flame_elide::elide_narrow(lines, selected, style.min_width);
+        let drawn = super::elide::elide_narrow(lines, selected, style.min_width);
         let palette = palette(lines, drawn.iter().map(|d| d.frames(lines)), colors);
         (drawn.iter().map(|d| d.text(lines)).collect(), palette)
     };

@@ -2,15 +2,12 @@
 //! (the report header, JSON's `evidence`) and the rule origin `explain` and `rules list`
 //! show for its `user` block.
 
+use super::pct;
 use crate::classify::own_code::{Evidence, OwnCode};
 use crate::classify::rules::Origin;
 
 /// How a guess was found, as the header's `detected from ...` says it.
 pub fn evidence(evidence: &Evidence) -> String {
-    let percent = |weight: u128, total: u128| weight as f64 * 100.0 / total.max(1) as f64;
-    let in_module = |module: &Option<String>| {
-        (module.as_ref()).map_or_else(String::new, |m| format!(" (module {m})"))
-    };
     let some = some_of;
     match evidence {
         Evidence::GoMainFile { file } => format!("the main package's file {file}"),
@@ -41,25 +38,7 @@ pub fn evidence(evidence: &Evidence) -> String {
             dir,
             names,
             not_packages,
-        } => {
-            let place = if dir.is_empty() {
-                "named relative to sys.path".to_string()
-            } else {
-                format!("under {dir}")
-            };
-            let mut text = format!(
-                "{count} Python file(s) outside the standard library and site-packages, \
-                 {place}: {}",
-                some(names)
-            );
-            if !not_packages.is_empty() {
-                text.push_str(&format!(
-                    "; not {} (seen installed under site-packages elsewhere in the profile)",
-                    some(not_packages)
-                ));
-            }
-            text
-        }
+        } => python_files(*count, dir, names, not_packages),
         Evidence::NodeScripts { count, dir, names } => format!(
             "{count} script file(s) outside node_modules/ and node's own code, under {dir}: {}",
             some(names)
@@ -101,6 +80,37 @@ pub fn evidence(evidence: &Evidence) -> String {
     }
 }
 
+/// `weight` as a percentage of `total`, for the evidence that is a share of the weight.
+fn percent(weight: u128, total: u128) -> f64 {
+    weight as f64 * 100.0 / total.max(1) as f64
+}
+
+/// ` (module M)` after a Rust guess's evidence, when its binary is known.
+fn in_module(module: &Option<String>) -> String {
+    (module.as_ref()).map_or_else(String::new, |m| format!(" (module {m})"))
+}
+
+/// The Python files a guess was made from: where they are, some of their names, and the
+/// names left out as seen installed elsewhere (the longest of the evidence, so its own step).
+fn python_files(count: usize, dir: &str, names: &[String], not_packages: &[String]) -> String {
+    let place = if dir.is_empty() {
+        "named relative to sys.path".to_string()
+    } else {
+        format!("under {dir}")
+    };
+    let mut text = format!(
+        "{count} Python file(s) outside the standard library and site-packages, {place}: {}",
+        some_of(names)
+    );
+    if !not_packages.is_empty() {
+        text.push_str(&format!(
+            "; not {} (seen installed under site-packages elsewhere in the profile)",
+            some_of(not_packages)
+        ));
+    }
+    text
+}
+
 /// Where a block was declared, as `explain` and `rules list` show it: `FILE:LINE`, and for
 /// a guessed block the unit and how it was found (`go module whose/gosvc (detected from the
 /// main package's file ...; --user PREFIX adds more)`).
@@ -134,6 +144,115 @@ pub fn some_of(names: &[String]) -> String {
         format!("{head} and {} more", names.len() - SHOWN)
     } else {
         head
+    }
+}
+
+/// The header's line for a guess of the program's own code: what was guessed, what it
+/// claims, and how to override it (the report and `explain` say it alike).
+pub fn own_code_line(code: &crate::classify::own_code::OwnCode) -> String {
+    let claims: Vec<String> = code
+        .prefixes
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .chain(code.files.iter().map(|f| format!("file `{f}`")))
+        .chain(code.modules.iter().map(|m| format!("module `{m}`")))
+        .chain(
+            code.c_in_module
+                .iter()
+                .map(|m| format!("C functions of module `{m}`")),
+        )
+        .collect();
+    format!(
+        "user code guessed: {} {} ({}), detected from {} ({} evidence); --user PREFIX adds \
+         more, a --rules file that claims them overrides",
+        code.unit,
+        unit_name(code),
+        claims.join(", "),
+        evidence(&code.evidence),
+        code.evidence.strength().as_str()
+    )
+}
+
+/// Guessed owners' names listed per kind of unit in the header at most; the table and JSON
+/// have them all.
+const GUESSED_LISTED: usize = 6;
+
+/// The header's line on the owners guessed from their unit (issue 29), or that `--no-guess`
+/// turned guesses off; nothing when there was nothing to guess. Each kind's names are listed
+/// by `weight`, heaviest first, then by name.
+pub fn guess_line(
+    guessed: &[crate::classify::auto_owner::Unit],
+    off: bool,
+    weight: &dyn Fn(&str) -> u128,
+) -> Option<String> {
+    if off {
+        return Some("guesses: off (--no-guess)".to_string());
+    }
+    if guessed.is_empty() {
+        return None;
+    }
+    let mut kinds: Vec<_> = guessed.iter().map(|u| u.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    let groups: Vec<String> = kinds
+        .iter()
+        .map(|&kind| {
+            let mut names: Vec<&str> = guessed
+                .iter()
+                .filter(|u| u.kind == kind)
+                .map(|u| u.name.as_str())
+                .collect();
+            names.sort_by(|a, b| weight(b).cmp(&weight(a)).then(a.cmp(b)));
+            let count = names.len();
+            let mut text = names[..count.min(GUESSED_LISTED)].join(", ");
+            if count > GUESSED_LISTED {
+                text.push_str(&format!(" and {} more", count - GUESSED_LISTED));
+            }
+            let what = if count == 1 {
+                kind.as_str()
+            } else {
+                kind.plural()
+            };
+            format!("{text} ({what})")
+        })
+        .collect();
+    Some(format!(
+        "owners guessed from their unit: {}; --no-guess turns guesses off, a \
+         --rules file that names them overrides",
+        groups.join("; ")
+    ))
+}
+
+/// The header's line for a guess of the program's own code that was not made (issue 29).
+pub fn declined_line(declined: &crate::classify::own_code::Declined) -> String {
+    use crate::classify::own_code::DeclineReason;
+    match &declined.reason {
+        DeclineReason::NoCallChains {
+            heaviest,
+            weight,
+            total,
+        } => format!(
+            "user code not guessed: no {unit} from stacks without call chains, where the \
+             outermost frame is only the sampled one (`{heaviest}::` would have been taken, \
+             {share} of the weight, and it may well be a dependency); --user CRATE:: names \
+             the program's own, or record with `perf record -g`",
+            unit = declined.unit,
+            share = pct(*weight as f64 * 100.0 / (*total).max(1) as f64),
+        ),
+        DeclineReason::WeakEvidence {
+            heaviest,
+            method,
+            weight,
+            total,
+        } => format!(
+            "user code not guessed: the outermost {unit} not of the JDK or a known vendor, \
+             `{heaviest}` ({share} of the weight, `{method}`), is called by nothing known \
+             (stacks cut short, or a framework the presets do not know): too weak a sign to \
+             call it the program's, so its weight stays unclassified; --user {heaviest}. \
+             claims it",
+            unit = declined.unit,
+            share = pct(*weight as f64 * 100.0 / (*total).max(1) as f64),
+        ),
     }
 }
 

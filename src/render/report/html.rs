@@ -151,6 +151,12 @@ pub fn write(
             .collect(),
     };
     let json = serde_json::to_string(&data).map_err(std::io::Error::other)?;
+    write_page(report, &json, out)
+}
+
+/// The page around the data `json`: the header lines as the terminal has them, the panels
+/// the script fills, and the script itself, all inline (the page needs no network).
+fn write_page(report: &Report, json: &str, out: &mut dyn Write) -> std::io::Result<()> {
     let header = super::header_lines(report).join("\n");
     let title = report
         .inputs
@@ -194,7 +200,7 @@ pub fn write(
         version = env!("CARGO_PKG_VERSION"),
         title = escape(&title),
         header = escape(&header),
-        data = script_safe(&json),
+        data = script_safe(json),
     )
 }
 

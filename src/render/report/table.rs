@@ -398,10 +398,21 @@ fn write_rows(
 
 /// The columns, titles and cells of a share table over `views`.
 fn share_table(report: &Report, rows: &[ShareRow], views: &[View]) -> Table {
+    let (columns, titles) = share_columns(report, views);
+    Table {
+        columns,
+        titles,
+        rows: share_rows(report, rows, views),
+    }
+}
+
+/// A share table's columns and its title lines: the name (and category) columns, then per
+/// view a share column per input side by side (each with its weight when weights are shown),
+/// titled by view and, side by side, by input under it.
+fn share_columns(report: &Report, views: &[View]) -> (Vec<Column>, Vec<Vec<Span>>) {
     let by_category = report.by == GroupBy::Category;
     let with_weights = show_weights(report);
     let side_by_side = report.inputs.len() > 1 && report.combine == Combine::Columns;
-    let unit = &report.inputs[0].metric.unit;
     let labels = input_labels(report, MAX_INPUT_LABEL);
     let mut columns = vec![Column {
         align: Align::Left,
@@ -460,8 +471,16 @@ fn share_table(report: &Report, rows: &[ShareRow], views: &[View]) -> Table {
     if side_by_side {
         titles.push(input_titles);
     }
-    let body = rows
-        .iter()
+    (columns, titles)
+}
+
+/// A share table's cells: per row its name (and category, `*` when transparent), then per
+/// view its share cells, each followed by its weight when weights are shown.
+fn share_rows(report: &Report, rows: &[ShareRow], views: &[View]) -> Vec<Vec<String>> {
+    let by_category = report.by == GroupBy::Category;
+    let with_weights = show_weights(report);
+    let unit = &report.inputs[0].metric.unit;
+    rows.iter()
         .map(|row| {
             let mut cells = vec![super::owner_label(row)];
             if !by_category {
@@ -481,12 +500,7 @@ fn share_table(report: &Report, rows: &[ShareRow], views: &[View]) -> Table {
             }
             cells
         })
-        .collect();
-    Table {
-        columns,
-        titles,
-        rows: body,
-    }
+        .collect()
 }
 
 fn write_types(report: &Report, term: Terminal, out: &mut dyn Write) -> std::io::Result<()> {
@@ -539,7 +553,7 @@ fn write_time(
     bold: Style,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    use super::timeline as t;
+    use super::by_time as t;
     let view = t::view(report);
     for (i, input) in report.inputs.iter().enumerate() {
         let Some(timeline) = &input.aggregate.timeline else {

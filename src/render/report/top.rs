@@ -4,7 +4,7 @@
 use super::{header_lines, pct, weight};
 use crate::aggregate::report::{Report, share};
 use crate::gate::Resolved;
-use crate::model::Frame;
+use crate::model::{Frame, Unit};
 use std::io::{self, Write};
 
 /// One function of the owner.
@@ -61,51 +61,7 @@ pub fn write(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         view(weights.owner),
         view(weights.anywhere)
     )?;
-    let by_category = matches!(listing.resolved, Resolved::Category(_));
-    let cells: Vec<[String; 6]> = {
-        let mut sum = 0u128;
-        listing
-            .rows
-            .iter()
-            .map(|r| {
-                sum += r.flat;
-                let mut function = r.frame.name.to_string();
-                if let Some(module) = r.frame.module_basename() {
-                    function.push_str(&format!(" ({module})"));
-                }
-                if by_category {
-                    function = format!("{function} [{}]", r.owner);
-                }
-                [
-                    weight(r.flat, unit, None),
-                    percent(r.flat, total),
-                    percent(sum, total),
-                    weight(r.cum, unit, None),
-                    percent(r.cum, total),
-                    function,
-                ]
-            })
-            .collect()
-    };
-    let titles = ["flat", "flat%", "sum%", "cum", "cum%", "function"].map(String::from);
-    let widths: Vec<usize> = (0..5)
-        .map(|c| {
-            cells
-                .iter()
-                .chain([&titles])
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in [&titles].into_iter().chain(&cells) {
-        let mut line = String::new();
-        for (c, width) in widths.iter().enumerate() {
-            line.push_str(&format!("{:>width$}  ", row[c]));
-        }
-        line.push_str(&row[5]);
-        writeln!(out, "{line}")?;
-    }
+    write_functions(&cells(listing, unit, total), out)?;
     let order = if listing.by_cum { "cum" } else { "flat" };
     writeln!(
         out,
@@ -121,4 +77,58 @@ pub fn write(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         weight(listing.flat_sum, unit, None),
         pct(share(listing.flat_sum, total))
     )
+}
+
+/// Each row's cells as `pprof -top` has them (`sum%` running over the rows), the function
+/// named with its module, and with its owner when the subject is a category.
+fn cells(listing: &Listing, unit: &Unit, total: u128) -> Vec<[String; 6]> {
+    let by_category = matches!(listing.resolved, Resolved::Category(_));
+    let mut sum = 0u128;
+    listing
+        .rows
+        .iter()
+        .map(|r| {
+            sum += r.flat;
+            let mut function = r.frame.name.to_string();
+            if let Some(module) = r.frame.module_basename() {
+                function.push_str(&format!(" ({module})"));
+            }
+            if by_category {
+                function = format!("{function} [{}]", r.owner);
+            }
+            [
+                weight(r.flat, unit, None),
+                percent(r.flat, total),
+                percent(sum, total),
+                weight(r.cum, unit, None),
+                percent(r.cum, total),
+                function,
+            ]
+        })
+        .collect()
+}
+
+/// The function table: the number columns right-aligned to their widest cell, the function
+/// last and unpadded.
+fn write_functions(cells: &[[String; 6]], out: &mut dyn Write) -> io::Result<()> {
+    let titles = ["flat", "flat%", "sum%", "cum", "cum%", "function"].map(String::from);
+    let widths: Vec<usize> = (0..5)
+        .map(|c| {
+            cells
+                .iter()
+                .chain([&titles])
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in [&titles].into_iter().chain(cells) {
+        let mut line = String::new();
+        for (c, width) in widths.iter().enumerate() {
+            line.push_str(&format!("{:>width$}  ", row[c]));
+        }
+        line.push_str(&row[5]);
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
