@@ -11,6 +11,7 @@ pub mod auto_owner;
 mod block_index;
 mod glob;
 pub mod go_module;
+mod guess;
 pub mod jvm_package;
 pub mod match_key;
 pub mod native_module;
@@ -20,6 +21,7 @@ pub mod presets;
 pub mod python_script;
 pub mod rules;
 pub mod rust_crate;
+mod script_files;
 pub mod shared;
 pub mod vendors;
 
