@@ -111,7 +111,7 @@ mod tests {
         let probe = |file: &str| {
             let f = frame(file);
             let key = super::super::match_key::match_key(&f.name);
-            super::super::Probe::new(&f, &key)
+            super::super::probe::Probe::new(&f, &key)
                 .block_match(&block)
                 .is_some()
         };
