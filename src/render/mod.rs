@@ -32,7 +32,7 @@ use crate::model::Unit;
 use std::io::Write;
 
 /// Output formats of `report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
     #[default]
     Table,
@@ -49,7 +49,7 @@ pub enum OutputFormat {
 
 /// `--color`: when standard output gets colour (`auto`: on a terminal, by the environment's
 /// `NO_COLOR`, `CLICOLOR` and `CLICOLOR_FORCE`, as cargo and ripgrep read them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorChoice {
     #[default]
     Auto,
