@@ -55,7 +55,7 @@ pub struct Cli {
     /// When to colour the output: `auto` on a terminal (`NO_COLOR` turns it off,
     /// `CLICOLOR_FORCE=1` on, e.g. for `| less -R`), `always`, `never`.
     #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
-    pub color: ColorChoice,
+    pub color: ColorArg,
 }
 
 #[derive(Debug, Subcommand)]
@@ -227,7 +227,7 @@ pub struct InputArgs {
     pub time: Option<String>,
     /// Input format; detected from the content when not given.
     #[arg(long, value_enum)]
-    pub format_in: Option<InputFormat>,
+    pub format_in: Option<InputFormatArg>,
     /// Sample type to weigh by: a pprof sample type (`cpu`, `alloc_space`...) or its index,
     /// a perf event name, or `samples`. Default: the profile's default type.
     /// `--sample-index` is pprof's name for it.
@@ -309,7 +309,7 @@ pub struct ReportArgs {
     /// Rows of the table: owners, categories, allocated types (`type`), or owners per time
     /// bucket (`time`: perf.data, perf script and JFR time each sample).
     #[arg(long, value_enum, default_value_t)]
-    pub by: GroupBy,
+    pub by: GroupByArg,
     /// With --by time: the width of a bucket, a duration (`1s`, `250ms`) or a percent of the
     /// recording (`5%`, the default). A warm-up, first buckets whose owner shares differ from
     /// the rest beyond their noise, is a finding with the `--time` slice that skips it.
@@ -317,7 +317,7 @@ pub struct ReportArgs {
     pub bucket: Option<BucketSize>,
     /// Views to show, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = defaults::VIEWS)]
-    pub views: Vec<View>,
+    pub views: Vec<ViewArg>,
     /// Heaviest frames in each frame list (owner frames, self frames, unclassified), N in
     /// total as every --top: not N per owner.
     #[arg(long, default_value_t = defaults::REPORT_TOP)]
@@ -337,7 +337,7 @@ pub struct ReportArgs {
     pub ci: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
-    pub format: OutputFormat,
+    pub format: OutputFormatArg,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -555,7 +555,7 @@ pub struct GateArgs {
     pub point_estimate: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
-    pub format: VerdictFormat,
+    pub format: VerdictFormatArg,
     /// Write to FILE instead of standard output (the exit code is unchanged).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -576,10 +576,10 @@ pub struct DiffArgs {
     pub rules: RuleArgs,
     /// Rows: owners or categories.
     #[arg(long, value_enum, default_value_t)]
-    pub by: GroupBy,
+    pub by: GroupByArg,
     /// Views to compare, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = defaults::VIEWS)]
-    pub views: Vec<View>,
+    pub views: Vec<ViewArg>,
     /// Divide every weight by N (e.g. the requests each run served: time per request), so
     /// runs of different lengths compare.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -590,7 +590,7 @@ pub struct DiffArgs {
     pub confidence: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
-    pub format: VerdictFormat,
+    pub format: VerdictFormatArg,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -627,7 +627,7 @@ pub struct FlameArgs {
     /// the legend's shares, what the search of an owner matches) or by its own owner (`self`:
     /// the legend then shows the share of samples with the owner on the stack, and self).
     #[arg(long, value_enum, default_value_t)]
-    pub color_by: ColorBy,
+    pub color_by: ColorByArg,
     /// One SVG per owner holding only the samples that owner owns (owner view), and
     /// DIR/index.html linking them with their shares. DIR is replaced as a whole.
     #[arg(long, value_name = "DIR", conflicts_with = "diff")]
@@ -706,6 +706,185 @@ pub struct ConvertArgs {
 pub enum ConvertTo {
     Pprof,
     Folded,
+}
+
+// The values of the options that name one of the domain's enums. clap's names, defaults and
+// possible-value help live here, so the stages below keep no command-line derive; each maps
+// onto its domain enum one to one (`From`), and `config` converts where it builds the plan.
+
+/// `--color`: when standard output gets colour ([`ColorChoice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ColorArg {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorArg> for ColorChoice {
+    fn from(value: ColorArg) -> ColorChoice {
+        match value {
+            ColorArg::Auto => ColorChoice::Auto,
+            ColorArg::Always => ColorChoice::Always,
+            ColorArg::Never => ColorChoice::Never,
+        }
+    }
+}
+
+/// `--format-in`: the input formats ([`InputFormat`]); the variant docs stay out of `--help`,
+/// which lists the names only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormatArg {
+    /// `root;...;leaf N` (inferno, FlameGraph, async-profiler collapsed).
+    #[value(help = None::<&str>)]
+    Folded,
+    /// py-spy `--format raw`: folded lines whose frames are `func (file.py:line)`.
+    #[value(name = "pyspy-raw", help = None::<&str>)]
+    PySpy,
+    PerfScript,
+    Pprof,
+    PerfData,
+    /// speedscope JSON (py-spy, rbspy...): sampled and evented profiles, one thread each.
+    #[value(help = None::<&str>)]
+    Speedscope,
+    /// JDK Flight Recorder (`.jfr`): the JDK's recorder and async-profiler's `-o jfr`.
+    #[value(help = None::<&str>)]
+    Jfr,
+    /// V8 CPU profile (`.cpuprofile`): `node --cpu-prof`, Chrome DevTools.
+    #[value(help = None::<&str>)]
+    Cpuprofile,
+}
+
+impl From<InputFormatArg> for InputFormat {
+    fn from(value: InputFormatArg) -> InputFormat {
+        match value {
+            InputFormatArg::Folded => InputFormat::Folded,
+            InputFormatArg::PySpy => InputFormat::PySpy,
+            InputFormatArg::PerfScript => InputFormat::PerfScript,
+            InputFormatArg::Pprof => InputFormat::Pprof,
+            InputFormatArg::PerfData => InputFormat::PerfData,
+            InputFormatArg::Speedscope => InputFormat::Speedscope,
+            InputFormatArg::Jfr => InputFormat::Jfr,
+            InputFormatArg::Cpuprofile => InputFormat::Cpuprofile,
+        }
+    }
+}
+
+/// `--by`: what the rows of the table are ([`GroupBy`]); the variant docs stay out of
+/// `--help`, which lists the names only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum GroupByArg {
+    #[default]
+    Owner,
+    Category,
+    /// Allocated types (async-profiler allocation profiles).
+    #[value(help = None::<&str>)]
+    Type,
+    /// Owners per time bucket (`--bucket`), for inputs that time each sample (perf.data,
+    /// perf script, JFR).
+    #[value(help = None::<&str>)]
+    Time,
+}
+
+impl From<GroupByArg> for GroupBy {
+    fn from(value: GroupByArg) -> GroupBy {
+        match value {
+            GroupByArg::Owner => GroupBy::Owner,
+            GroupByArg::Category => GroupBy::Category,
+            GroupByArg::Type => GroupBy::Type,
+            GroupByArg::Time => GroupBy::Time,
+        }
+    }
+}
+
+/// `--views`: the three views ([`View`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ViewArg {
+    #[value(name = "self")]
+    Self_,
+    Owner,
+    Anywhere,
+}
+
+impl From<ViewArg> for View {
+    fn from(value: ViewArg) -> View {
+        match value {
+            ViewArg::Self_ => View::Self_,
+            ViewArg::Owner => View::Owner,
+            ViewArg::Anywhere => View::Anywhere,
+        }
+    }
+}
+
+/// `report --format` ([`OutputFormat`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum OutputFormatArg {
+    #[default]
+    Table,
+    Markdown,
+    Json,
+    Csv,
+    /// One JSON object a line per (input, owner, view): fleet rows (README "Fleet rows").
+    Ndjson,
+    /// The same rows as a Parquet file (binary: `-o FILE` or a pipe).
+    Parquet,
+    /// One self-contained page: table, flame graph, findings and time (`-o FILE`).
+    Html,
+}
+
+impl From<OutputFormatArg> for OutputFormat {
+    fn from(value: OutputFormatArg) -> OutputFormat {
+        match value {
+            OutputFormatArg::Table => OutputFormat::Table,
+            OutputFormatArg::Markdown => OutputFormat::Markdown,
+            OutputFormatArg::Json => OutputFormat::Json,
+            OutputFormatArg::Csv => OutputFormat::Csv,
+            OutputFormatArg::Ndjson => OutputFormat::Ndjson,
+            OutputFormatArg::Parquet => OutputFormat::Parquet,
+            OutputFormatArg::Html => OutputFormat::Html,
+        }
+    }
+}
+
+/// `gate --format` and `diff --format` ([`VerdictFormat`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum VerdictFormatArg {
+    #[default]
+    Text,
+    Markdown,
+    Json,
+}
+
+impl From<VerdictFormatArg> for VerdictFormat {
+    fn from(value: VerdictFormatArg) -> VerdictFormat {
+        match value {
+            VerdictFormatArg::Text => VerdictFormat::Text,
+            VerdictFormatArg::Markdown => VerdictFormat::Markdown,
+            VerdictFormatArg::Json => VerdictFormat::Json,
+        }
+    }
+}
+
+/// `--color-by`: which owner a frame's colour follows ([`ColorBy`]), named by the view it
+/// follows; the variant docs stay out of `--help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ColorByArg {
+    /// The frame's own owner, from the rules.
+    #[value(name = "self", help = None::<&str>)]
+    Frame,
+    /// The owner of the sample the frame is part of (owner view).
+    #[default]
+    #[value(name = "owner", help = None::<&str>)]
+    Sample,
+}
+
+impl From<ColorByArg> for ColorBy {
+    fn from(value: ColorByArg) -> ColorBy {
+        match value {
+            ColorByArg::Frame => ColorBy::Frame,
+            ColorByArg::Sample => ColorBy::Sample,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -12,7 +12,7 @@ use crate::aggregate::timeline::BucketSize;
 use crate::classify::RuleOptions;
 use crate::cli::{
     Command, ConvertArgs, ConvertTo, DiffArgs, ExplainArgs, FlameArgs, GateArgs, InputArgs,
-    ReportArgs, RuleArgs, RulesCommand, TopArgs,
+    ReportArgs, RuleArgs, RulesCommand, TopArgs, ViewArg,
 };
 use crate::error::{Error, Result};
 use crate::gate::{self, Guards, Mode, Requirement};
@@ -119,7 +119,7 @@ impl LoadConfig {
         };
         Ok(LoadConfig {
             read: ReadOptions {
-                format: input.format_in,
+                format: input.format_in.map(Into::into),
                 unit: input.unit.clone(),
                 symbols: SymbolOptions {
                     binary_path: input.binary_path.clone(),
@@ -248,6 +248,8 @@ pub struct EachShare {
 
 impl ReportPlan {
     fn new(args: ReportArgs) -> Result<ReportPlan> {
+        let format = OutputFormat::from(args.format);
+        let by = GroupBy::from(args.by);
         let labels = RowLabels::new(
             &args.label,
             args.label_from_path.as_deref(),
@@ -255,58 +257,17 @@ impl ReportPlan {
             &crate::render::rows::column_names(),
         )
         .map_err(Error::Usage)?;
-        let rows = args.format.row_format().is_some();
-        if !rows {
-            let asked = [
-                (!args.each.is_empty(), "--each"),
-                (
-                    !labels.keys.is_empty(),
-                    "--label, --label-from-path and --pprof-label",
-                ),
-            ];
-            if let Some((_, what)) = asked.iter().find(|(on, _)| *on) {
-                return Err(Error::Usage(format!(
-                    "{what} write fleet rows: add --format ndjson or --format parquet"
-                )));
-            }
-        }
-        if rows && (args.per.is_some() || args.threads || args.repeats) {
-            return Err(Error::Usage(
-                "--format ndjson and parquet write each input's exact weights: divide (--per), \
-                 split by thread (--threads) or compare repeats in the engine that reads them"
-                    .into(),
-            ));
-        }
-        time_grouping(&args)?;
-        if rows && !matches!(args.by, GroupBy::Owner | GroupBy::Time) {
+        let rows = format.row_format().is_some();
+        row_options(&args, rows, &labels)?;
+        time_grouping(&args, format, by)?;
+        if rows && !matches!(by, GroupBy::Owner | GroupBy::Time) {
             return Err(Error::Usage(
                 "--format ndjson and parquet write a row per owner with its category: \
                  group by category in the engine that reads them, without --by"
                     .into(),
             ));
         }
-        if !args.pprof_label.is_empty() && args.each.is_empty() {
-            return Err(Error::Usage(
-                "--pprof-label is read with --each (profiles named as arguments have no \
-                 pprof label columns yet)"
-                    .into(),
-            ));
-        }
-        if args.merge && args.label_from_path.is_some() {
-            return Err(Error::Usage(
-                "--label-from-path labels each input, and --merge makes one of them all: use \
-                 --label KEY=VALUE, or --each without --merge"
-                    .into(),
-            ));
-        }
-        let named = !args.profiles.is_empty() || !args.input.input_files.is_empty();
-        if !args.each.is_empty() && named {
-            return Err(Error::Usage(
-                "--each reads the inputs it finds; name profiles either with --each or as \
-                 arguments (or -i), not both"
-                    .into(),
-            ));
-        }
+        label_sources(&args)?;
         // --each finds its inputs; ./perf.data is the default only without it
         let profiles = if args.each.is_empty() {
             profiles("report", args.profiles, &args.input)?
@@ -321,7 +282,7 @@ impl ReportPlan {
             load,
             profiles,
             shape: ReportShape {
-                by: args.by,
+                by,
                 views: distinct_views(&args.views),
                 combine: combine(args.repeats, args.merge),
                 per: args.per,
@@ -329,7 +290,7 @@ impl ReportPlan {
             },
             top: args.top,
             threads: args.threads,
-            format: args.format,
+            format,
             output: args.output,
             each: args.each,
             each_share: EachShare {
@@ -342,18 +303,75 @@ impl ReportPlan {
     }
 }
 
+/// The options that belong to fleet rows (`rows`: `--format ndjson` or `parquet`) alone, and
+/// those rows refuse: a row holds one input's exact weights, so dividing them, splitting by
+/// thread and comparing repeats are left to the engine that reads the rows.
+fn row_options(args: &ReportArgs, rows: bool, labels: &RowLabels) -> Result<()> {
+    if !rows {
+        let asked = [
+            (!args.each.is_empty(), "--each"),
+            (
+                !labels.keys.is_empty(),
+                "--label, --label-from-path and --pprof-label",
+            ),
+        ];
+        if let Some((_, what)) = asked.iter().find(|(on, _)| *on) {
+            return Err(Error::Usage(format!(
+                "{what} write fleet rows: add --format ndjson or --format parquet"
+            )));
+        }
+    }
+    if rows && (args.per.is_some() || args.threads || args.repeats) {
+        return Err(Error::Usage(
+            "--format ndjson and parquet write each input's exact weights: divide (--per), \
+             split by thread (--threads) or compare repeats in the engine that reads them"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Where the label columns and the inputs may come from: a pprof label and a path are read
+/// per input, so they need inputs of their own (`--each`, no `--merge`), and `--each` finds
+/// the inputs itself, so it takes none named besides.
+fn label_sources(args: &ReportArgs) -> Result<()> {
+    if !args.pprof_label.is_empty() && args.each.is_empty() {
+        return Err(Error::Usage(
+            "--pprof-label is read with --each (profiles named as arguments have no \
+             pprof label columns yet)"
+                .into(),
+        ));
+    }
+    if args.merge && args.label_from_path.is_some() {
+        return Err(Error::Usage(
+            "--label-from-path labels each input, and --merge makes one of them all: use \
+             --label KEY=VALUE, or --each without --merge"
+                .into(),
+        ));
+    }
+    let named = !args.profiles.is_empty() || !args.input.input_files.is_empty();
+    if !args.each.is_empty() && named {
+        return Err(Error::Usage(
+            "--each reads the inputs it finds; name profiles either with --each or as \
+             arguments (or -i), not both"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// What `--by time` and `--bucket` cannot be combined with, and why.
-fn time_grouping(args: &ReportArgs) -> Result<()> {
-    if args.format == OutputFormat::Html && args.merge {
+fn time_grouping(args: &ReportArgs, format: OutputFormat, by: GroupBy) -> Result<()> {
+    if format == OutputFormat::Html && args.merge {
         return Err(Error::Usage(
             "--format html draws each input's own call tree: --merge is not supported with it \
              yet (merge the profiles with `whose convert` first, or compare them side by side)"
                 .into(),
         ));
     }
-    if args.by != GroupBy::Time {
+    if by != GroupBy::Time {
         return match args.bucket {
-            Some(_) if args.format != OutputFormat::Html => Err(Error::Usage(
+            Some(_) if format != OutputFormat::Html => Err(Error::Usage(
                 "--bucket sets the width of --by time's buckets: add --by time".into(),
             )),
             _ => Ok(()),
@@ -502,7 +520,7 @@ impl FlamePlan {
             load: LoadConfig::new(&args.input, &args.rules)?,
             profiles: profiles("flame", args.profiles, &args.input)?,
             output,
-            color_by: args.color_by,
+            color_by: args.color_by.into(),
             owner_root: args.owner_root,
             look: Look {
                 title: args.title,
@@ -606,7 +624,7 @@ impl GatePlan {
             profiles: profiles("gate", args.profiles, &args.input)?,
             requirements,
             mode: if args.any { Mode::Any } else { Mode::All },
-            format: args.format,
+            format: args.format.into(),
             output: args.output,
             decision: gate::Decision {
                 confidence: gate::parse_confidence(&args.confidence)?,
@@ -639,25 +657,22 @@ pub struct DiffPlan {
 
 impl DiffPlan {
     fn new(args: DiffArgs) -> Result<DiffPlan> {
-        if matches!(args.by, GroupBy::Type | GroupBy::Time) {
+        let by = GroupBy::from(args.by);
+        if matches!(by, GroupBy::Type | GroupBy::Time) {
             return Err(Error::Usage(format!(
                 "diff --by {} is not supported: compare owners or categories",
-                if args.by == GroupBy::Type {
-                    "type"
-                } else {
-                    "time"
-                }
+                if by == GroupBy::Type { "type" } else { "time" }
             )));
         }
         Ok(DiffPlan {
             load: LoadConfig::new(&args.input, &args.rules)?.with_timeline(),
             shape: ReportShape {
                 per: args.per,
-                ..ReportShape::repeats(args.by, distinct_views(&args.views))
+                ..ReportShape::repeats(by, distinct_views(&args.views))
             },
             base: profiles("diff", args.base, &args.input)?,
             against: args.against,
-            format: args.format,
+            format: args.format.into(),
             output: args.output,
             confidence: gate::parse_confidence(&args.confidence)?,
         })
@@ -665,9 +680,10 @@ impl DiffPlan {
 }
 
 /// `--views` as given, each view once.
-fn distinct_views(v: &[View]) -> Vec<View> {
+fn distinct_views(v: &[ViewArg]) -> Vec<View> {
     let mut out: Vec<View> = Vec::new();
     for &view in v {
+        let view = View::from(view);
         if !out.contains(&view) {
             out.push(view);
         }

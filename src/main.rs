@@ -18,7 +18,7 @@ fn main() -> ExitCode {
             };
         }
     };
-    whose::choose_color(cli.color);
+    whose::choose_color(cli.color.into());
     match Plan::new(cli.command).and_then(whose::run) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::GateFailed) => ExitCode::from(1),

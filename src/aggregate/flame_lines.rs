@@ -31,14 +31,12 @@ use std::io::Write;
 /// The default is the owner view, whose's headline number: each sample's stack is one colour,
 /// so the width a colour covers is that owner's owner-view share, which is the number the
 /// legend shows and what inferno's search for the owner reports as "Matched".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorBy {
     /// The frame's own owner, from the rules.
-    #[value(name = "self", help = None::<&str>)]
     Frame,
     /// The owner of the sample the frame is part of (owner view).
     #[default]
-    #[value(name = "owner", help = None::<&str>)]
     Sample,
 }
 

@@ -7,9 +7,8 @@ use crate::error::{Error, Result};
 use crate::model::{Category, NO_STACK, Notice, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
 
 /// The three views (DESIGN "Semantics of the three views").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
-    #[value(name = "self")]
     Self_,
     Owner,
     Anywhere,
@@ -41,17 +40,15 @@ impl View {
 
 /// What the rows of the table are; also the values of `--by` (the variant docs stay out of
 /// `--help`, which lists the names only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GroupBy {
     #[default]
     Owner,
     Category,
     /// Allocated types (async-profiler allocation profiles).
-    #[value(help = None::<&str>)]
     Type,
     /// Owners per time bucket (`--bucket`), for inputs that time each sample (perf.data,
     /// perf script, JFR).
-    #[value(help = None::<&str>)]
     Time,
 }
 

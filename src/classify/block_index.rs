@@ -8,10 +8,11 @@
 //! [`RegexSet`], the crates one map and the kinds one table; module and file globs, few and
 //! matched on short texts, are tried in block order only up to the best block found so far.
 //! `all` entries are checked the same way. Which matcher of the winning block decided is
-//! asked of that block alone ([`super::Probe::block_match`]), for `explain`.
+//! asked of that block alone ([`super::probe::Probe::block_match`]), for `explain`.
 
 use super::glob::Glob;
 use super::match_key;
+use super::probe::Probe;
 use super::rules::Matchers;
 use crate::model::{Frame, FrameKind};
 use aho_corasick::{AhoCorasick, Anchored, Input, MatchKind, StartKind};
@@ -156,7 +157,7 @@ impl BlockIndex {
             best = earlier(best, before(&self.files, best, |g| g.matches(file)));
         }
         if !self.all.is_empty() {
-            let probe = super::Probe::new(frame, key);
+            let probe = Probe::new(frame, key);
             let hit = |entries: &Vec<Matchers>| entries.iter().any(|e| probe.all_match(e));
             best = earlier(best, before(&self.all, best, hit));
         }

@@ -27,7 +27,7 @@
 //! and that has no Go package, no preset claims (cgo's glue, the runtime's assembly) and no
 //! C library's rule names ([`own_c_code`]).
 
-use super::own_code::{Evidence, OwnCode, Placement};
+use super::guess::{Evidence, OwnCode, Placement};
 use crate::model::{Frame, FrameKind, Profile};
 use regex::Regex;
 use std::sync::LazyLock;

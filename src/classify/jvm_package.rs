@@ -32,7 +32,7 @@
 //! is claimed, so that a preset's owner is never taken for the program's code.
 
 use super::auto_owner;
-use super::own_code::{DeclineReason, Declined, Evidence, Guess, OwnCode};
+use super::guess::{DeclineReason, Declined, Evidence, Guess, OwnCode};
 use super::vendors;
 use crate::model::{Frame, FrameId, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};

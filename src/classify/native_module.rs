@@ -14,7 +14,7 @@
 //! [`super::rust_crate`]). The block goes after the presets ([`Placement::AfterPresets`]): C++'s
 //! `std::` code inlined into the executable, or a static libc, stays the presets'.
 
-use super::own_code::{Evidence, OwnCode, Placement};
+use super::guess::{Evidence, OwnCode, Placement};
 use crate::model::{Frame, FrameKind, Profile, perf};
 use rustc_hash::FxHashMap;
 

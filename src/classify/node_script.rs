@@ -6,9 +6,10 @@
 //! code (`node:` modules and `internal/...`, which the node preset claims) nor a package under
 //! `node_modules/` (npm's install tree, whatever the package manager: npm, yarn, pnpm's
 //! `node_modules/.pnpm/...`). The guess claims their common directory, entry by entry below
-//! it ([`own_code::own_files`]), never a `node_modules/` tree inside it.
+//! it ([`script_files::own_files`]), never a `node_modules/` tree inside it.
 
-use super::own_code::{self, Evidence, OwnCode};
+use super::guess::{Evidence, OwnCode};
+use super::script_files;
 use crate::model::{Frame, FrameKind, Profile};
 use std::collections::BTreeSet;
 
@@ -19,7 +20,7 @@ pub fn own_code(
 ) -> Option<OwnCode> {
     let mut own: BTreeSet<&str> = BTreeSet::new();
     let mut others: BTreeSet<&str> = BTreeSet::new();
-    for (frame, file) in own_code::frames_with_file(profiles, is_script_path) {
+    for (frame, file) in script_files::frames_with_file(profiles, is_script_path) {
         // a .cpuprofile's or perf map's JavaScript frame (jit), or a script by its file
         // name in inputs that do not say the language (pprof from @datadog/pprof)
         if !matches!(frame.kind, FrameKind::Jit | FrameKind::Interpreted) && !is_script_file(file) {
@@ -31,7 +32,7 @@ pub fn own_code(
             own.insert(file);
         }
     }
-    let (dir, files, names) = own_code::own_files(&own, others)?;
+    let (dir, files, names) = script_files::own_files(&own, others)?;
     Some(OwnCode {
         unit: "node scripts",
         name: dir.clone(),
@@ -110,7 +111,7 @@ mod tests {
         let probe = |file: &str| {
             let f = frame(file);
             let key = super::super::match_key::match_key(&f.name);
-            super::super::Probe::new(&f, &key)
+            super::super::probe::Probe::new(&f, &key)
                 .block_match(&block)
                 .is_some()
         };

@@ -2,8 +2,9 @@
 //! directory, and the guess of which presets a profile needs when the user names none.
 
 use super::block_index::{BlockIndex, LOOKUPS_BEFORE_INDEX};
+use super::match_key;
+use super::probe::first_in_order;
 use super::rules::{self, Detect, RuleFile};
-use super::{first_in_order, match_key};
 use crate::error::Result;
 use crate::model::{Frame, Profile};
 use rayon::prelude::*;

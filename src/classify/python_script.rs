@@ -21,7 +21,8 @@
 //! an interpreted frame of a file that is not Python source is the template's, and a template
 //! of the program's tree is its code like its `.py` files.
 
-use super::own_code::{self, Evidence, OwnCode};
+use super::guess::{Evidence, OwnCode};
+use super::script_files;
 use super::vendors;
 use crate::model::{Frame, FrameKind, Profile};
 use std::collections::BTreeSet;
@@ -48,7 +49,7 @@ pub fn own_code(
     let mut own: BTreeSet<&str> = BTreeSet::new();
     let mut others: BTreeSet<&str> = BTreeSet::new();
     let mut shortened: BTreeSet<&str> = BTreeSet::new();
-    for (frame, file) in own_code::frames_with_file(profiles, is_python_file) {
+    for (frame, file) in script_files::frames_with_file(profiles, is_python_file) {
         if frame.kind != FrameKind::Interpreted {
             continue;
         }
@@ -64,7 +65,7 @@ pub fn own_code(
             own.insert(file);
         }
     }
-    let (dir, files, names) = own_code::own_files(&own, others)?;
+    let (dir, files, names) = script_files::own_files(&own, others)?;
     let evidence = Evidence::PythonFiles {
         count: own.len(),
         dir: dir.clone(),

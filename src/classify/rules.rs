@@ -138,7 +138,7 @@ pub struct Origin {
     pub line: u64,
     /// For the program's own code guessed from the profile (`file` then names the unit,
     /// `go module whose/gosvc`): the guess, whose evidence `explain` shows beside it.
-    pub guess: Option<Box<super::own_code::OwnCode>>,
+    pub guess: Option<Box<super::guess::OwnCode>>,
 }
 
 /// `FILE:LINE`; a block with no line (a `--user` prefix, the program's own code guessed from

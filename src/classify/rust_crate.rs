@@ -26,8 +26,8 @@
 //!   ways (a serde visitor of the program called by `serde_json`, called by the program), so
 //!   they exclude neither.
 
+use super::guess::{DeclineReason, Declined, Evidence, Guess, OwnCode};
 use super::match_key;
-use super::own_code::{DeclineReason, Declined, Evidence, Guess, OwnCode};
 use crate::model::{Frame, FrameKind, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
 

@@ -172,7 +172,7 @@ mod tests {
             p.add_sample(stack, None, &[10]);
             let guess = jvm_package::own_code(&[p], &nothing_claimed);
             assert!(
-                !matches!(guess, crate::classify::own_code::Guess::Found(_)),
+                !matches!(guess, crate::classify::guess::Guess::Found(_)),
                 "{prefix}: {guess:?}"
             );
         }

@@ -25,25 +25,20 @@ use std::path::Path;
 
 /// The input formats whose knows; also the values of `--format-in` (the variant docs stay
 /// out of `--help`, which lists the names only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputFormat {
     /// `root;...;leaf N` (inferno, FlameGraph, async-profiler collapsed).
-    #[value(help = None::<&str>)]
     Folded,
     /// py-spy `--format raw`: folded lines whose frames are `func (file.py:line)`.
-    #[value(name = "pyspy-raw", help = None::<&str>)]
     PySpy,
     PerfScript,
     Pprof,
     PerfData,
     /// speedscope JSON (py-spy, rbspy...): sampled and evented profiles, one thread each.
-    #[value(help = None::<&str>)]
     Speedscope,
     /// JDK Flight Recorder (`.jfr`): the JDK's recorder and async-profiler's `-o jfr`.
-    #[value(help = None::<&str>)]
     Jfr,
     /// V8 CPU profile (`.cpuprofile`): `node --cpu-prof`, Chrome DevTools.
-    #[value(help = None::<&str>)]
     Cpuprofile,
 }
 

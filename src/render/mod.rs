@@ -25,7 +25,7 @@ use crate::aggregate::report::{Combine, Report, ShareRow, Spread, View, share};
 use crate::model::Unit;
 
 /// Output formats of `report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
     #[default]
     Table,
@@ -42,7 +42,7 @@ pub enum OutputFormat {
 
 /// `--color`: when standard output gets colour (`auto`: on a terminal, by the environment's
 /// `NO_COLOR`, `CLICOLOR` and `CLICOLOR_FORCE`, as cargo and ripgrep read them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorChoice {
     #[default]
     Auto,

@@ -96,7 +96,7 @@ fn claim_advice(claim: &Claim) -> String {
 pub const SCHEMA: &str = "whose-gate/2";
 
 /// Output formats of `gate` and `diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VerdictFormat {
     #[default]
     Text,
