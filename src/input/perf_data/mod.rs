@@ -26,6 +26,7 @@
 
 mod decode;
 mod early;
+mod fault;
 mod fold;
 mod header;
 mod inflate;
