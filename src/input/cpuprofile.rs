@@ -25,7 +25,7 @@
 //! `--max-decompressed`, as speedscope's evented stacks are, so a deep adversarial tree is
 //! refused rather than exhausting memory.
 
-use super::ReadOptions;
+use super::options::{Probe, ReadOptions};
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
 use crate::model::{Frame, FrameId, FrameKind, Notice, Profile, SampleType, StackId, Unit};
@@ -445,6 +445,16 @@ fn file_of_url(url: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A V8 CPU profile ([`looks_like_cpuprofile`]), or the start of one cut short before the
+/// head shows it: JSON whose first key is `nodes`, as V8 writes it.
+pub fn probe(head: &[u8]) -> Probe {
+    if looks_like_cpuprofile(head) {
+        Probe::Yes
+    } else {
+        Probe::of_json_start(head, &["nodes"])
+    }
 }
 
 /// A V8 CPU profile: a JSON object with `nodes` whose entries have a `callFrame`, and the

@@ -13,9 +13,9 @@
 //! Streaming: one reused line buffer, frames cached by (symbol, dso) text, so the cost per
 //! frame line is one hash lookup.
 
-use super::ReadOptions;
 use super::bad_lines::BadLines;
 use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
+use super::options::{Probe, ReadOptions};
 use super::progress::Progress;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
@@ -31,6 +31,26 @@ use std::path::{Path, PathBuf};
 
 /// Reads a whole `perf script` dump into a profile: one sample type per event (weighted by
 /// period) followed by `samples` (one per sample); the first event is the default metric.
+/// perf script text: a sample's header line followed by its indented frames, or (without call
+/// chains) a first line that is a sample header with an event, the frame at its end.
+pub fn probe(head: &[u8]) -> Probe {
+    let text = String::from_utf8_lossy(head);
+    let mut lines = text
+        .lines()
+        .skip_while(|l| l.starts_with('#') || l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let second = lines.next().unwrap_or("");
+    // (a line of only a count is a folded or py-spy sample with an empty stack, not a frame)
+    let count_only = |l: &str| l.trim().bytes().all(|b| b.is_ascii_digit());
+    let frames_follow =
+        second.starts_with(['\t', ' ']) && !first.starts_with(['\t', ' ']) && !count_only(second);
+    if frames_follow || parse_header(first.trim_start()).is_some_and(|h| h.event.is_some()) {
+        Probe::Yes
+    } else {
+        Probe::No
+    }
+}
+
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let mut filter = options.filter.clone();
     if let Some(time @ TimeSlice::Percent { .. }) = &filter.time {

@@ -25,8 +25,8 @@
 //! (436 KB gzipped) that decoded whole took more than 2 GB. The tables are decoded first (a
 //! `Profile`'s fields come in any order), then the samples in a second pass over the bytes.
 
-use super::ReadOptions;
 use super::name_memo::NameMemo;
+use super::options::{Probe, ReadOptions};
 use super::source::Source;
 use crate::error::{Error, Position, Result, quote};
 use crate::model::{
@@ -104,6 +104,15 @@ impl StringTable {
 /// Whether `head` (the first decompressed bytes) starts like a pprof `Profile`: its first
 /// fields (up to 8, or to the end of `head`) have the field numbers and wire types of the
 /// schema, and there is a control byte early on, which text formats never have.
+pub fn probe(head: &[u8]) -> Probe {
+    if looks_like_pprof(head) {
+        Probe::Yes
+    } else {
+        Probe::No
+    }
+}
+
+/// Whether `head` (the first decompressed bytes) starts like a pprof `Profile` ([`probe`]).
 pub fn looks_like_pprof(head: &[u8]) -> bool {
     if !head.iter().take(256).any(|&b| b < 0x09) {
         return false;

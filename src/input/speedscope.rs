@@ -11,9 +11,9 @@
 //! (nanoseconds, bytes, samples) by rounding each *position* (sample weight or event time) once,
 //! so an evented profile's intervals add up to exactly its span.
 
-use super::ReadOptions;
 use super::folded::{folded_frame, pyspy_model_frame};
-use super::source::Source;
+use super::options::{Probe, ReadOptions};
+use super::source::{DETECT_PEEK, Source};
 use crate::error::{Error, Position, Result, quote};
 use crate::model::{Frame, FrameId, Notice, Profile, SampleType, ThreadId, Unit, Utf8Place};
 use serde::Deserialize;
@@ -87,6 +87,42 @@ fn sample_type(unit: &str) -> Option<(SampleType, f64)> {
         "none" => Some((SampleType::samples(), 1.0)),
         _ => None,
     }
+}
+
+/// speedscope JSON ([`looks_like_speedscope`]), or the start of it cut short before the head
+/// shows it: JSON whose first key is one of the file format's.
+pub fn probe(head: &[u8]) -> Probe {
+    if looks_like_speedscope(head) {
+        Probe::Yes
+    } else {
+        Probe::of_json_start(head, TOP_LEVEL_KEYS)
+    }
+}
+
+/// The keys of a speedscope file's object (`$schema` first as speedscope and py-spy write it).
+const TOP_LEVEL_KEYS: &[&str] = &[
+    "$schema",
+    "shared",
+    "profiles",
+    "name",
+    "activeProfileIndex",
+    "exporter",
+];
+
+/// A JSON object whose `$schema` names speedscope, or that has `profiles` and `shared` (py-spy
+/// writes `shared` last, so a head cut before it with `profiles` in it counts too).
+fn looks_like_speedscope(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    if !text.trim_start().starts_with('{') {
+        return false;
+    }
+    let has = |key: &str| text.contains(&format!("\"{key}\""));
+    let schema_names_speedscope = text.split_once("\"$schema\"").is_some_and(|(_, rest)| {
+        rest.split(',')
+            .next()
+            .is_some_and(|v| v.contains("speedscope"))
+    });
+    schema_names_speedscope || (has("profiles") && (has("shared") || head.len() >= DETECT_PEEK))
 }
 
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
@@ -656,6 +692,18 @@ impl Walk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn detects_speedscope_json() {
+        let schema =
+            br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":[]}"#;
+        assert!(looks_like_speedscope(schema));
+        assert!(looks_like_speedscope(
+            b"\n {\"shared\":{\"frames\":[]},\"profiles\":[]}"
+        ));
+        assert!(!looks_like_speedscope(b"{\"profiles\": 1}"));
+        assert!(!looks_like_speedscope(b"a;b;c 1\n"));
+    }
 
     #[test]
     fn messages_find_the_line_and_column_of_a_profile_entry() {

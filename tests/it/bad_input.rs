@@ -262,3 +262,16 @@ fn a_file_cut_short_while_mapped_is_an_error_not_a_crash() {
         "{stderr}"
     );
 }
+
+#[test]
+fn cpuprofile_cut_to_half_is_read_as_json_not_folded() {
+    // cut where the head shows only the start of V8's JSON, or in the middle of the nodes:
+    // either way a cpuprofile cut short, never lines of folded stacks
+    let whole = std::fs::read(fixture("node/app.cpuprofile")).unwrap();
+    for len in [whole.len() / 2, 40, 10] {
+        let (err, path) = report_err(&whole[..len]);
+        assert!(err.contains(&format!("{path} at byte offset ")), "{err}");
+        assert!(err.contains("expected a V8 CPU profile"), "{err}");
+        assert!(!err.contains("folded"), "{err}");
+    }
+}

@@ -5,7 +5,7 @@
 use super::split::{Batch, LineStack, NewFrame, ParsedStack, Tally, text};
 use super::{Count, looks_like_process_name, starts_a_process};
 use crate::error::{Error, Position, Result};
-use crate::input::InputFormat;
+use crate::input::options::InputFormat;
 use crate::model::{FrameId, Notice, Profile, SampleType, StackId, ThreadId, Unit, Utf8Place};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;

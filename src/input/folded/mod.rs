@@ -13,8 +13,8 @@ mod build;
 mod split;
 
 use super::bad_lines::BadLines;
+use super::options::{InputFormat, Probe, ReadOptions};
 use super::source::Source;
-use super::{InputFormat, ReadOptions};
 use crate::error::{Error, Position, Result};
 use crate::model::{Frame, FrameKind, Profile, UNKNOWN, Unit, perf};
 use crate::names::{self, TypeSuffix};
@@ -25,6 +25,37 @@ use std::num::NonZeroU32;
 /// The text of a stack text's first (root) frame.
 fn first_frame_text(stack_text: &str) -> &str {
     memchr::memchr(b';', stack_text.as_bytes()).map_or(stack_text, |end| &stack_text[..end])
+}
+
+/// Folded stacks are what text is when no other format claims it: the last row asked.
+pub fn probe(_head: &[u8]) -> Probe {
+    Probe::Yes
+}
+
+/// How many lines of the head [`probe_pyspy`] looks at.
+const PYSPY_PROBE_LINES: usize = 16;
+
+/// py-spy raw text: some frame of the first lines is a Python function with its source line
+/// (`run (app.py:58)`). Not only the first frame: with `--native` the root frames are native
+/// (`0x7fc4974c324a (libc.so.6)`), and with `--threads` a thread frame comes first.
+pub fn probe_pyspy(head: &[u8]) -> Probe {
+    let text = String::from_utf8_lossy(head);
+    let python_frame_with_line = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .take(PYSPY_PROBE_LINES)
+        .flat_map(|line| {
+            // the count after the last space is not part of the stack
+            let stack = line.rsplit_once(' ').map_or(line, |(stack, _)| stack);
+            stack.split(';')
+        })
+        .filter_map(names::pyspy_frame)
+        .any(|f| f.kind == names::PyFrameKind::Python && f.line.is_some());
+    if python_frame_with_line {
+        Probe::Yes
+    } else {
+        Probe::No
+    }
 }
 
 /// Reads a whole folded input into a profile with one sample type (named after `--unit`).

@@ -13,7 +13,7 @@ use super::{
     trim_line_end,
 };
 use crate::error::{Error, Position, Result};
-use crate::input::InputFormat;
+use crate::input::options::InputFormat;
 use crate::input::source::Source;
 use crate::model::{BoundedTextMap, Frame, NO_FRAMES, TextKey, hash_of};
 use std::ops::Range;

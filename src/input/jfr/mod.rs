@@ -21,8 +21,8 @@
 
 pub mod chunk;
 
-use super::ReadOptions;
 use super::filter::{FilterTally, SampleFilter, SampleKey, TimeSlice};
+use super::options::{Probe, ReadOptions};
 use super::source::{DEFAULT_MAX_DECOMPRESSED, Source};
 use crate::error::{Error, Position, Result};
 use crate::model::{
@@ -149,6 +149,11 @@ const METRICS: &[Metric] = &[
         allocation: true,
     },
 ];
+
+/// A JFR chunk starts with the magic `FLR\0` (a head inside it is a file cut there).
+pub fn probe(head: &[u8]) -> Probe {
+    Probe::of_magic(head, chunk::MAGIC)
+}
 
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let path = source.path.clone();

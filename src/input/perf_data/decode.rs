@@ -1,6 +1,7 @@
 //! The decoding thread: records, as the library reads them in time order, into owned
 //! batches of the events the folding thread needs.
 
+use super::fault::ReadFault;
 use super::mapped::MappedRecords;
 use super::*;
 use linux_perf_data::linux_perf_event_reader::RawEventRecord;
@@ -112,54 +113,6 @@ const BATCH_EVENTS: usize = 4096;
 /// Stack bytes per batch: DWARF samples carry kilobytes each, and a batch the other core
 /// reads while it is still in cache is worth more than fewer hand-overs.
 const BATCH_STACK_BYTES: usize = 256 << 10;
-
-/// Why the records could not be read on: the offset of the record at fault, and what.
-#[derive(Debug)]
-pub(super) struct ReadFault {
-    at: u64,
-    reason: String,
-    /// [`Counting`] refused a compressed record (the reason is its, not the parser's).
-    refused: bool,
-    /// `at` is the faulty record's (in place), not the last header seen before the fault.
-    exact: bool,
-}
-
-impl ReadFault {
-    pub(super) fn corrupt(at: usize, reason: impl Into<String>) -> ReadFault {
-        ReadFault {
-            at: at as u64,
-            reason: reason.into(),
-            refused: false,
-            exact: true,
-        }
-    }
-
-    /// The error for the whole read, `records` (`samples` of them samples) read before it.
-    fn into_error(self, path: &Path, records: u64, samples: u64) -> Error {
-        let at = Position::Offset(self.at);
-        let reason = self.reason;
-        if self.refused {
-            return Error::input(
-                path,
-                at,
-                format!("refused the compressed record here: {reason}"),
-            );
-        }
-        let which = if self.exact {
-            "in the record at this offset"
-        } else {
-            "in the record at this offset or the next"
-        };
-        Error::input(
-            path,
-            at,
-            format!(
-                "truncated or corrupt perf.data after {records} records ({samples} samples), \
-                 {which}: {reason}"
-            ),
-        )
-    }
-}
 
 /// The records in time order: read in place ([`MappedRecords`]), or through the library's
 /// iterator (pipe mode, compressed records, simpleperf's layout).

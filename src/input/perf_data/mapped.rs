@@ -13,7 +13,7 @@
 //! Used for file-mode recordings without compressed records (`-z`) or simpleperf's layout;
 //! those, and pipe mode, go through the library's iterator.
 
-use super::decode::ReadFault;
+use super::fault::ReadFault;
 use crate::input::progress::Progress;
 use linux_perf_data::linux_perf_event_reader::{
     AttrFlags, RawData, RawEventRecord, RecordIdParseInfo, RecordParseInfo, RecordType,

@@ -26,6 +26,7 @@
 
 mod decode;
 mod early;
+mod fault;
 mod fold;
 mod header;
 mod inflate;
@@ -39,8 +40,8 @@ use fold::Reader;
 use header::{Counting, CutProbe, Refusal, check_header};
 use inflate::{InflationCheck, PERF_RECORD_COMPRESSED, PERF_RECORD_COMPRESSED2};
 
-use super::ReadOptions;
 use super::filter::{SampleFilter, TimeSlice};
+use super::options::{Probe, ReadOptions};
 use super::progress::Progress;
 use super::source::Source;
 use crate::error::{Error, Position, Result};
@@ -64,6 +65,11 @@ const PERF_CONTEXT_HV: u64 = -32i64 as u64;
 const PERF_RECORD_MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 
 /// Reads a perf.data file (or pipe-mode stream) into a symbolised profile.
+/// perf.data starts with the magic `PERFILE2` (a head inside it is a file cut there).
+pub fn probe(head: &[u8]) -> Probe {
+    Probe::of_magic(head, b"PERFILE2")
+}
+
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
     let path = source.path.clone();
     let regular = !source.gzipped && path != Path::new("<stdin>") && path.is_file();
