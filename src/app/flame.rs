@@ -19,56 +19,23 @@ use crate::render::flame_svg::{self as draw, INDEX_GENERATOR};
 use std::path::{Path, PathBuf};
 
 pub fn run(plan: FlamePlan) -> Result<Outcome> {
-    if let FlameOutput::Single { output } | FlameOutput::Diff { output, .. } = &plan.output {
-        output::refuse_terminal(
-            output.as_deref(),
-            "an SVG",
-            "write it to a file with `-o FILE.svg` or pipe it (`| tee FILE.svg`, `> FILE.svg`)",
-        )?;
-    }
-    let drawn = plan.profiles.len();
-    let mut paths = plan.profiles.clone();
-    if let FlameOutput::Diff { base, .. } = &plan.output {
-        paths.push(base.clone());
-    }
+    refuse_terminal(&plan.output)?;
     let split = matches!(plan.output, FlameOutput::Split { .. });
-    let mut load_config = plan.load.clone();
-    // the split folder's page shows time where the input has it
-    load_config.read.timeline = split;
-    let loaded = load(&paths, &load_config)?;
-    let metrics = choose_metrics(&loaded, &plan.load)?;
-    let mut reports = super::timed("aggregating", || {
-        // a graph shows shares without intervals; the split folder's page shows them
-        let detail = Detail {
-            intervals: split,
-            ..Detail::default()
-        };
-        input_reports(&loaded, &plan.load, &metrics, detail)
-    });
-    let base_report = (reports.len() > drawn).then(|| reports.pop()).flatten();
+    let (mut loaded, metrics, mut reports) = read(&plan, split)?;
+    let base = BaseInput::take(&mut loaded, &mut reports, &metrics, plan.profiles.len());
     // the page is made while the profiles are here; it is written with the SVGs
     let page = if split {
         Some(split_page(&loaded, &plan, &reports, &metrics)?)
     } else {
         None
     };
-    // several profiles are drawn as one: their sum (repeats of one run, or parts of one)
-    let drawn_report = if drawn > 1 {
-        if let Some(mismatch) = metric_mismatch(&reports) {
-            return Err(Error::Usage(format!(
-                "flame draws several profiles as their sum, which needs one metric: {mismatch}"
-            )));
-        }
-        crate::aggregate::report::Report::merge_inputs(reports)?
-    } else {
-        reports.remove(0)
-    };
+    let drawn_report = drawn_report(reports, base.as_ref().map(|b| &b.report))?;
     check_drawable(&drawn_report, Path::new(&drawn_report.path))?;
-    if let (Some(base_report), FlameOutput::Diff { base, .. }) = (&base_report, &plan.output) {
-        check_drawable(base_report, base)?;
+    if let (Some(base), FlameOutput::Diff { base: path, .. }) = (&base, &plan.output) {
+        check_drawable(&base.report, path)?;
     }
     // what `report` would warn of, on stderr as well as in the graph (issue 28)
-    for report in std::iter::once(&drawn_report).chain(&base_report) {
+    for report in std::iter::once(&drawn_report).chain(base.as_ref().map(|b| &b.report)) {
         for finding in report.aggregate.findings() {
             output::say(&format!("{}: {}", report.path, findings::line(&finding)));
         }
@@ -79,37 +46,10 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
         annotate: Some(plan.color_by),
         owner_root: plan.owner_root,
     };
-    let mut lines = FlameLines::default();
-    for ((profile, classes), &metric) in loaded
-        .profiles
-        .iter()
-        .zip(&loaded.classes)
-        .zip(&metrics)
-        .take(drawn)
-    {
-        let options = FlameOptions {
-            metric,
-            ..options.clone()
-        };
-        lines.append(super::timed("flame lines", || {
-            flame_lines(profile, &loaded.rules, classes, &options)
-        }));
-    }
-    let base_lines = (loaded.profiles.len() > drawn).then(|| {
-        let base_options = FlameOptions {
-            metric: metrics[drawn],
-            ..options.clone()
-        };
-        flame_lines(
-            &loaded.profiles[drawn],
-            &loaded.rules,
-            &loaded.classes[drawn],
-            &base_options,
-        )
-    });
+    let lines = drawn_lines(&loaded, &metrics, &options);
+    let base = base.map(|b| b.into_lines(&loaded, &options));
     // the lines hold all the graph needs: the profiles go before the drawing starts, so the
     // two never take memory at once (issue 23: 5 M distinct stacks under 2 GB)
-    let mut loaded = loaded;
     loaded.profiles = Vec::new();
     loaded.classes = Vec::new();
     let profile_name = flame_labels::profiles_name(&plan.profiles);
@@ -127,34 +67,155 @@ pub fn run(plan: FlamePlan) -> Result<Outcome> {
     match &plan.output {
         FlameOutput::Split { dir } => graph.split(dir, page.as_deref().unwrap_or_default())?,
         FlameOutput::Diff {
-            base,
+            base: path,
             normalize,
             output,
         } => {
-            let base_report = base_report
-                .as_ref()
-                .ok_or_else(|| Error::Usage(format!("--diff {}: not read", base.display())))?;
-            if drawn_report.metric != base_report.metric {
-                return Err(Error::Usage(format!(
-                    "--diff needs one metric: {} has {} ({}) but {} has {} ({})",
-                    drawn_report.path,
-                    drawn_report.metric.name,
-                    drawn_report.metric.unit,
-                    base_report.path,
-                    base_report.metric.name,
-                    base_report.metric.unit
-                )));
-            }
-            let base_lines = base_lines
-                .as_ref()
-                .ok_or_else(|| Error::Usage(format!("--diff {}: not read", base.display())))?;
-            graph.diff(base_report, base_lines, base, *normalize, output.as_deref())?
+            let base = (base.as_ref())
+                .ok_or_else(|| Error::Usage(format!("--diff {}: not read", path.display())))?;
+            graph.diff(
+                &base.report,
+                &base.lines,
+                path,
+                *normalize,
+                output.as_deref(),
+            )?
         }
         FlameOutput::Single { output } => {
             super::timed("drawing", || graph.single(output.as_deref()))?
         }
     }
     Ok(Outcome::Success)
+}
+
+/// An SVG is not for a terminal: refused before anything is read.
+fn refuse_terminal(output: &FlameOutput) -> Result<()> {
+    if let FlameOutput::Single { output } | FlameOutput::Diff { output, .. } = output {
+        output::refuse_terminal(
+            output.as_deref(),
+            "an SVG",
+            "write it to a file with `-o FILE.svg` or pipe it (`| tee FILE.svg`, `> FILE.svg`)",
+        )?;
+    }
+    Ok(())
+}
+
+/// Reads the drawn profiles and, last, the `--diff` base in one go, so that one rule set
+/// (its presets detected over all of them) names the frames of both sides, and aggregates
+/// each in its metric. Only the split folder's page shows time and intervals.
+fn read(plan: &FlamePlan, split: bool) -> Result<(Loaded, Vec<usize>, Vec<InputReport>)> {
+    let mut paths = plan.profiles.clone();
+    if let FlameOutput::Diff { base, .. } = &plan.output {
+        paths.push(base.clone());
+    }
+    let mut load_config = plan.load.clone();
+    // the split folder's page shows time where the input has it
+    load_config.read.timeline = split;
+    let loaded = load(&paths, &load_config)?;
+    let metrics = choose_metrics(&loaded, &plan.load)?;
+    let reports = super::timed("aggregating", || {
+        // a graph shows shares without intervals; the split folder's page shows them
+        let detail = Detail {
+            intervals: split,
+            ..Detail::default()
+        };
+        input_reports(&loaded, &plan.load, &metrics, detail)
+    });
+    Ok((loaded, metrics, reports))
+}
+
+/// The `--diff` base, read with the drawn profiles ([`read`]) and then taken out of the
+/// vectors it shared with them, so that from here on it is a value of its own and every
+/// vector left holds the drawn profiles alone.
+struct BaseInput {
+    profile: crate::model::Profile,
+    classes: crate::classify::Classification,
+    metric: usize,
+    report: InputReport,
+}
+
+impl BaseInput {
+    /// The base, which stands after the `drawn` profiles; `None` without `--diff`.
+    fn take(
+        loaded: &mut Loaded,
+        reports: &mut Vec<InputReport>,
+        metrics: &[usize],
+        drawn: usize,
+    ) -> Option<BaseInput> {
+        let report = reports.split_off(drawn).pop()?;
+        loaded.paths.truncate(drawn);
+        Some(BaseInput {
+            profile: loaded.profiles.split_off(drawn).pop()?,
+            classes: loaded.classes.split_off(drawn).pop()?,
+            metric: *metrics.get(drawn)?,
+            report,
+        })
+    }
+
+    /// The base's lines, in its own metric with the drawn profiles' options; its profile is
+    /// dropped here, before the drawing starts.
+    fn into_lines(self, loaded: &Loaded, options: &FlameOptions) -> Base {
+        let options = FlameOptions {
+            metric: self.metric,
+            ..options.clone()
+        };
+        let lines = flame_lines(&self.profile, &loaded.rules, &self.classes, &options);
+        Base {
+            report: self.report,
+            lines,
+        }
+    }
+}
+
+/// What the differential graph takes of the base: its report and its lines.
+struct Base {
+    report: InputReport,
+    lines: FlameLines,
+}
+
+/// The drawn profiles as one report, in the one metric a graph has: several are drawn as
+/// their sum (repeats of one run, or parts of one), and a `--diff` base is compared with that
+/// sum. Both metric checks are made here, once, before any line is made.
+fn drawn_report(mut reports: Vec<InputReport>, base: Option<&InputReport>) -> Result<InputReport> {
+    let drawn = if reports.len() > 1 {
+        if let Some(mismatch) = metric_mismatch(&reports) {
+            return Err(Error::Usage(format!(
+                "flame draws several profiles as their sum, which needs one metric: {mismatch}"
+            )));
+        }
+        crate::aggregate::report::Report::merge_inputs(reports)?
+    } else {
+        reports.remove(0)
+    };
+    if let Some(base) = base
+        && drawn.metric != base.metric
+    {
+        return Err(Error::Usage(format!(
+            "--diff needs one metric: {} has {} ({}) but {} has {} ({})",
+            drawn.path,
+            drawn.metric.name,
+            drawn.metric.unit,
+            base.path,
+            base.metric.name,
+            base.metric.unit
+        )));
+    }
+    Ok(drawn)
+}
+
+/// The drawn profiles' lines, one after the other, each in its own metric.
+fn drawn_lines(loaded: &Loaded, metrics: &[usize], options: &FlameOptions) -> FlameLines {
+    let mut lines = FlameLines::default();
+    for ((profile, classes), &metric) in loaded.profiles.iter().zip(&loaded.classes).zip(metrics) {
+        let options = FlameOptions {
+            metric,
+            ..options.clone()
+        };
+        lines.append(super::timed("flame lines", || {
+            flame_lines(profile, &loaded.rules, classes, &options)
+        }));
+    }
+    lines
 }
 
 /// An empty profile or one nobody could name draws nothing worth looking at: say why.

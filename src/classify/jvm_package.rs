@@ -419,7 +419,6 @@ impl<'a> Candidates<'a> {
     fn outermost(&self) -> Option<Outermost> {
         // per stack: the candidate packages from the outermost in, repeats folded, each with
         // its first frame and the frame that called it
-        type Entry<'p> = (&'p str, usize, Option<usize>);
         let mut rows: Vec<(Vec<Entry>, u128)> = Vec::new();
         let mut total = 0u128;
         for (ids, w) in self.stacks() {
@@ -439,21 +438,7 @@ impl<'a> Candidates<'a> {
                 rows.push((packages, w));
             }
         }
-        let mut calls: FxHashSet<(&str, &str)> = FxHashSet::default();
-        for (packages, _) in &rows {
-            for (i, (caller, _, _)) in packages.iter().enumerate() {
-                for (callee, _, _) in &packages[i + 1..] {
-                    if callee != caller {
-                        calls.insert((caller, callee));
-                    }
-                }
-            }
-        }
-        let dependencies: FxHashSet<&str> = calls
-            .iter()
-            .filter(|(caller, callee)| !calls.contains(&(*callee, *caller)))
-            .map(|(_, callee)| *callee)
-            .collect();
+        let dependencies = dependencies(&rows);
         // (weight, its first frame, a known caller of it) per package; confirmed only
         let mut confirmed: FxHashMap<&str, (u128, usize)> = FxHashMap::default();
         let mut weak: FxHashMap<&str, (u128, usize)> = FxHashMap::default();
@@ -497,6 +482,31 @@ impl<'a> Candidates<'a> {
             },
         }))
     }
+}
+
+/// One candidate package on a stack: its name, its first (outermost) frame there and the
+/// frame that called it.
+type Entry<'p> = (&'p str, usize, Option<usize>);
+
+/// The packages that candidate packages call but that never call them back, over every
+/// stack's `rows` (its candidate packages from the outermost in): a library the program
+/// uses, never the program itself, even when it is outermost on some stacks.
+fn dependencies<'p>(rows: &[(Vec<Entry<'p>>, u128)]) -> FxHashSet<&'p str> {
+    let mut calls: FxHashSet<(&str, &str)> = FxHashSet::default();
+    for (packages, _) in rows {
+        for (i, (caller, _, _)) in packages.iter().enumerate() {
+            for (callee, _, _) in &packages[i + 1..] {
+                if callee != caller {
+                    calls.insert((caller, callee));
+                }
+            }
+        }
+    }
+    calls
+        .iter()
+        .filter(|(caller, callee)| !calls.contains(&(*callee, *caller)))
+        .map(|(_, callee)| *callee)
+        .collect()
 }
 
 /// The entry of most weight; ties go to the first name.

@@ -180,91 +180,25 @@ impl RuleSet {
     /// [`RuleSet::apply_through`] complete it; `report --each` shares one between inputs
     /// and completes a copy per input.
     pub fn build_base(options: &RuleOptions, profiles: &[Profile]) -> Result<RuleSet> {
-        let mut builder = Builder::default();
-        let unclassified = builder.add_owner(UNCLASSIFIED, Category::Unknown, Some(false), None)?;
-        let unsymbolized = builder.add_owner(UNSYMBOLIZED, Category::Unknown, Some(true), None)?;
-        debug_assert_eq!(
-            (unclassified, unsymbolized),
-            (OwnerId::UNCLASSIFIED, OwnerId::UNSYMBOLIZED)
-        );
-        for prefix in &options.user_prefixes {
-            let block = OwnerBlock {
-                name: "user".into(),
-                category: Category::User,
-                transparent: Some(false),
-                any: Matchers {
-                    prefix: vec![prefix.clone()],
-                    ..Matchers::default()
-                },
-                all: Vec::new(),
-                origin: Origin {
-                    guess: None,
-                    file: format!("--user {prefix}").into(),
-                    line: 0,
-                },
-            };
-            builder.add_block(block)?;
-        }
-        for path in &options.rule_files {
-            let file = rules::load(path)?;
-            for block in file.blocks {
-                builder.add_block(block)?;
-            }
-            for preset in file.extend {
-                builder.queue_preset(&preset, &path.display().to_string())?;
-            }
-        }
+        let mut builder = Builder::with_built_in_owners()?;
+        builder.add_users_rules(options)?;
         let (presets, detected) = Self::chosen_presets(options, profiles, None)?;
         for preset in &presets {
             builder.queue_preset(preset, "--preset")?;
         }
         let presets_start = builder.blocks.len();
         builder.load_queued_presets()?;
-        // the program's own code (Go's module, a Rust binary's crate), guessed among what no
-        // preset claims, goes after the user's rules and before the presets
-        let preset_blocks = &builder.blocks[presets_start..];
-        let preset_index = LazyBlockIndex::default();
-        let claimed_by_presets = |frame: &Frame| {
-            let key = match_key::match_key(&frame.name);
-            first_block(preset_blocks, &preset_index, frame, &key).is_some()
-        };
         let own_code::Guesses {
             found: own_code,
             declined: own_code_declined,
-        } = Self::guess_own_code(
-            options,
-            &builder.loaded_presets,
-            profiles,
-            &claimed_by_presets,
-        );
-        let mut before = presets_start;
-        for code in &own_code {
-            match code.placement {
-                own_code::Placement::BeforePresets => {
-                    builder.insert_block(before, code.user_block())?;
-                    before += 1;
-                }
-                own_code::Placement::AfterPresets => builder.add_block(code.user_block())?,
-            }
-        }
+        } = builder.add_own_code(options, profiles, presets_start)?;
         let rust = builder.loaded_presets.iter().any(|p| p == "rust")
             && !own_code_declined.iter().any(|d| d.unit == "rust crate");
         let rules_name_unclassified = builder
             .blocks
             .iter()
             .any(|(id, _)| *id == OwnerId::UNCLASSIFIED);
-        let umbrella_blocks: Vec<usize> = (builder.blocks.iter().enumerate())
-            .filter(|(_, (_, block))| {
-                auto_owner::UMBRELLA_OWNERS.contains(&block.name.as_str())
-                    && block.origin.file.starts_with(&*presets::origin(""))
-            })
-            .map(|(i, _)| i)
-            .collect();
-        let mut umbrella_owners: Vec<OwnerId> = umbrella_blocks
-            .iter()
-            .map(|&i| builder.blocks[i].0)
-            .collect();
-        umbrella_owners.dedup();
+        let (umbrella_blocks, umbrella_owners) = umbrella_blocks(&builder.blocks);
         let index = Arc::new(LazyBlockIndex::default());
         Ok(RuleSet {
             owners: builder.owners,
@@ -536,6 +470,23 @@ impl RuleSet {
     }
 }
 
+/// The preset blocks of the owners that lump a whole ecosystem's packages together
+/// ([`auto_owner::UMBRELLA_OWNERS`]), and their owners: a frame of theirs goes to its unit's
+/// guessed owner instead where it has a unit. A rule file's block of that name is the user's
+/// choice and is left alone.
+fn umbrella_blocks(blocks: &[(OwnerId, OwnerBlock)]) -> (Vec<usize>, Vec<OwnerId>) {
+    let umbrella_blocks: Vec<usize> = (blocks.iter().enumerate())
+        .filter(|(_, (_, block))| {
+            auto_owner::UMBRELLA_OWNERS.contains(&block.name.as_str())
+                && block.origin.file.starts_with(&*presets::origin(""))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let mut umbrella_owners: Vec<OwnerId> = umbrella_blocks.iter().map(|&i| blocks[i].0).collect();
+    umbrella_owners.dedup();
+    (umbrella_blocks, umbrella_owners)
+}
+
 /// The frame a stub stands for: a cgo stub's C function ([`crate::names::cgo_callee`]), a
 /// native frame of that name.
 fn stand_in(frame: &Frame) -> Option<Frame> {
@@ -607,6 +558,82 @@ struct Builder {
 }
 
 impl Builder {
+    /// A builder holding the two built-in owners, at the ids the model gives them.
+    fn with_built_in_owners() -> Result<Builder> {
+        let mut builder = Builder::default();
+        let unclassified = builder.add_owner(UNCLASSIFIED, Category::Unknown, Some(false), None)?;
+        let unsymbolized = builder.add_owner(UNSYMBOLIZED, Category::Unknown, Some(true), None)?;
+        debug_assert_eq!(
+            (unclassified, unsymbolized),
+            (OwnerId::UNCLASSIFIED, OwnerId::UNSYMBOLIZED)
+        );
+        Ok(builder)
+    }
+
+    /// The user's own rules, first because they win: a `user` block per `--user` prefix, then
+    /// the blocks of each `--rules` file, whose `extend`ed presets are queued.
+    fn add_users_rules(&mut self, options: &RuleOptions) -> Result<()> {
+        for prefix in &options.user_prefixes {
+            let block = OwnerBlock {
+                name: "user".into(),
+                category: Category::User,
+                transparent: Some(false),
+                any: Matchers {
+                    prefix: vec![prefix.clone()],
+                    ..Matchers::default()
+                },
+                all: Vec::new(),
+                origin: Origin {
+                    guess: None,
+                    file: format!("--user {prefix}").into(),
+                    line: 0,
+                },
+            };
+            self.add_block(block)?;
+        }
+        for path in &options.rule_files {
+            let file = rules::load(path)?;
+            for block in file.blocks {
+                self.add_block(block)?;
+            }
+            for preset in file.extend {
+                self.queue_preset(&preset, &path.display().to_string())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The program's own code (Go's module, a Rust binary's crate...), guessed among what no
+    /// preset claims (the preset blocks start at `presets_start`), as `user` blocks: after
+    /// the user's rules and before the presets, or after them for a guess by module
+    /// ([`own_code::Placement`]). Returns the guesses, made and declined.
+    fn add_own_code(
+        &mut self,
+        options: &RuleOptions,
+        profiles: &[Profile],
+        presets_start: usize,
+    ) -> Result<own_code::Guesses> {
+        let preset_blocks = &self.blocks[presets_start..];
+        let preset_index = LazyBlockIndex::default();
+        let claimed_by_presets = |frame: &Frame| {
+            let key = match_key::match_key(&frame.name);
+            first_block(preset_blocks, &preset_index, frame, &key).is_some()
+        };
+        let guesses =
+            RuleSet::guess_own_code(options, &self.loaded_presets, profiles, &claimed_by_presets);
+        let mut before = presets_start;
+        for code in &guesses.found {
+            match code.placement {
+                own_code::Placement::BeforePresets => {
+                    self.insert_block(before, code.user_block())?;
+                    before += 1;
+                }
+                own_code::Placement::AfterPresets => self.add_block(code.user_block())?,
+            }
+        }
+        Ok(guesses)
+    }
+
     fn add_owner(
         &mut self,
         name: &str,

@@ -163,6 +163,37 @@ pub fn write_profile_gz(
     // deflate's per-call cost (a third of the run's time); buffered, it compresses 64 KiB at a
     // time
     let mut w = Streamed::new(std::io::BufWriter::with_capacity(1 << 16, gz));
+    let default = write_sample_types(&mut w, profile)?;
+    let frame_lines = write_frame_lines(&mut w, profile)?;
+    write_samples(&mut w, profile, labels, &frame_lines)?;
+    if let Some((period, t)) = &profile.meta.period {
+        let vt = pb::ValueType {
+            r#type: w.string(&t.name)?,
+            unit: w.string(t.unit.name())?,
+        };
+        w.message(field::PERIOD_TYPE, &vt)?;
+        w.int64(field::PERIOD, *period)?;
+    }
+    w.int64(
+        field::DURATION_NANOS,
+        profile.meta.duration_nanos.unwrap_or(0),
+    )?;
+    let comment = w.string(comment(labels.rules))?;
+    w.int64(field::COMMENT, comment)?;
+    w.int64(field::DEFAULT_SAMPLE_TYPE, default)?;
+    w.out
+        .into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?
+        .finish()?
+        .flush()
+}
+
+/// The sample types, first as pprof lists them; returns the string id of the default's
+/// name, which is written last, as the field's number orders it.
+fn write_sample_types<'a, W: Write>(
+    w: &mut Streamed<'a, W>,
+    profile: &'a Profile,
+) -> std::io::Result<i64> {
     for t in profile.sample_types() {
         let vt = pb::ValueType {
             r#type: w.string(&t.name)?,
@@ -171,14 +202,21 @@ pub fn write_profile_gz(
         w.message(field::SAMPLE_TYPE, &vt)?;
     }
     let default = &profile.sample_types()[profile.default_sample_type].name;
-    let default = w.string(default)?;
+    w.string(default)
+}
+
+/// Each frame's mapping, function and line, indexed by frame id: what the locations, made
+/// per stack as the samples are written, are built from.
+fn write_frame_lines<'a, W: Write>(
+    w: &mut Streamed<'a, W>,
+    profile: &'a Profile,
+) -> std::io::Result<Vec<FrameLine>> {
     // pprof tools take the first mapping for the profile's main binary (`go tool pprof`'s
     // "File:" line): the recorded program's executable, not whichever module (often
     // `[kernel.kallsyms]`) the first frame read was in (issue 28)
     if let Some(main) = crate::classify::native_module::main_module(profile) {
         w.mapping(main)?;
     }
-    // each frame's mapping and line; locations are made per stack below
     let mut functions = Functions::new(profile);
     let mut frame_lines: Vec<FrameLine> = Vec::with_capacity(profile.frame_count());
     for (i, frame) in profile.frames().enumerate() {
@@ -186,13 +224,24 @@ pub fn write_profile_gz(
             None => 0,
             Some(m) => w.mapping(m)?,
         };
-        let function = functions.id(FrameId(i as u32), &mut w)?;
+        let function = functions.id(FrameId(i as u32), w)?;
         frame_lines.push(FrameLine {
             mapping,
             function,
             line: frame.line.map_or(0, u32::from),
         });
     }
+    Ok(frame_lines)
+}
+
+/// One sample per (stack, thread) row, with its stack's locations (written as first
+/// needed) and the owner labels; one `pb::Sample` is reused, so a row costs no allocation.
+fn write_samples<'a, W: Write>(
+    w: &mut Streamed<'a, W>,
+    profile: &'a Profile,
+    labels: &'a OwnerLabels,
+    frame_lines: &[FrameLine],
+) -> std::io::Result<()> {
     let keys = [
         w.string(OWNER_LABEL)?,
         w.string(SELF_OWNER_LABEL)?,
@@ -203,13 +252,7 @@ pub fn write_profile_gz(
     let mut sample = pb::Sample::default();
     for row in profile.rows() {
         sample.location_id.clear();
-        locations.of_stack(
-            profile,
-            row.stack,
-            &frame_lines,
-            &mut w,
-            &mut sample.location_id,
-        )?;
+        locations.of_stack(profile, row.stack, frame_lines, w, &mut sample.location_id)?;
         sample.value.clear();
         let values = row
             .values
@@ -241,26 +284,7 @@ pub fn write_profile_gz(
         }
         w.message(field::SAMPLE, &sample)?;
     }
-    if let Some((period, t)) = &profile.meta.period {
-        let vt = pb::ValueType {
-            r#type: w.string(&t.name)?,
-            unit: w.string(t.unit.name())?,
-        };
-        w.message(field::PERIOD_TYPE, &vt)?;
-        w.int64(field::PERIOD, *period)?;
-    }
-    w.int64(
-        field::DURATION_NANOS,
-        profile.meta.duration_nanos.unwrap_or(0),
-    )?;
-    let comment = w.string(comment(labels.rules))?;
-    w.int64(field::COMMENT, comment)?;
-    w.int64(field::DEFAULT_SAMPLE_TYPE, default)?;
-    w.out
-        .into_inner()
-        .map_err(std::io::IntoInnerError::into_error)?
-        .finish()?
-        .flush()
+    Ok(())
 }
 
 /// The stream of a [`write_profile_gz`]: the ids handed out so far, and the output.

@@ -219,56 +219,8 @@ pub fn diff(report: &Report, base: usize, confidence: f64) -> Diff {
         .iter()
         .map(|i| i.aggregate.all.total)
         .collect();
-    let total_weights: Vec<f64> = totals.iter().map(|&t| weight(t)).collect();
-    let none = vec![0.0; totals.len()];
-    let total_test = (base >= 2 || totals.len() - base >= 2).then(|| {
-        test_of(
-            (&total_weights[..base], &none[..base]),
-            (&total_weights[base..], &none[base..]),
-        )
-    });
-    let total = Compared::tested(
-        &total_weights[..base],
-        &total_weights[base..],
-        total_test,
-        confidence,
-    );
-    let mut rows = Vec::new();
-    for row in report.rows() {
-        for &view in &report.views {
-            let weights: Vec<f64> = row.weights.iter().map(|w| weight(view.of(w))).collect();
-            if weights.iter().all(|&w| w == 0.0) {
-                continue;
-            }
-            let shares: Vec<f64> = row
-                .weights
-                .iter()
-                .zip(&totals)
-                .map(|(w, &t)| share(view.of(w), t))
-                .collect();
-            // sampling variance of each input's share, points²
-            let vars: Vec<f64> = report
-                .inputs
-                .iter()
-                .zip(&row.weights)
-                .map(|(input, w)| {
-                    let sums = row_sums(report, &row.name, &input.aggregate, view, view.of(w));
-                    sums.estimate(input.aggregate.dispersion.samples as f64).var * 1e4
-                })
-                .collect();
-            let test = test_of(
-                (&shares[..base], &vars[..base]),
-                (&shares[base..], &vars[base..]),
-            );
-            rows.push(Delta {
-                name: row.name.clone(),
-                category: row.category,
-                view,
-                weight: Compared::untested(&weights[..base], &weights[base..], Judgement::Unknown),
-                share: Compared::tested(&shares[..base], &shares[base..], Some(test), confidence),
-            });
-        }
-    }
+    let total = total_delta(&totals, base, weight, confidence);
+    let mut rows = row_deltas(report, &totals, base, weight, confidence);
     control_false_discoveries(&mut rows, confidence);
     rows.sort_by(|a, b| {
         b.weight
@@ -303,6 +255,78 @@ pub fn diff(report: &Report, base: usize, confidence: f64) -> Diff {
             .filter(|(_, f)| !f.is_empty())
             .collect(),
     }
+}
+
+/// The inputs' totals (`weight` makes them per request), base against new: tested only where
+/// a side has repeats, as a single total per side has no spread to test against.
+fn total_delta(
+    totals: &[u128],
+    base: usize,
+    weight: impl Fn(u128) -> f64,
+    confidence: f64,
+) -> Compared {
+    let total_weights: Vec<f64> = totals.iter().map(|&t| weight(t)).collect();
+    let none = vec![0.0; totals.len()];
+    let total_test = (base >= 2 || totals.len() - base >= 2).then(|| {
+        test_of(
+            (&total_weights[..base], &none[..base]),
+            (&total_weights[base..], &none[base..]),
+        )
+    });
+    Compared::tested(
+        &total_weights[..base],
+        &total_weights[base..],
+        total_test,
+        confidence,
+    )
+}
+
+/// One delta per row and view with any weight: the weights compared untested, the shares
+/// tested with each input's sampling variance. Unsorted, before the false-discovery control.
+fn row_deltas(
+    report: &Report,
+    totals: &[u128],
+    base: usize,
+    weight: impl Fn(u128) -> f64,
+    confidence: f64,
+) -> Vec<Delta> {
+    let mut rows = Vec::new();
+    for row in report.rows() {
+        for &view in &report.views {
+            let weights: Vec<f64> = row.weights.iter().map(|w| weight(view.of(w))).collect();
+            if weights.iter().all(|&w| w == 0.0) {
+                continue;
+            }
+            let shares: Vec<f64> = row
+                .weights
+                .iter()
+                .zip(totals)
+                .map(|(w, &t)| share(view.of(w), t))
+                .collect();
+            // sampling variance of each input's share, points²
+            let vars: Vec<f64> = report
+                .inputs
+                .iter()
+                .zip(&row.weights)
+                .map(|(input, w)| {
+                    let sums = row_sums(report, &row.name, &input.aggregate, view, view.of(w));
+                    sums.estimate(input.aggregate.dispersion.samples as f64).var * 1e4
+                })
+                .collect();
+            let test = test_of(
+                (&shares[..base], &vars[..base]),
+                (&shares[base..], &vars[base..]),
+            );
+            rows.push(Delta {
+                name: row.name.clone(),
+                category: row.category,
+                view,
+                weight: Compared::untested(&weights[..base], &weights[base..], Judgement::Unknown),
+                share: Compared::tested(&shares[..base], &shares[base..], Some(test), confidence),
+            });
+        }
+    }
+    rows
 }
 
 /// Benjamini–Hochberg over every row's share test: the judgement follows the adjusted

@@ -24,7 +24,7 @@ pub use threshold::{Requirement, Subject, parse, parse_confidence, parse_guard, 
 
 use crate::aggregate::category_index;
 use crate::aggregate::interval::{self, Estimate, Interval, Method};
-use crate::aggregate::report::{Report, Spread, share};
+use crate::aggregate::report::{InputReport, Report, Spread, share};
 use crate::error::{Error, Result};
 use crate::model::{Category, SampleType};
 
@@ -273,38 +273,8 @@ pub fn check(
         let context = format!("--require `{}`", requirement.text);
         Error::Usage(unknown_subject(report, &requirement.subject, &context))
     })?;
-    let inputs: Vec<InputShare> = report
-        .inputs
-        .iter()
-        .map(|input| {
-            let all = &input.aggregate.all;
-            let d = &input.aggregate.dispersion;
-            let sums = match resolved {
-                Resolved::Owner(i) => d.sums(all, i, false, requirement.view),
-                Resolved::Category(c) => {
-                    d.sums(all, category_index(c) as usize, true, requirement.view)
-                }
-            };
-            let estimate = sums.estimate(d.samples as f64);
-            let in_subject = |o: usize| match &resolved {
-                Resolved::Owner(i) => o == *i,
-                Resolved::Category(c) => report.owners.get(o).is_some_and(|x| x.category == *c),
-            };
-            InputShare {
-                path: input.path.clone(),
-                weight: sums.weight,
-                total: all.total,
-                share: share(sums.weight, all.total),
-                samples: d.samples,
-                counted: d.counted,
-                interval: estimate.interval(decision.confidence),
-                estimate,
-                unclassified: input.aggregate.unclassified_percent(requirement.view),
-                unknown: unknown_weight(&input.aggregate, requirement, guards, in_subject),
-                seconds: d.seconds,
-                block_seconds: estimate.block.map(|b| b * d.bucket_nanos as f64 / 1e9),
-            }
-        })
+    let inputs: Vec<InputShare> = (report.inputs.iter())
+        .map(|input| input_share(report, input, &resolved, requirement, decision, guards))
         .collect();
     let shares: Vec<f64> = inputs.iter().map(|i| i.share).collect();
     let spread = Spread::of(&shares);
@@ -343,6 +313,43 @@ pub fn check(
         status,
         bounds,
     })
+}
+
+/// The subject's share of one input, in the requirement's view: its weight, its interval at
+/// the decision's confidence and the weight whose owner is unknown, which may bound it.
+fn input_share(
+    report: &Report,
+    input: &InputReport,
+    resolved: &Resolved,
+    requirement: &Requirement,
+    decision: &Decision,
+    guards: &Guards,
+) -> InputShare {
+    let all = &input.aggregate.all;
+    let d = &input.aggregate.dispersion;
+    let sums = match resolved {
+        Resolved::Owner(i) => d.sums(all, *i, false, requirement.view),
+        Resolved::Category(c) => d.sums(all, category_index(*c) as usize, true, requirement.view),
+    };
+    let estimate = sums.estimate(d.samples as f64);
+    let in_subject = |o: usize| match resolved {
+        Resolved::Owner(i) => o == *i,
+        Resolved::Category(c) => report.owners.get(o).is_some_and(|x| x.category == *c),
+    };
+    InputShare {
+        path: input.path.clone(),
+        weight: sums.weight,
+        total: all.total,
+        share: share(sums.weight, all.total),
+        samples: d.samples,
+        counted: d.counted,
+        interval: estimate.interval(decision.confidence),
+        estimate,
+        unclassified: input.aggregate.unclassified_percent(requirement.view),
+        unknown: unknown_weight(&input.aggregate, requirement, guards, in_subject),
+        seconds: d.seconds,
+        block_seconds: estimate.block.map(|b| b * d.bucket_nanos as f64 / 1e9),
+    }
 }
 
 /// The interval widened by the inputs' unknown weight (the mean of their ends over the
