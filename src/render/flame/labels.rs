@@ -1,6 +1,6 @@
 //! The words around a flame graph: its title and subtitle, the owner legend, and the notes
 //! of the `--split` index. They are composed from the same aggregate as `whose report`, so
-//! a share in a legend is the share the table shows; [`super::flame`] draws them.
+//! a share in a legend is the share the table shows; [`super::svg`] draws them.
 
 use super::findings;
 use super::palette::attribution_colors;
