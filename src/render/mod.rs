@@ -5,19 +5,21 @@
 //!   legend, the `--split` index);
 //! - [`words`]: the one place sentences for the user are made from typed values: notices,
 //!   findings, the guesses, `explain`, gate verdicts, diffs and `rules check/list`;
-//! - [`palette`]: which colour an owner is, for the SVG, the page and the terminal alike.
+//! - [`palette`]: which colour an owner is, for the SVG, the page and the terminal alike;
+//! - [`fit`]: text fitted to a terminal's width, for all three.
 //!
 //! Here: what the caller chooses (format, colour, the terminal's width) and the share cells
 //! the formats have in common. Writing a profile back out (pprof, folded) is `export`'s.
 
+pub mod fit;
 pub mod flame;
 pub mod palette;
 pub mod report;
 pub mod words;
 
 // the paths callers outside render have always used
+pub use fit::wrap;
 pub use flame::{labels as flame_labels, svg as flame_svg};
-pub use report::table::wrap;
 pub use report::{html, render, rows, top};
 pub use words::{comparison, explain, findings, notices, rule_listing, verdict};
 

@@ -1,8 +1,8 @@
 //! The titles and row names of the share tables the report's formats lay out: which columns,
 //! named by view and input, and whether weights sit beside the shares.
 
-use super::table;
 use crate::aggregate::report::{Combine, GroupBy, Report};
+use crate::render::fit;
 
 /// The owner's name as the text table shows it: a guessed owner's marked `~` (the table's
 /// legend says what it means).
@@ -50,9 +50,9 @@ pub fn input_labels(report: &Report, max: usize) -> Vec<String> {
         .zip(&names)
         .map(|(input, name)| {
             if names.iter().filter(|n| *n == name).count() == 1 {
-                table::shorten_middle(name, max)
+                fit::shorten_middle(name, max)
             } else {
-                table::keep_end(&input.path, max)
+                fit::keep_end(&input.path, max)
             }
         })
         .collect()

@@ -2,7 +2,7 @@
 //! rule that gave it that owner (shortened, so a line fits a terminal), where each of those
 //! rules is declared, the heaviest functions no rule matched, and what would claim them.
 
-use super::super::report::table::{shorten_middle, wrap};
+use super::super::fit::{shorten_middle, wrap};
 use super::pct;
 use crate::aggregate::Aggregate;
 use crate::aggregate::functions::NextStep;
