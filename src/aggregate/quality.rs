@@ -16,7 +16,7 @@
 //!   what the module's name tells), so each finding names the cause and the fix.
 
 use super::views::Attribution;
-use super::walk::{StackFacts, cut_in};
+use super::walk::StackFacts;
 use crate::model::StackId;
 use crate::model::UNKNOWN;
 use crate::model::{
@@ -24,6 +24,17 @@ use crate::model::{
     UnwindCause, perf,
 };
 use rustc_hash::FxHashMap;
+
+/// The module a cut stack (`frames`, leaf first) stops in: that of its outermost frame in a
+/// known mapping. A truncated DWARF stack and an address perf could not map end in
+/// `[unknown]` without a module, so those are skipped: the frame below them is where the
+/// unwinding gave up.
+pub fn cut_in<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>) -> Option<&'a str> {
+    frames
+        .rev()
+        .filter_map(|f| f.module.as_deref())
+        .find(|m| *m != UNKNOWN)
+}
 
 /// Why `module`'s addresses in `profile` have no symbol: what symbolisation found (perf.data),
 /// else what the module's name tells (a JIT map, no module, `perf script` text).

@@ -425,17 +425,6 @@ pub fn is_cut_short(frames: &[(&Frame, OwnerId)]) -> bool {
             .any(|(f, o)| is_root(f) || (is_unresolved(f, *o) && mapped(f)))
 }
 
-/// The module a cut stack (`frames`, leaf first) stops in: that of its outermost frame in a
-/// known mapping. A truncated DWARF stack and an address perf could not map end in
-/// `[unknown]` without a module, so those are skipped: the frame below them is where the
-/// unwinding gave up.
-pub fn cut_in<'a>(frames: impl DoubleEndedIterator<Item = &'a Frame>) -> Option<&'a str> {
-    frames
-        .rev()
-        .filter_map(|f| f.module.as_deref())
-        .find(|m| *m != UNKNOWN)
-}
-
 /// Whether `frame`, owned by `owner`, is an address that nothing places (see
 /// [`super::quality`]'s module doc).
 pub fn is_unresolved(frame: &Frame, owner: OwnerId) -> bool {
