@@ -3,8 +3,8 @@
 //! that fills them row by row. [`super::interval`] turns the sums into intervals.
 
 use super::interval;
-use super::report;
 use super::views::Attribution;
+use super::views::View;
 use super::walk::{FactCache, StackFacts, category_index};
 use super::{AggregateOptions, timeline};
 use crate::classify::{Classification, RuleSet};
@@ -47,7 +47,7 @@ impl Dispersion {
         all: &Attribution,
         index: usize,
         category: bool,
-        view: report::View,
+        view: View,
     ) -> interval::ShareSums {
         let v = view_slot(view);
         let (weights, sq, blocks) = if category {
@@ -97,11 +97,11 @@ impl Dispersion {
     }
 }
 
-fn view_slot(view: report::View) -> usize {
+fn view_slot(view: View) -> usize {
     match view {
-        report::View::Self_ => 0,
-        report::View::Owner => 1,
-        report::View::Anywhere => 2,
+        View::Self_ => 0,
+        View::Owner => 1,
+        View::Anywhere => 2,
     }
 }
 
@@ -353,7 +353,7 @@ mod tests {
         // q_r = W_r²/n_r = 100 per row
         assert_eq!(d.total_sq, 800.0);
         let user = rules.owners().iter().position(|o| o.name == "user");
-        let sums = d.sums(&agg.all, user.unwrap(), false, report::View::Owner);
+        let sums = d.sums(&agg.all, user.unwrap(), false, View::Owner);
         assert_eq!((sums.weight, sums.total, sums.owner_sq), (400, 800, 400.0));
         let e = sums.estimate(800.0);
         assert_eq!(e.method, interval::Method::Wilson);
@@ -395,7 +395,7 @@ mod tests {
         let d = &agg.dispersion;
         assert_eq!(d.bucket_nanos, 1_000_000);
         let e = d
-            .sums(&agg.all, user, false, report::View::Owner)
+            .sums(&agg.all, user, false, View::Owner)
             .estimate(d.samples as f64);
         assert_eq!(e.method, interval::Method::TimeBlocks);
         let want = 1000.0 * 4.0 * 0.88 * 0.12 / 64e6;

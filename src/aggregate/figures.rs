@@ -1,30 +1,11 @@
-//! One input's figures ([`Aggregate`]), what is asked of them ([`AggregateOptions`]), and the
-//! findings read from them.
+//! One input's figures ([`Aggregate`]) and the findings read from them.
 
 use super::heaviest::{FrameWeight, TypeWeight};
 use super::quality::{self, Quality};
 use super::views::Attribution;
-use super::{dispersion::Dispersion, report, timeline, user_hint};
+use super::views::View;
+use super::{dispersion::Dispersion, timeline, user_hint};
 use crate::model::{Category, OwnerId};
-
-/// What to aggregate. Built once from the command line.
-#[derive(Debug, Clone)]
-pub struct AggregateOptions {
-    /// Index of the sample type to weigh by.
-    pub metric: usize,
-    /// Keep async-profiler's allocated-class leaves as ordinary frames (the seed harness did).
-    pub types_as_frames: bool,
-    /// Split by thread (pool numbers folded).
-    pub threads: bool,
-    /// How many heaviest frames to keep per list.
-    pub top: usize,
-    /// Build the sums the shares' error bars come from ([`Dispersion`]); without them the
-    /// aggregate's dispersion is empty. A fifth of the pass over the rows on a million
-    /// distinct stacks, for outputs (flame graphs) that show no interval.
-    pub intervals: bool,
-    /// Find [`Aggregate::suggested_user`] (a pass over every frame's name); without it, none.
-    pub user_hint: bool,
-}
 
 /// Everything the report needs about one input.
 #[derive(Debug, Clone, Default)]
@@ -118,12 +99,12 @@ impl Aggregate {
     /// The percent of the weight that frames no rule, preset or guess names decide in `view`
     /// (the leaf for self, the owner frame for owner, any frame for anywhere): what the
     /// report's quality line shows and `--max-unclassified` guards (issue 29).
-    pub fn unclassified_percent(&self, view: report::View) -> f64 {
+    pub fn unclassified_percent(&self, view: View) -> f64 {
         quality::percent(self.unclassified_weight(view), self.all.total)
     }
 
     /// The weight behind [`Aggregate::unclassified_percent`].
-    pub fn unclassified_weight(&self, view: report::View) -> u128 {
+    pub fn unclassified_weight(&self, view: View) -> u128 {
         (self.all.owners)
             .get(OwnerId::UNCLASSIFIED.0 as usize)
             .map_or(0, |w| view.of(w))

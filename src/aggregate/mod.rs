@@ -25,6 +25,7 @@ pub mod heaviest;
 pub mod interval;
 mod line_order;
 mod marks;
+mod options;
 pub mod page;
 pub mod quality;
 pub mod report;
@@ -35,8 +36,9 @@ pub mod views;
 pub mod walk;
 
 pub use dispersion::Dispersion;
-pub use figures::{Aggregate, AggregateOptions};
+pub use figures::Aggregate;
 pub use heaviest::FrameWeight;
+pub use options::AggregateOptions;
 pub use views::{Attribution, ViewWeights};
 pub(crate) use walk::StackWalk;
 pub use walk::{StackOwners, category_index, stack_owners};

@@ -6,37 +6,7 @@ use super::{Aggregate, Attribution, FrameWeight, ViewWeights};
 use crate::error::{Error, Result};
 use crate::model::{Category, NO_STACK, Notice, Owner, SampleType, UNCLASSIFIED, UNSYMBOLIZED};
 
-/// The three views (DESIGN "Semantics of the three views").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum View {
-    Self_,
-    Owner,
-    Anywhere,
-}
-
-impl View {
-    pub const ALL: [View; 3] = [View::Self_, View::Owner, View::Anywhere];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            View::Self_ => "self",
-            View::Owner => "owner",
-            View::Anywhere => "anywhere",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<View> {
-        View::ALL.into_iter().find(|v| v.as_str() == s)
-    }
-
-    pub fn of(self, w: &ViewWeights) -> u128 {
-        match self {
-            View::Self_ => w.self_,
-            View::Owner => w.owner,
-            View::Anywhere => w.anywhere,
-        }
-    }
-}
+pub use super::views::View;
 
 /// What the rows of the table are; also the values of `--by` (the variant docs stay out of
 /// `--help`, which lists the names only).

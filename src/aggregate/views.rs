@@ -8,6 +8,38 @@ use crate::classify::RuleSet;
 use crate::model::{Category, OwnerId, Profile};
 use rustc_hash::FxHashMap;
 
+/// The three views (DESIGN "Semantics of the three views").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Self_,
+    Owner,
+    Anywhere,
+}
+
+impl View {
+    pub const ALL: [View; 3] = [View::Self_, View::Owner, View::Anywhere];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            View::Self_ => "self",
+            View::Owner => "owner",
+            View::Anywhere => "anywhere",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<View> {
+        View::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    pub fn of(self, w: &ViewWeights) -> u128 {
+        match self {
+            View::Self_ => w.self_,
+            View::Owner => w.owner,
+            View::Anywhere => w.anywhere,
+        }
+    }
+}
+
 /// Weights of one owner or category in the three views.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ViewWeights {
