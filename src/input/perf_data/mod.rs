@@ -20,10 +20,11 @@
 //! inflates them (`inflate`).
 //!
 //! `header` checks what the library would trust before it reads anything; `decode` runs on
-//! its own thread, turning records into owned batches; `fold` keeps the maps, caches and
-//! folded rows on this thread and hands them over; `early` loads the sampled modules' files
-//! meanwhile, at idle priority.
+//! its own thread, turning records into owned batches; `fold` keeps the maps (`maps`),
+//! caches (`cache`) and folded rows on this thread and hands them over; `early` loads the
+//! sampled modules' files meanwhile, at idle priority.
 
+mod cache;
 mod decode;
 mod early;
 mod fault;
@@ -31,6 +32,7 @@ mod fold;
 mod header;
 mod inflate;
 mod mapped;
+mod maps;
 
 use crate::model::{CallGraph, InlineChoice, Notice, Profile, SampleType, ThreadId};
 use decode::{
