@@ -1,21 +1,9 @@
 //! The `Builder`: a decoded pprof's tables and samples turned into the model, location by
 //! location and sample by sample.
 
-use super::prune::{Prune, prune_sample};
+use super::prune::{Loc, Prune, prune_sample};
 use super::wire::*;
 use super::*;
-
-/// One location's frames (leaf first) as a range of `Builder::loc_frames`, and how
-/// `drop_frames` prunes it.
-#[derive(Clone, Copy)]
-pub(super) struct Loc {
-    pub(super) start: u32,
-    pub(super) end: u32,
-    /// Every line matched `drop_frames`: the location and everything leafward go.
-    pub(super) prune: bool,
-    /// Some inlined line matched: the location stays (with fewer frames), leafward goes.
-    pub(super) prune_beneath: bool,
-}
 
 pub(super) struct Builder<'a> {
     path: PathBuf,

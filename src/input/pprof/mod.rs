@@ -270,7 +270,6 @@ fn read_capped(source: &mut Source, options: &ReadOptions) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::build::*;
     use super::prune::*;
     use super::wire::*;
     use super::*;

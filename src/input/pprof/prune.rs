@@ -1,8 +1,19 @@
 //! `drop_frames`/`keep_frames`: pprof's own pruning of stacks, matched as `go tool pprof`
-//! matches them.
+//! matches them, and the location ([`Loc`]) that carries what they decided.
 
-use super::build::Loc;
 use super::*;
+
+/// One location's frames (leaf first) as a range of `build::Builder::loc_frames`, and how
+/// `drop_frames` prunes it.
+#[derive(Clone, Copy)]
+pub(super) struct Loc {
+    pub(super) start: u32,
+    pub(super) end: u32,
+    /// Every line matched `drop_frames`: the location and everything leafward go.
+    pub(super) prune: bool,
+    /// Some inlined line matched: the location stays (with fewer frames), leafward goes.
+    pub(super) prune_beneath: bool,
+}
 
 /// `drop_frames`/`keep_frames`, matched on function names simplified as pprof does.
 pub(super) struct Prune {
