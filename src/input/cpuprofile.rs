@@ -133,75 +133,35 @@ fn position(text: &[u8], key: &str, index: Option<usize>) -> Position {
     found.map_or(Position::Whole, |p| Position::Offset(p as u64))
 }
 
-fn build(path: &Path, text: &[u8], file: FileJson, cap: u64) -> Result<Profile> {
-    let err = |key: &str, index: Option<usize>, message: String| {
-        Error::input(path, position(text, key, index), message)
-    };
-    if file.nodes.is_empty() {
-        return Err(err("nodes", None, "no samples: `nodes` is empty".into()));
-    }
-    // node id → index, refusing repeats
-    let mut index_of: FxHashMap<u64, u32> = FxHashMap::default();
-    index_of.reserve(file.nodes.len());
-    for (i, node) in file.nodes.iter().enumerate() {
-        if index_of.insert(node.id, i as u32).is_some() {
-            return Err(err(
-                "nodes",
-                Some(i),
-                format!("nodes[{i}]: id {} is used by an earlier node", node.id),
-            ));
-        }
-    }
-    let lookup = |id: u64, what: &dyn Fn() -> (String, &'static str, usize)| {
-        index_of.get(&id).copied().ok_or_else(|| {
-            let (name, key, at) = what();
-            err(
-                key,
-                Some(at),
-                format!("{name}: node id {id} is not the id of any entry of `nodes`"),
-            )
-        })
-    };
-    // each node's parent, from the children lists (or the nodes' own `parent`)
-    let mut parent = vec![NO_PARENT; file.nodes.len()];
-    for (i, node) in file.nodes.iter().enumerate() {
-        let mut set = |child: u32, via: &str| {
-            let slot = &mut parent[child as usize];
-            if *slot != NO_PARENT && *slot != i as u32 {
-                return Err(err(
-                    "nodes",
-                    Some(i),
-                    format!(
-                        "nodes[{i}]: {via} node {} already has the parent node {}: not a tree",
-                        file.nodes[child as usize].id, file.nodes[*slot as usize].id
-                    ),
-                ));
-            }
-            *slot = i as u32;
-            Ok(())
-        };
-        for &child in node.children.iter().flatten() {
-            let c = lookup(child, &|| (format!("nodes[{i}].children"), "nodes", i))?;
-            set(c, "its child")?;
-        }
-        if let Some(p) = node.parent {
-            let p = lookup(p, &|| (format!("nodes[{i}].parent"), "nodes", i))?;
-            let mut set_parent = || {
-                let slot = &mut parent[i];
-                if *slot != NO_PARENT && *slot != p {
-                    return Err(err(
-                        "nodes",
-                        Some(i),
-                        format!("nodes[{i}]: `parent` disagrees with another node's `children`"),
-                    ));
-                }
-                *slot = p;
-                Ok(())
-            };
-            set_parent()?;
-        }
-    }
+/// Where messages about the input point: its path, and its text, in which a key's byte offset
+/// is found ([`position`]).
+#[derive(Clone, Copy)]
+struct Input<'a> {
+    path: &'a Path,
+    text: &'a [u8],
+}
 
+impl Input<'_> {
+    /// The error about `key` (its `index`th item when given), at its byte offset.
+    fn error(&self, key: &str, index: Option<usize>, message: String) -> Error {
+        Error::input(self.path, position(self.text, key, index), message)
+    }
+}
+
+/// Node id → its index in `nodes`.
+type NodeIndex = FxHashMap<u64, u32>;
+
+/// A node's place in the input for a message: its name (`samples[3]`), and the key and item
+/// it is at.
+type NodeRef<'f> = &'f dyn Fn() -> (String, &'static str, usize);
+
+fn build(path: &Path, text: &[u8], file: FileJson, cap: u64) -> Result<Profile> {
+    let input = Input { path, text };
+    if file.nodes.is_empty() {
+        return Err(input.error("nodes", None, "no samples: `nodes` is empty".into()));
+    }
+    let index_of = node_index(input, &file.nodes)?;
+    let parent = parents(input, &file.nodes, &index_of)?;
     let mut b = Builder {
         profile: Profile::new(vec![
             SampleType::new("time", Unit::Nanoseconds),
@@ -216,66 +176,18 @@ fn build(path: &Path, text: &[u8], file: FileJson, cap: u64) -> Result<Profile> 
     let mut negative = 0u64;
     match (&file.samples, &file.time_deltas) {
         (Some(samples), Some(deltas)) => {
-            if samples.len() != deltas.len() {
-                return Err(err(
-                    "timeDeltas",
-                    None,
-                    format!(
-                        "`samples` has {} entries and `timeDeltas` {}: one time delta per \
-                         sample expected",
-                        samples.len(),
-                        deltas.len()
-                    ),
-                ));
-            }
-            // sample i's time, in µs from startTime
-            let mut at: i128 = 0;
-            for (i, &id) in samples.iter().enumerate() {
-                let node = lookup(id, &|| (format!("samples[{i}]"), "samples", i))?;
-                at = if i == 0 {
-                    i128::from(deltas[0])
-                } else {
-                    at + i128::from(deltas[i])
-                };
-                let micros: i128 = match deltas.get(i + 1) {
-                    Some(&next) => i128::from(next),
-                    None => match (file.start_time, file.end_time) {
-                        (Some(s), Some(e)) => i128::from(e) - i128::from(s) - at,
-                        _ => 0,
-                    },
-                };
-                if micros < 0 {
-                    negative += 1;
-                }
-                let nanos = (micros.max(0) as u128).saturating_mul(1000);
-                let stack = b.stack(path, &file.nodes, &parent, node)?;
-                b.profile.add_sample(stack, None, &[nanos, 1]);
-            }
+            negative = b.timed_samples(input, &file, &index_of, &parent, samples, deltas)?;
         }
-        (None, None) => {
-            b.profile.meta.notes.push(Notice::HitCountWeights);
-            b.profile = {
-                let mut p = Profile::new(vec![SampleType::samples()]);
-                std::mem::swap(&mut p.meta, &mut b.profile.meta);
-                p
-            };
-            for (i, node) in file.nodes.iter().enumerate() {
-                let hits = node.hit_count.unwrap_or(0);
-                if hits > 0 {
-                    let stack = b.stack(path, &file.nodes, &parent, i as u32)?;
-                    b.profile.add_sample(stack, None, &[u128::from(hits)]);
-                }
-            }
-        }
+        (None, None) => b.hit_counts(path, &file.nodes, &parent)?,
         (Some(_), None) => {
-            return Err(err(
+            return Err(input.error(
                 "samples",
                 None,
                 "`samples` without `timeDeltas`: one time delta per sample expected".into(),
             ));
         }
         (None, Some(_)) => {
-            return Err(err(
+            return Err(input.error(
                 "timeDeltas",
                 None,
                 "`timeDeltas` without `samples`: the sampled node of each delta expected".into(),
@@ -301,6 +213,141 @@ fn build(path: &Path, text: &[u8], file: FileJson, cap: u64) -> Result<Profile> 
         });
     }
     Ok(b.profile)
+}
+
+/// Node id → index, refusing an id used twice.
+fn node_index(input: Input<'_>, nodes: &[NodeJson]) -> Result<NodeIndex> {
+    let mut index_of = NodeIndex::default();
+    index_of.reserve(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        if index_of.insert(node.id, i as u32).is_some() {
+            return Err(input.error(
+                "nodes",
+                Some(i),
+                format!("nodes[{i}]: id {} is used by an earlier node", node.id),
+            ));
+        }
+    }
+    Ok(index_of)
+}
+
+/// The index of node `id`, which `what` refers to; an error there if no node has it.
+fn find_node(input: Input<'_>, index_of: &NodeIndex, id: u64, what: NodeRef<'_>) -> Result<u32> {
+    index_of.get(&id).copied().ok_or_else(|| {
+        let (name, key, at) = what();
+        input.error(
+            key,
+            Some(at),
+            format!("{name}: node id {id} is not the id of any entry of `nodes`"),
+        )
+    })
+}
+
+/// Each node's parent ([`NO_PARENT`] for a root), from the children lists or the nodes' own
+/// `parent`; two parents for one node is not a tree.
+fn parents(input: Input<'_>, nodes: &[NodeJson], index_of: &NodeIndex) -> Result<Vec<u32>> {
+    let mut parent = vec![NO_PARENT; nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        for &child in node.children.iter().flatten() {
+            let what = || (format!("nodes[{i}].children"), "nodes", i);
+            let c = find_node(input, index_of, child, &what)? as usize;
+            if parent[c] != NO_PARENT && parent[c] != i as u32 {
+                return Err(input.error(
+                    "nodes",
+                    Some(i),
+                    format!(
+                        "nodes[{i}]: its child node {} already has the parent node {}: not a tree",
+                        nodes[c].id, nodes[parent[c] as usize].id
+                    ),
+                ));
+            }
+            parent[c] = i as u32;
+        }
+        if let Some(p) = node.parent {
+            let what = || (format!("nodes[{i}].parent"), "nodes", i);
+            let p = find_node(input, index_of, p, &what)?;
+            if parent[i] != NO_PARENT && parent[i] != p {
+                return Err(input.error(
+                    "nodes",
+                    Some(i),
+                    format!("nodes[{i}]: `parent` disagrees with another node's `children`"),
+                ));
+            }
+            parent[i] = p;
+        }
+    }
+    Ok(parent)
+}
+
+impl Builder {
+    /// Adds each of `samples` weighted by its interval: the time to the next sample's delta,
+    /// the last one's to `endTime`. Returns how many intervals were negative (counted as 0).
+    fn timed_samples(
+        &mut self,
+        input: Input<'_>,
+        file: &FileJson,
+        index_of: &NodeIndex,
+        parent: &[u32],
+        samples: &[u64],
+        deltas: &[i64],
+    ) -> Result<u64> {
+        if samples.len() != deltas.len() {
+            return Err(input.error(
+                "timeDeltas",
+                None,
+                format!(
+                    "`samples` has {} entries and `timeDeltas` {}: one time delta per sample \
+                     expected",
+                    samples.len(),
+                    deltas.len()
+                ),
+            ));
+        }
+        let mut negative = 0;
+        // sample i's time, in µs from startTime
+        let mut at: i128 = 0;
+        for (i, &id) in samples.iter().enumerate() {
+            let what = || (format!("samples[{i}]"), "samples", i);
+            let node = find_node(input, index_of, id, &what)?;
+            at = if i == 0 {
+                i128::from(deltas[0])
+            } else {
+                at + i128::from(deltas[i])
+            };
+            let micros: i128 = match deltas.get(i + 1) {
+                Some(&next) => i128::from(next),
+                None => match (file.start_time, file.end_time) {
+                    (Some(s), Some(e)) => i128::from(e) - i128::from(s) - at,
+                    _ => 0,
+                },
+            };
+            if micros < 0 {
+                negative += 1;
+            }
+            let nanos = (micros.max(0) as u128).saturating_mul(1000);
+            let stack = self.stack(input.path, &file.nodes, parent, node)?;
+            self.profile.add_sample(stack, None, &[nanos, 1]);
+        }
+        Ok(negative)
+    }
+
+    /// Without sampling arrays: each node's `hitCount` is its samples, the only sample type.
+    fn hit_counts(&mut self, path: &Path, nodes: &[NodeJson], parent: &[u32]) -> Result<()> {
+        self.profile.meta.notes.push(Notice::HitCountWeights);
+        self.profile = {
+            let mut p = Profile::new(vec![SampleType::samples()]);
+            std::mem::swap(&mut p.meta, &mut self.profile.meta);
+            p
+        };
+        for (i, node) in nodes.iter().enumerate() {
+            let hits = node.hit_count.unwrap_or(0);
+            if hits > 0 {
+                let stack = self.stack(path, nodes, parent, i as u32)?;
+                self.profile.add_sample(stack, None, &[u128::from(hits)]);
+            }
+        }
+        Ok(())
+    }
 }
 
 struct Builder {

@@ -214,28 +214,7 @@ fn build(path: &Path, text: &[u8], file: FileJson, evented_cap: u64) -> Result<P
         .exporter
         .as_deref()
         .is_some_and(|e| e.starts_with("py-spy"));
-    // every profile's sample type, in file order without repeats
-    let mut types: Vec<SampleType> = Vec::new();
-    let mut scales = Vec::with_capacity(file.profiles.len());
-    for (i, p) in file.profiles.iter().enumerate() {
-        let Some((ty, scale)) = sample_type(&p.unit) else {
-            return Err(Error::input(
-                path,
-                position(text, i, None),
-                format!(
-                    "profile {i} ({}): unit {} is not one of speedscope's units (none, \
-                     nanoseconds, microseconds, milliseconds, seconds, bytes)",
-                    profile_name(p),
-                    quote(p.unit.as_bytes())
-                ),
-            ));
-        };
-        let index = types.iter().position(|t| *t == ty).unwrap_or_else(|| {
-            types.push(ty);
-            types.len() - 1
-        });
-        scales.push((index, scale));
-    }
+    let (mut types, scales) = sample_types(path, text, &file.profiles)?;
     if file.profiles.is_empty() {
         return Err(Error::input(
             path,
@@ -271,30 +250,7 @@ fn build(path: &Path, text: &[u8], file: FileJson, evented_cap: u64) -> Result<P
         b.frames.push(b.profile.intern_frame(frame));
     }
     for (i, (p, (type_index, scale))) in file.profiles.iter().zip(scales).enumerate() {
-        let thread = p
-            .name
-            .as_deref()
-            .filter(|n| !n.is_empty())
-            .map(|n| b.profile.intern_thread(n));
-        let at = Where {
-            index: i,
-            name: profile_name(p),
-            item: Cell::new(None),
-        };
-        match p.kind.as_str() {
-            "sampled" => b.sampled(&at, p, thread, type_index, scale)?,
-            "evented" => b.evented(&at, p, thread, type_index, scale)?,
-            other => {
-                return Err(Error::input(
-                    path,
-                    position(text, i, None),
-                    format!(
-                        "profile {at}: type {} is not `sampled` or `evented`",
-                        quote(other.as_bytes())
-                    ),
-                ));
-            }
-        }
+        b.add_profile(i, p, type_index, scale)?;
     }
     if let Some(exporter) = file.exporter {
         b.profile.meta.notes.push(Notice::Exporter(exporter));
@@ -302,20 +258,93 @@ fn build(path: &Path, text: &[u8], file: FileJson, evented_cap: u64) -> Result<P
     if let Some(name) = file.name.filter(|n| !n.is_empty()) {
         b.profile.meta.notes.push(Notice::ProfileName(name));
     }
-    if b.profile.rows().next().is_none() {
-        return Err(Error::input(
-            path,
-            Position::Whole,
-            "no samples: every profile is empty",
-        ));
-    }
-    if b.rounded_counts > 0 {
-        b.profile.meta.warnings.push(Notice::RoundedCounts {
-            path: path.to_path_buf(),
-            count: b.rounded_counts,
+    b.finish()
+}
+
+/// A profile's sample type (an index into the profile's types) and the scale of its unit.
+type TypeScale = (usize, f64);
+
+/// Every profile's sample type, in file order without repeats, and per profile the index of
+/// its type and the scale of its unit to the type's.
+fn sample_types(
+    path: &Path,
+    text: &[u8],
+    profiles: &[ProfileJson],
+) -> Result<(Vec<SampleType>, Vec<TypeScale>)> {
+    let mut types: Vec<SampleType> = Vec::new();
+    let mut scales = Vec::with_capacity(profiles.len());
+    for (i, p) in profiles.iter().enumerate() {
+        let Some((ty, scale)) = sample_type(&p.unit) else {
+            return Err(Error::input(
+                path,
+                position(text, i, None),
+                format!(
+                    "profile {i} ({}): unit {} is not one of speedscope's units (none, \
+                     nanoseconds, microseconds, milliseconds, seconds, bytes)",
+                    profile_name(p),
+                    quote(p.unit.as_bytes())
+                ),
+            ));
+        };
+        let index = types.iter().position(|t| *t == ty).unwrap_or_else(|| {
+            types.push(ty);
+            types.len() - 1
         });
+        scales.push((index, scale));
     }
-    Ok(b.profile)
+    Ok((types, scales))
+}
+
+impl Builder<'_> {
+    /// Profile `i` of the file, its samples or events weighed in sample type `type_index`.
+    fn add_profile(
+        &mut self,
+        i: usize,
+        p: &ProfileJson,
+        type_index: usize,
+        scale: f64,
+    ) -> Result<()> {
+        let thread = p
+            .name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .map(|n| self.profile.intern_thread(n));
+        let at = Where {
+            index: i,
+            name: profile_name(p),
+            item: Cell::new(None),
+        };
+        match p.kind.as_str() {
+            "sampled" => self.sampled(&at, p, thread, type_index, scale),
+            "evented" => self.evented(&at, p, thread, type_index, scale),
+            other => Err(Error::input(
+                self.path,
+                position(self.text, i, None),
+                format!(
+                    "profile {at}: type {} is not `sampled` or `evented`",
+                    quote(other.as_bytes())
+                ),
+            )),
+        }
+    }
+
+    /// The profile, refused when no profile had a sample; warned of counts rounded.
+    fn finish(mut self) -> Result<Profile> {
+        if self.profile.rows().next().is_none() {
+            return Err(Error::input(
+                self.path,
+                Position::Whole,
+                "no samples: every profile is empty",
+            ));
+        }
+        if self.rounded_counts > 0 {
+            self.profile.meta.warnings.push(Notice::RoundedCounts {
+                path: self.path.to_path_buf(),
+                count: self.rounded_counts,
+            });
+        }
+        Ok(self.profile)
+    }
 }
 
 /// Which profile a message is about: its index and name, and the entry of one of its arrays

@@ -20,10 +20,11 @@
 //! inflates them (`inflate`).
 //!
 //! `header` checks what the library would trust before it reads anything; `decode` runs on
-//! its own thread, turning records into owned batches; `fold` keeps the maps, caches and
-//! folded rows on this thread and hands them over; `early` loads the sampled modules' files
-//! meanwhile, at idle priority.
+//! its own thread, turning records into owned batches; `fold` keeps the maps (`maps`),
+//! caches (`cache`) and folded rows on this thread and hands them over; `early` loads the
+//! sampled modules' files meanwhile, at idle priority.
 
+mod cache;
 mod decode;
 mod early;
 mod fault;
@@ -31,6 +32,7 @@ mod fold;
 mod header;
 mod inflate;
 mod mapped;
+mod maps;
 
 use crate::model::{CallGraph, InlineChoice, Notice, Profile, SampleType, ThreadId};
 use decode::{
@@ -226,41 +228,23 @@ fn read_records<'b>(
     let mode = call_graph(&attrs);
     let (options, inline_note) = with_inline_decided(options, mode);
     let options = &options;
-    // --call-graph dwarf: user stacks are unwound from each sample's stack copy
-    let unwind = crate::unwind::for_recording(&attrs, &options.symbols)
-        .map(crate::unwind::perf::PerfUnwind::new);
-    let (sample_types, attr_type) = sample_types(&attrs);
-    let samples_type = sample_types.len() - 1;
-    let build_ids: FxHashMap<DsoKey, Vec<u8>> = perf_file
-        .build_ids()
-        .map(|m| {
-            // perf writes empty ids in some modes (`-z`): no id, not an id that never matches
-            m.into_iter()
-                .filter(|(_, v)| !v.build_id.is_empty())
-                .map(|(k, v)| (k, v.build_id))
-                .collect()
-        })
-        .unwrap_or_default();
+    let build_ids = file_build_ids(&perf_file);
     // the kernel's symbols (parsing /proc/kallsyms takes tens of milliseconds) are the first
     // loaded while the records are read, when the recording can hold kernel samples
     let kernel = samples_kernel(&attrs).then(|| ModuleKind::Kernel {
         build_id: build_ids.get(&DsoKey::Kernel).cloned(),
         text: None,
     });
-    let mut reader = Reader::new(
+    let (mut reader, sample_types) = ReaderSetup {
+        perf_file: &perf_file,
+        attrs: &attrs,
+        build_ids,
+        mode,
         path,
         source,
-        build_ids,
-        attr_type,
-        sample_types.len(),
-        samples_type,
-    );
-    reader.filter = absolute_filter(&options.filter, &perf_file, path)?;
-    if options.timeline {
-        reader.keep_timeline();
+        options,
     }
-    reader.unwind = unwind;
-    reader.call_graph = Some(mode);
+    .reader()?;
     // Decoding the records (the library's parsing and time ordering) runs on its own thread
     // and hands owned batches to this one, which keeps all the state and unwinds: two cores,
     // two halves; a third thread loads the sampled modules' symbols in the time they leave
@@ -291,13 +275,7 @@ fn read_records<'b>(
         let folded = fold_batches(&mut reader, rx, &back_tx, release, path, little);
         if std::env::var_os("WHOSE_TIMINGS").is_some() {
             let decoding = decoding.join().unwrap_or_default();
-            eprintln!(
-                "whose: timings: records {:.3} s (CPU: folding thread {:.3} s, decoding thread \
-                 {:.3} s)",
-                started.elapsed().as_secs_f64(),
-                thread_cpu().as_secs_f64(),
-                decoding.as_secs_f64()
-            );
+            print_timings(started, decoding);
         }
         // the loader finishes the module in hand while symbolisation starts on the others
         ahead.close();
@@ -308,6 +286,70 @@ fn read_records<'b>(
     profile.meta.notes.push(inline_note);
     profile.meta.command = command;
     Ok(profile)
+}
+
+/// `WHOSE_TIMINGS`: the records phase since `started`, and the CPU time of the folding thread
+/// (this one) and of the decoding thread (`decoding`).
+fn print_timings(started: std::time::Instant, decoding: std::time::Duration) {
+    eprintln!(
+        "whose: timings: records {:.3} s (CPU: folding thread {:.3} s, decoding thread {:.3} \
+         s)",
+        started.elapsed().as_secs_f64(),
+        thread_cpu().as_secs_f64(),
+        decoding.as_secs_f64()
+    );
+}
+
+/// The file's BUILD_ID section: module → build id. perf writes empty ids in some modes
+/// (`-z`): no id, not an id that never matches.
+fn file_build_ids(perf_file: &linux_perf_data::PerfFile) -> FxHashMap<DsoKey, Vec<u8>> {
+    perf_file
+        .build_ids()
+        .map(|m| {
+            m.into_iter()
+                .filter(|(_, v)| !v.build_id.is_empty())
+                .map(|(k, v)| (k, v.build_id))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What the folding thread's [`Reader`] is made from.
+struct ReaderSetup<'a, 'p> {
+    perf_file: &'a linux_perf_data::PerfFile,
+    attrs: &'a [linux_perf_data::AttributeDescription],
+    build_ids: FxHashMap<DsoKey, Vec<u8>>,
+    mode: CallGraph,
+    path: &'p Path,
+    source: &'p [u8],
+    options: &'a ReadOptions,
+}
+
+impl<'p> ReaderSetup<'_, 'p> {
+    /// The reader, with one sample type per event then `samples` (returned too, for
+    /// [`Reader::finish`]), the sample filter made absolute, and for `--call-graph dwarf`
+    /// the unwinder of each sample's stack copy.
+    fn reader(self) -> Result<(Reader<'p>, Vec<SampleType>)> {
+        let unwind = crate::unwind::for_recording(self.attrs, &self.options.symbols)
+            .map(crate::unwind::perf::PerfUnwind::new);
+        let (sample_types, attr_type) = sample_types(self.attrs);
+        let samples_type = sample_types.len() - 1;
+        let mut reader = Reader::new(
+            self.path,
+            self.source,
+            self.build_ids,
+            attr_type,
+            sample_types.len(),
+            samples_type,
+        );
+        reader.filter = absolute_filter(&self.options.filter, self.perf_file, self.path)?;
+        if self.options.timeline {
+            reader.keep_timeline();
+        }
+        reader.unwind = unwind;
+        reader.call_graph = Some(self.mode);
+        Ok((reader, sample_types))
+    }
 }
 
 /// The CPU time the calling thread has used (zero where it cannot be told), for
