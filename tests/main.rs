@@ -52,6 +52,7 @@ mod it {
     mod report;
     mod roundtrip;
     mod sampling_error;
+    mod shape;
     mod speedscope;
     mod terminal;
     mod timeline;
