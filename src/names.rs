@@ -1,4 +1,4 @@
-//! Name normalisation shared by every reader (DESIGN "Frame names"), so that one rule works
+//! Name normalisation shared by every reader (docs/design.md "Frame names"), so that one rule works
 //! for every input of an ecosystem: a Java method reads `io.ktor.server.Foo.bar` whether it
 //! came from async-profiler, a perf map or a perf script dump; a C++ function reads
 //! `idx::Index::add` without its return type and parameters; a py-spy frame reads
@@ -247,7 +247,7 @@ fn split_js_location(s: &str) -> (&str, Option<u32>) {
 }
 
 /// The Java ecosystem's normaliser: every JVM method name form in the wild read as
-/// `pkg.Cls.method` (DESIGN "Frame names"), or `None` when `sym` is not a Java name.
+/// `pkg.Cls.method` (docs/design.md "Frame names"), or `None` when `sym` is not a Java name.
 ///
 /// - type descriptors from perf maps: `Lio/netty/Foo;::bar`, `Lio/netty/Foo;.bar`,
 ///   `Lio/netty/Foo;.bar(Ljava/lang/String;)V`, and signature-only `Lorg/x/gen/File__123;`

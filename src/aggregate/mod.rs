@@ -1,5 +1,5 @@
 //! Aggregation: (profile, classification, chosen metric) → weights per owner and category in
-//! the three views (DESIGN "Semantics of the three views"), with everything the report says
+//! the three views (docs/design.md "Semantics of the three views"), with everything the report says
 //! beside them. Each row's stack facts are read once ([`walk`]) and handed to one
 //! accumulator per figure, each in the file of the figures it fills.
 //!

@@ -8,7 +8,7 @@ use crate::classify::RuleSet;
 use crate::model::{Category, OwnerId, Profile};
 use rustc_hash::FxHashMap;
 
-/// The three views (DESIGN "Semantics of the three views").
+/// The three views (docs/design.md "Semantics of the three views").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     Self_,

@@ -1,5 +1,5 @@
 //! How a sample gets its owner: the walk over a stack that decides the self and owner views
-//! (DESIGN "Semantics of the three views"), and the frame predicates its facts ask. The one
+//! (docs/design.md "Semantics of the three views"), and the frame predicates its facts ask. The one
 //! file to read to learn who a sample belongs to.
 //!
 //! For a stack `[f0 (leaf), …, fn]` with weight `w`:

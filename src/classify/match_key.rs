@@ -1,7 +1,7 @@
 //! The key prefix rules match against. For most names it is the name itself; for Rust
 //! trait-impl frames it is the impl's self type (or, when the self type has no path, the
 //! trait), so `<&mut serde_json::de::Deserializer<R> as serde::de::Deserializer>::deserialize_map`
-//! is claimed by a `serde_json::` rule (DESIGN "Frame names"; the corpus oracle does the same).
+//! is claimed by a `serde_json::` rule (docs/design.md "Frame names"; the corpus oracle does the same).
 
 use std::borrow::Cow;
 

@@ -1,4 +1,4 @@
-//! Rule files: the TOML schema (DESIGN "Rules", documented in `rules/README.md`) and its
+//! Rule files: the TOML schema (docs/design.md "Rules", documented in `rules/README.md`) and its
 //! checked translation into owner blocks. Every mistake is reported with the file, line and
 //! column it is at; unknown keys are rejected rather than ignored, because a misspelt
 //! `prefx` that silently matches nothing is the worst kind of wrong answer.

@@ -68,7 +68,7 @@ pub const NO_FRAMES: &str = "[no frames]";
 /// One distinct frame. Two samples share a `FrameId` exactly when every field is equal.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Frame {
-    /// Normalised function name (DESIGN "Frame names"). Held inline up to 24 bytes (most
+    /// Normalised function name (docs/design.md "Frame names"). Held inline up to 24 bytes (most
     /// names of C, Go, Python and short Rust frames): a million distinct frames are not a
     /// million allocations of a 32-byte heap chunk each (issue 24: 23 MB of 179 on a million
     /// distinct stacks).

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-/// The fixed set of categories every owner belongs to (DESIGN "Owners and categories").
+/// The fixed set of categories every owner belongs to (docs/design.md "Owners and categories").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Category {
     User,

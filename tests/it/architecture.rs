@@ -1,4 +1,4 @@
-//! The layering of `src/` (DESIGN "Pipeline"), checked on every `cargo test`, as
+//! The layering of `src/` (docs/design.md "Pipeline"), checked on every `cargo test`, as
 //! rust-analyzer's tidy tests guard its codebase: a top-level module may use only modules on
 //! a lower level, and the modules of one level do not use each other. Data flows one way, and
 //! an import against it fails here with the file and line that made it.
@@ -269,11 +269,11 @@ fn violations(edges: &[Edge]) -> Vec<String> {
         let at = format!("src/{}:{}", e.file.display(), e.line);
         match (level(&e.from), level(&e.to)) {
             (None, _) => out.push(format!(
-                "{at}: module `{}` is not in the layering; add it to LEVELS (and DESIGN)",
+                "{at}: module `{}` is not in the layering; add it to LEVELS (and docs/design.md)",
                 e.from
             )),
             (_, None) => out.push(format!(
-                "{at}: `{}` uses `{}`, which is not in the layering; add it to LEVELS (and DESIGN)",
+                "{at}: `{}` uses `{}`, which is not in the layering; add it to LEVELS (and docs/design.md)",
                 e.from, e.to
             )),
             (Some(a), Some(b)) if a == b => out.push(format!(
@@ -377,7 +377,7 @@ fn an_edge_against_the_order_or_within_a_level_is_reported_with_its_place() {
             "src/render/mod.rs:7: `render` uses `export`, on the same level; one level's \
              modules do not use each other",
             "src/gate/mod.rs:7: `gate` uses `nowhere`, which is not in the layering; add it to \
-             LEVELS (and DESIGN)",
+             LEVELS (and docs/design.md)",
         ]
     );
 }

@@ -23,7 +23,7 @@ fn rules_text(owners: &[(char, bool)]) -> String {
     text
 }
 
-/// The naive computation: per sample, straight from the definitions in DESIGN.md.
+/// The naive computation: per sample, straight from the definitions in docs/design.md.
 fn naive(
     samples: &[(Vec<usize>, u64)],
     owners: &[(char, bool)],

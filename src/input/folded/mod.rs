@@ -415,7 +415,7 @@ pub fn folded_frame(raw: &str) -> Frame {
     frame
 }
 
-/// The frame kind an async-profiler type suffix says (DESIGN "Frame names"): C1 and C2 code
+/// The frame kind an async-profiler type suffix says (docs/design.md "Frame names"): C1 and C2 code
 /// are both JIT-compiled.
 fn suffix_kind(suffix: TypeSuffix) -> FrameKind {
     match suffix {

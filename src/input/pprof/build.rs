@@ -749,7 +749,7 @@ pub(super) fn sample_key_hash(s: &pb::Sample) -> u64 {
 pub(super) struct Func<'a> {
     /// The name as the file has it: what pprof matches `drop_frames` against.
     raw: &'a str,
-    /// Normalised (DESIGN "Frame names"); Go names are left as the runtime wrote them.
+    /// Normalised (docs/design.md "Frame names"); Go names are left as the runtime wrote them.
     name: CompactString,
     file: Option<ArcStr>,
     /// A function without a file in a Node.js profile (one that names node's own `node:`

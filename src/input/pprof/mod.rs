@@ -6,7 +6,7 @@
 //! - a `Location` with several `Line`s is a chain of inlined calls: `line[0]` is the innermost
 //!   (the leaf), the last line the physical frame it was inlined into; all but the last are
 //!   kind `inlined`. A location without lines is an unsymbolized address: `[unknown]`, kind
-//!   `unknown`, with its mapping's module (DESIGN "Frame names");
+//!   `unknown`, with its mapping's module (docs/design.md "Frame names");
 //! - `Mapping` file → frame module; `Function` name (else system name), file name and the
 //!   line's number → frame name, file, line;
 //! - `drop_frames`/`keep_frames` prune stacks exactly like pprof's `Profile.Prune`;
