@@ -146,6 +146,7 @@ impl LoadConfig {
                 no_presets: rules.no_presets,
                 through: rules.through.clone(),
                 no_guess: rules.no_guess,
+                keep_reasons: false,
             },
             metric: input.metric.clone(),
             types_as_frames: input.types_as_frames,
@@ -278,6 +279,8 @@ impl ReportPlan {
         // every report shows intervals (the table's --ci, JSON), which rest on the samples'
         // times where they have them (issue 54), as do --by time and the HTML page
         load.read.timeline = true;
+        // the page names the rule of every frame it draws
+        load.rules.keep_reasons = format == OutputFormat::Html;
         Ok(ReportPlan {
             load,
             profiles,
@@ -416,6 +419,7 @@ impl ExplainPlan {
         let mut load = LoadConfig::new(&args.input, &args.rules)?;
         // perf.data: file:line for native frames comes from the binaries' line tables
         load.read.symbols.lines = args.lines;
+        load.rules.keep_reasons = true;
         Ok(ExplainPlan {
             load,
             profile: one_profile("explain", args.profile, &args.input)?,
