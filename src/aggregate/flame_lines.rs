@@ -20,7 +20,7 @@ use super::flame_stacks::TextStore;
 pub use super::flame_stacks::{FlameLines, FrameTexts};
 use super::{StackWalk, line_order};
 use crate::classify::{Classification, RuleSet};
-use crate::model::{FrameId, OwnerId, Profile, StackId};
+use crate::model::{FrameId, OwnerId, Profile, StackId, folded};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::hash::BuildHasher;
 use std::io::Write;
@@ -90,7 +90,7 @@ impl FlameLines {
             }
             text.clear();
             self.write_frames(first, first.len as usize, &mut text);
-            writeln!(out, "{text} {weight}")?;
+            folded::write_line(out, &text, weight)?;
             written += 1;
             i = j;
         }

@@ -3,7 +3,7 @@
 //! both the lines' builder ([`super::flame_lines`]) and their order (`line_order`), which
 //! read them, so neither needs the other's types.
 
-use crate::model::OwnerId;
+use crate::model::{OwnerId, folded};
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 use std::hash::BuildHasher;
@@ -188,13 +188,13 @@ impl FlameLines {
     pub fn from_text<'a>(lines: impl IntoIterator<Item = &'a str>, owner: OwnerId) -> Option<Self> {
         let mut out = FlameLines::default();
         for line in lines {
-            let (stack, weight) = line.rsplit_once(' ')?;
+            let (stack, weight) = folded::split_count(line)?;
             let weight: u128 = weight.parse().ok()?;
             if stack.is_empty() {
                 return None;
             }
             let start = out.frames.len();
-            for frame in stack.split(';') {
+            for frame in folded::frames(stack) {
                 let id = out.texts.intern(frame, owner);
                 out.frames.push(id);
             }
@@ -225,7 +225,7 @@ impl FlameLines {
     pub fn write_frames(&self, stack: &FlameStack, depth: usize, out: &mut String) {
         for (i, &t) in self.frames(stack)[..depth].iter().enumerate() {
             if i > 0 {
-                out.push(';');
+                out.push(folded::SEPARATOR);
             }
             out.push_str(self.texts.text(t));
         }
@@ -235,8 +235,7 @@ impl FlameLines {
     pub fn line(&self, stack: &FlameStack) -> String {
         let mut line = String::new();
         self.write_frames(stack, stack.len as usize, &mut line);
-        use std::fmt::Write as _;
-        let _ = write!(line, " {}", stack.weight());
+        folded::push_count(&mut line, stack.weight());
         line
     }
 

@@ -10,6 +10,7 @@
 //! that, and then the lines are compared byte by byte instead.
 
 use super::flame_stacks::{FlameLines, FlameStack};
+use crate::model::folded::{COUNT_SEPARATOR, FRAME_SEPARATOR};
 use std::cmp::Ordering;
 
 /// Whether lines of equal frames sort by their weight's digits (`stack WEIGHT` as text, as
@@ -93,8 +94,8 @@ struct Ranks {
     last: Vec<u32>,
 }
 
-const INNER: u8 = b';';
-const LAST: u8 = b' ';
+const INNER: u8 = FRAME_SEPARATOR;
+const LAST: u8 = COUNT_SEPARATOR;
 
 impl Ranks {
     /// The ranks, or None when a key is a proper prefix of another.
@@ -354,7 +355,7 @@ fn compare_bytes(lines: &FlameLines, a: &FlameStack, b: &FlameStack, weights: bo
             String::new()
         };
         let frames = lines.frames(s).iter().enumerate().flat_map(|(i, &t)| {
-            let sep = (i > 0).then_some(b';');
+            let sep = (i > 0).then_some(FRAME_SEPARATOR);
             sep.into_iter().chain(lines.texts.text(t).bytes())
         });
         frames.chain(digits.into_bytes())
@@ -461,7 +462,11 @@ mod tests {
     /// Folded lines of generated stacks.
     fn folded(stacks: &[(Vec<String>, u32)]) -> Vec<String> {
         (stacks.iter())
-            .map(|(frames, w)| format!("{} {w}", frames.join(";")))
+            .map(|(frames, w)| {
+                let mut line = crate::model::folded::join_frames(frames);
+                crate::model::folded::push_count(&mut line, w);
+                line
+            })
             .collect()
     }
 
@@ -516,7 +521,7 @@ mod tests {
         fn without_weights_lines_of_equal_frames_are_adjacent(stacks in stacks("[ab1]{1,2}")) {
             let lines = folded(&stacks);
             let sorted = sorted_by_ids(&lines, Weights::Ignored);
-            let stacks: Vec<&str> = sorted.iter().map(|l| l.rsplit_once(' ').unwrap().0).collect();
+            let stacks: Vec<&str> = sorted.iter().map(|l| crate::model::folded::split_count(l).unwrap().0).collect();
             let mut expected = stacks.clone();
             expected.sort();
             prop_assert_eq!(stacks, expected);

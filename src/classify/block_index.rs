@@ -204,7 +204,7 @@ fn kind_slot(kind: FrameKind) -> usize {
 mod tests {
     use super::super::{RuleOptions, RuleSet, first_block_in_order, presets};
     use super::*;
-    use crate::model::Frame;
+    use crate::model::{Frame, folded};
 
     /// Frames of every kind the presets know: the folded fixtures' frames (JVM, Kotlin, Node,
     /// Python, Rust) and, per matcher of every preset, a frame made to hit it.
@@ -220,8 +220,8 @@ mod tests {
         let mut frames: Vec<Frame> = texts
             .iter()
             .flat_map(|t| t.lines())
-            .filter_map(|l| l.rsplit_once(' ').map(|(stack, _)| stack))
-            .flat_map(|stack| stack.split(';'))
+            .filter_map(|l| folded::split_count(l).map(|(stack, _)| stack))
+            .flat_map(folded::frames)
             .map(|name| Frame::named(name, FrameKind::Native))
             .collect();
         for block in rules.blocks() {

@@ -2,6 +2,7 @@
 //! FlameGraph, speedscope and `whose` itself.
 
 use crate::input::folded;
+use crate::model::folded::{SEPARATOR, write_differential_line, write_line};
 use crate::model::{Frame, FrameKind, NO_FRAMES, Profile, StackId};
 use crate::names;
 use std::io::Write;
@@ -81,9 +82,9 @@ pub fn write(
             i += 1;
         }
         if differential {
-            writeln!(out, "{line} {b} {a}")?;
+            write_differential_line(out, line, b, a)?;
         } else {
-            writeln!(out, "{line} {a}")?;
+            write_line(out, line, a)?;
         }
         lines += 1;
     }
@@ -102,7 +103,7 @@ fn push_stack_text(profile: &Profile, stack: StackId, plain: bool, text: &mut St
     }
     for (i, &f) in frames.iter().rev().enumerate() {
         if i > 0 {
-            text.push(';');
+            text.push(SEPARATOR);
         }
         let frame = profile.frame(f);
         if !plain && let Some(source) = source_text(frame).or_else(|| js_text(frame)) {

@@ -566,7 +566,7 @@ mod tests {
                     .rev()
                     .map(|&f| &*p.frame(f).name)
                     .collect();
-                (names.join(";"), r.values.to_vec())
+                (crate::model::folded::join_frames(&names), r.values.to_vec())
             })
             .collect();
         rows.sort();

@@ -2,7 +2,7 @@
 //! frames root first as `name [module] {kind}`, so two readers of the same recording can be
 //! compared with a plain diff.
 
-use super::Profile;
+use super::{Profile, folded};
 use std::fmt::Write;
 
 impl Profile {
@@ -43,9 +43,9 @@ impl Profile {
                         s
                     })
                     .collect();
-                line.push_str(&frames.join(";"));
+                line.push_str(&folded::join_frames(&frames));
                 for v in row.values {
-                    let _ = write!(line, " {v}");
+                    folded::push_count(&mut line, v);
                 }
                 line
             })

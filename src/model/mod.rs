@@ -8,6 +8,7 @@ pub mod budget;
 #[cfg(test)]
 pub mod cases;
 mod dump;
+pub mod folded;
 mod frame;
 mod intern;
 mod negative;

@@ -16,16 +16,11 @@ use super::bad_lines::BadLines;
 use super::options::{InputFormat, Probe, ReadOptions};
 use super::source::Source;
 use crate::error::{Error, Position, Result};
-use crate::model::{Frame, FrameKind, Profile, UNKNOWN, Unit, perf};
+use crate::model::{Frame, FrameKind, Profile, UNKNOWN, Unit, folded, perf};
 use crate::names::{self, TypeSuffix};
 use build::Builder;
 use split::{Batch, Splitter, Tally};
 use std::num::NonZeroU32;
-
-/// The text of a stack text's first (root) frame.
-fn first_frame_text(stack_text: &str) -> &str {
-    memchr::memchr(b';', stack_text.as_bytes()).map_or(stack_text, |end| &stack_text[..end])
-}
 
 /// Folded stacks are what text is when no other format claims it: the last row asked.
 pub fn probe(_head: &[u8]) -> Probe {
@@ -44,11 +39,8 @@ pub fn probe_pyspy(head: &[u8]) -> Probe {
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .take(PYSPY_PROBE_LINES)
-        .flat_map(|line| {
-            // the count after the last space is not part of the stack
-            let stack = line.rsplit_once(' ').map_or(line, |(stack, _)| stack);
-            stack.split(';')
-        })
+        // the count after the last space is not part of the stack
+        .flat_map(|line| folded::frames(folded::stack_of(line)))
         .filter_map(names::pyspy_frame)
         .any(|f| f.kind == names::PyFrameKind::Python && f.line.is_some());
     if python_frame_with_line {
@@ -671,7 +663,7 @@ mod tests {
                 let names: Vec<&str> = (profile.stack(row.stack).iter().rev())
                     .map(|&f| &*profile.frame(f).name)
                     .collect();
-                (names.join(";"), row.values[0])
+                (folded::join_frames(&names), row.values[0])
             })
             .collect();
         let want = [

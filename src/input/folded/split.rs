@@ -8,13 +8,14 @@
 //! the building half maps to the profile's ids; so the caches live here, where the text is.
 
 use super::{
-    BadLines, CacheUse, Count, FRAME_CACHE_BYTES, STACK_CACHE_BYTES, first_frame_text,
+    BadLines, CacheUse, Count, FRAME_CACHE_BYTES, STACK_CACHE_BYTES,
     is_async_profiler_thread_frame, is_pyspy_thread_frame, make_frame, parse_count, thread_name,
     trim_line_end,
 };
 use crate::error::{Error, Position, Result};
 use crate::input::options::InputFormat;
 use crate::input::source::Source;
+use crate::model::folded::{self, FRAME_SEPARATOR, first_frame};
 use crate::model::{BoundedTextMap, Frame, NO_FRAMES, TextKey, hash_of};
 use std::ops::Range;
 use std::path::PathBuf;
@@ -181,14 +182,13 @@ impl Splitter {
         if line.is_empty() || line[0] == b'#' {
             return Ok(());
         }
-        let Some(space) = line.iter().rposition(|&b| b == b' ') else {
+        let Some((stack_text, count_text)) = folded::split_count_bytes(line) else {
             self.bad_line(|| {
                 let shown = crate::error::quote(line);
                 format!("`{shown}`, a line without a count (expected `frame;frame;... COUNT`)")
             });
             return Ok(());
         };
-        let (stack_text, count_text) = (&line[..space], &line[space + 1..]);
         let count = match parse_count(count_text) {
             Ok(count) => count,
             Err(why) => {
@@ -242,11 +242,10 @@ impl Splitter {
         {
             return Ok(());
         }
-        let Some(space) = memchr::memrchr(b' ', stack_text) else {
+        let Some((_, tail)) = folded::split_count_bytes(stack_text) else {
             return Ok(());
         };
-        let tail = &stack_text[space + 1..];
-        if tail.contains(&b';') || parse_count(tail).is_err() {
+        if tail.contains(&FRAME_SEPARATOR) || parse_count(tail).is_err() {
             return Ok(());
         }
         let name = self.path.display();
@@ -282,7 +281,7 @@ impl Splitter {
         let (shared, new) = self.split_frames(frames_text, batch);
         // a root shared with the line before is recorded already
         let root_text = (thread.is_none() && shared == 0 && new > 0)
-            .then(|| batch.push_text(first_frame_text(frames_text)));
+            .then(|| batch.push_text(first_frame(frames_text)));
         ParsedStack {
             text_id,
             thread,
@@ -306,11 +305,11 @@ impl Splitter {
             .take_while(|(a, b)| a == b)
             .count();
         let shared = &text.as_bytes()[..same];
-        let kept = memchr::memchr_iter(b';', shared).count();
-        let start = memchr::memrchr(b';', shared).map_or(0, |i| i + 1);
+        let kept = memchr::memchr_iter(FRAME_SEPARATOR, shared).count();
+        let start = memchr::memrchr(FRAME_SEPARATOR, shared).map_or(0, |i| i + 1);
         let before = batch.frames.len();
         let mut end = text.len();
-        for split in memchr::memrchr_iter(b';', &text.as_bytes()[start..]) {
+        for split in memchr::memrchr_iter(FRAME_SEPARATOR, &text.as_bytes()[start..]) {
             let at = start + split;
             self.frame_of(&text[at + 1..end], batch);
             end = at;
@@ -361,12 +360,12 @@ fn leading_thread<'t>(
     is_thread: fn(&str) -> bool,
     batch: &mut Batch,
 ) -> (Option<Range<u32>>, &'t str) {
-    if text.is_empty() || !is_thread(first_frame_text(text)) {
+    if text.is_empty() || !is_thread(first_frame(text)) {
         return (None, text);
     }
-    let names: Vec<&str> = text.split(';').take_while(|p| is_thread(p)).collect();
+    let names: Vec<&str> = folded::frames(text).take_while(|p| is_thread(p)).collect();
     let taken: usize = names.iter().map(|p| p.len() + 1).sum();
     let name: Vec<&str> = names.iter().map(|p| thread_name(p)).collect();
-    let thread = batch.push_text(&name.join(";"));
+    let thread = batch.push_text(&folded::join_frames(&name));
     (Some(thread), text.get(taken..).unwrap_or_default())
 }

@@ -13,6 +13,7 @@
 //! The drawn frames and the total are those inferno draws from the whole input.
 
 use crate::aggregate::flame_lines::FlameLines;
+use crate::model::folded;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// A line to hand to inferno: the first `depth` frames of a stack, with `weight`.
@@ -37,10 +38,9 @@ impl Drawn {
             &mut text,
         );
         if self.below {
-            text.push(';');
+            text.push(folded::SEPARATOR);
         }
-        use std::fmt::Write as _;
-        let _ = write!(text, " {}", self.weight);
+        folded::push_count(&mut text, self.weight);
         text
     }
 
@@ -510,7 +510,9 @@ mod tests {
                     .collect();
                 let magnitude = 10u64.pow(1 + next(4) as u32);
                 let weight = 1 + next(magnitude);
-                format!("{} {weight}", frames.join(";"))
+                let mut line = folded::join_frames(&frames);
+                folded::push_count(&mut line, weight);
+                line
             })
             .collect();
         for min_width in [0.01, 0.1, 0.5, 2.0] {
