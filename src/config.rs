@@ -520,8 +520,11 @@ impl FlamePlan {
                 output: args.output,
             },
         };
+        let mut load = LoadConfig::new(&args.input, &args.rules)?;
+        // the split's index is the HTML page, which names the rule of every frame it draws
+        load.rules.keep_reasons = matches!(output, FlameOutput::Split { .. });
         Ok(FlamePlan {
-            load: LoadConfig::new(&args.input, &args.rules)?,
+            load,
             profiles: profiles("flame", args.profiles, &args.input)?,
             output,
             color_by: args.color_by.into(),

@@ -775,6 +775,21 @@ mod tests {
         p
     }
 
+    /// Without `keep_reasons` the owners are the same, and nothing else is kept.
+    fn same_owners_without_reasons(options: &RuleOptions, p: &Profile, kept: &Classification) {
+        let plain = RuleSet::build_classified(
+            &RuleOptions {
+                keep_reasons: false,
+                ..options.clone()
+            },
+            std::slice::from_ref(p),
+        )
+        .unwrap()
+        .1;
+        assert_eq!(plain[0].frame_owner, kept.frame_owner);
+        assert!(plain[0].decided.is_empty());
+    }
+
     #[test]
     fn one_guessed_owner_per_unit_and_the_rules_win() {
         let p = profile(&[
@@ -796,18 +811,7 @@ mod tests {
         let flate2 = set.owner_id("flate2").unwrap();
         assert!(set.owner(flate2).guessed);
         assert_eq!(set.owner(flate2).category, Category::Library);
-        // without keep_reasons the owners are the same, and nothing else is kept
-        let plain = RuleSet::build_classified(
-            &RuleOptions {
-                keep_reasons: false,
-                ..options.clone()
-            },
-            std::slice::from_ref(&p),
-        )
-        .unwrap()
-        .1;
-        assert_eq!(plain[0].frame_owner, classes[0].frame_owner);
-        assert!(plain[0].decided.is_empty());
+        same_owners_without_reasons(&options, &p, &classes[0]);
         let owner_of = |name: &str| {
             let (id, f) = p
                 .frames()
