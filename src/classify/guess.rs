@@ -4,6 +4,8 @@
 //! and the `user` block a guess becomes carries one in its rules' origin: so they stand
 //! below all of those, and name nothing of theirs.
 
+use rustc_hash::FxHashSet;
+
 /// The program's own code as guessed from a profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OwnCode {
@@ -197,4 +199,29 @@ impl Evidence {
             | Evidence::None => Strength::Strong,
         }
     }
+}
+
+/// The units that other units call but that never call them back, over stacks given as their
+/// units from the outermost in: a program's dependencies, never the program itself, even where
+/// one is outermost on some stacks. The JVM's and Rust's outermost-unit guesses share it.
+pub fn dependencies<'u, S>(stacks: impl IntoIterator<Item = S>) -> FxHashSet<&'u str>
+where
+    S: AsRef<[&'u str]>,
+{
+    let mut calls: FxHashSet<(&str, &str)> = FxHashSet::default();
+    for stack in stacks {
+        let units = stack.as_ref();
+        for (i, caller) in units.iter().enumerate() {
+            for callee in &units[i + 1..] {
+                if callee != caller {
+                    calls.insert((caller, callee));
+                }
+            }
+        }
+    }
+    calls
+        .iter()
+        .filter(|(caller, callee)| !calls.contains(&(*callee, *caller)))
+        .map(|(_, callee)| *callee)
+        .collect()
 }

@@ -32,7 +32,7 @@
 //! is claimed, so that a preset's owner is never taken for the program's code.
 
 use super::auto_owner;
-use super::guess::{DeclineReason, Declined, Evidence, Guess, OwnCode};
+use super::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
 use super::vendors;
 use crate::model::{Frame, FrameId, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -489,24 +489,15 @@ impl<'a> Candidates<'a> {
 type Entry<'p> = (&'p str, usize, Option<usize>);
 
 /// The packages that candidate packages call but that never call them back, over every
-/// stack's `rows` (its candidate packages from the outermost in): a library the program
-/// uses, never the program itself, even when it is outermost on some stacks.
+/// stack's `rows` (its candidate packages from the outermost in).
 fn dependencies<'p>(rows: &[(Vec<Entry<'p>>, u128)]) -> FxHashSet<&'p str> {
-    let mut calls: FxHashSet<(&str, &str)> = FxHashSet::default();
-    for (packages, _) in rows {
-        for (i, (caller, _, _)) in packages.iter().enumerate() {
-            for (callee, _, _) in &packages[i + 1..] {
-                if callee != caller {
-                    calls.insert((caller, callee));
-                }
-            }
-        }
-    }
-    calls
-        .iter()
-        .filter(|(caller, callee)| !calls.contains(&(*callee, *caller)))
-        .map(|(_, callee)| *callee)
-        .collect()
+    let names = rows.iter().map(|(packages, _)| {
+        packages
+            .iter()
+            .map(|(name, _, _)| *name)
+            .collect::<Vec<_>>()
+    });
+    guess::dependencies(names)
 }
 
 /// The entry of most weight; ties go to the first name.

@@ -26,7 +26,7 @@
 //!   ways (a serde visitor of the program called by `serde_json`, called by the program), so
 //!   they exclude neither.
 
-use super::guess::{DeclineReason, Declined, Evidence, Guess, OwnCode};
+use super::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
 use super::match_key;
 use crate::model::{Frame, FrameKind, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -166,21 +166,7 @@ impl<'a> CrateStacks<'a> {
     /// Crates seen called (further in on a stack) from another crate they are never seen
     /// calling: the program's dependencies.
     fn dependencies(&self) -> FxHashSet<&'a str> {
-        let mut calls: FxHashSet<(&str, &str)> = FxHashSet::default();
-        for (crates, _) in &self.rows {
-            for (i, caller) in crates.iter().enumerate() {
-                for callee in &crates[i + 1..] {
-                    if callee != caller {
-                        calls.insert((caller, callee));
-                    }
-                }
-            }
-        }
-        calls
-            .iter()
-            .filter(|(caller, callee)| !calls.contains(&(*callee, *caller)))
-            .map(|(_, callee)| *callee)
-            .collect()
+        guess::dependencies(self.rows.iter().map(|(crates, _)| crates))
     }
 }
 
