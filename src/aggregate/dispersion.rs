@@ -49,7 +49,7 @@ impl Dispersion {
         category: bool,
         view: View,
     ) -> interval::ShareSums {
-        let v = view_slot(view);
+        let v = view.index();
         let (weights, sq, blocks) = if category {
             (&all.categories, &self.categories, &self.category_blocks)
         } else {
@@ -94,14 +94,6 @@ impl Dispersion {
         blocks(&mut self.owner_blocks, &other.owner_blocks);
         blocks(&mut self.category_blocks, &other.category_blocks);
         self.seconds = self.seconds.zip(other.seconds).map(|(a, b)| a + b);
-    }
-}
-
-fn view_slot(view: View) -> usize {
-    match view {
-        View::Self_ => 0,
-        View::Owner => 1,
-        View::Anywhere => 2,
     }
 }
 

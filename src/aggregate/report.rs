@@ -89,8 +89,7 @@ pub struct ShareRow {
 impl ShareRow {
     /// The estimate of the share in `view` of input `input` ([`ShareRow::estimates`]).
     pub fn estimate(&self, input: usize, view: View) -> Option<Estimate> {
-        let slot = View::ALL.iter().position(|&v| v == view)?;
-        self.estimates.get(input).and_then(|e| e[slot])
+        self.estimates.get(input).and_then(|e| e[view.index()])
     }
 }
 

@@ -19,6 +19,15 @@ pub enum View {
 impl View {
     pub const ALL: [View; 3] = [View::Self_, View::Owner, View::Anywhere];
 
+    /// The view's place in [`View::ALL`], for figures kept per view in arrays of three.
+    pub fn index(self) -> usize {
+        match self {
+            View::Self_ => 0,
+            View::Owner => 1,
+            View::Anywhere => 2,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             View::Self_ => "self",
