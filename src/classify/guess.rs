@@ -4,13 +4,14 @@
 //! and the `user` block a guess becomes carries one in its rules' origin: so they stand
 //! below all of those, and name nothing of theirs.
 
+use super::unit::UnitKind;
 use rustc_hash::FxHashSet;
 
 /// The program's own code as guessed from a profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OwnCode {
-    /// What kind of unit was found: `go module`, `rust crate`.
-    pub unit: &'static str,
+    /// What kind of unit was found: a Go module, a Rust crate.
+    pub unit: UnitKind,
     /// Its name: `whose/gosvc`, `logcrunch`; empty for Python files named relative to
     /// sys.path, which have no directory to be named by.
     pub name: String,
@@ -44,8 +45,8 @@ pub enum Placement {
 /// header says so instead of naming a wrong unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Declined {
-    /// The kind of unit not guessed: `rust crate`.
-    pub unit: &'static str,
+    /// The kind of unit not guessed: a Rust crate.
+    pub unit: UnitKind,
     pub reason: DeclineReason,
 }
 

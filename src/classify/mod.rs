@@ -9,22 +9,17 @@
 
 pub mod auto_owner;
 mod block_index;
+pub mod ecosystem;
 mod glob;
-pub mod go_module;
 mod guess;
-pub mod jvm_package;
 pub mod match_key;
-pub mod native_module;
-pub mod node_script;
 pub mod own_code;
 pub mod presets;
 mod probe;
-pub mod python_script;
 pub mod rules;
-pub mod rust_crate;
 mod script_files;
 pub mod shared;
-pub mod vendors;
+pub mod unit;
 
 pub use probe::Matched;
 pub use rules::{Matchers, Origin, OwnerBlock};
@@ -93,7 +88,7 @@ pub struct RuleSet {
     /// A block of the rules owns frames as `unclassified`: those are then not guessed.
     rules_name_unclassified: bool,
     /// The preset blocks of owners that lump a whole ecosystem's packages together
-    /// ([`auto_owner::UMBRELLA_OWNERS`]), and their owners: their frames go to their unit's
+    /// ([`auto_owner::is_umbrella_owner`]), and their owners: their frames go to their unit's
     /// guessed owner, the umbrella keeping those without a unit.
     umbrella_blocks: Vec<usize>,
     umbrella_owners: Vec<OwnerId>,
@@ -201,7 +196,9 @@ impl RuleSet {
             declined: own_code_declined,
         } = builder.add_own_code(options, profiles, presets_start)?;
         let rust = builder.loaded_presets.iter().any(|p| p == "rust")
-            && !own_code_declined.iter().any(|d| d.unit == "rust crate");
+            && !own_code_declined
+                .iter()
+                .any(|d| d.unit == unit::UnitKind::RustCrate);
         let rules_name_unclassified = builder
             .blocks
             .iter()
@@ -492,13 +489,13 @@ impl RuleSet {
 }
 
 /// The preset blocks of the owners that lump a whole ecosystem's packages together
-/// ([`auto_owner::UMBRELLA_OWNERS`]), and their owners: a frame of theirs goes to its unit's
+/// ([`auto_owner::is_umbrella_owner`]), and their owners: a frame of theirs goes to its unit's
 /// guessed owner instead where it has a unit. A rule file's block of that name is the user's
 /// choice and is left alone.
 fn umbrella_blocks(blocks: &[(OwnerId, OwnerBlock)]) -> (Vec<usize>, Vec<OwnerId>) {
     let umbrella_blocks: Vec<usize> = (blocks.iter().enumerate())
         .filter(|(_, (_, block))| {
-            auto_owner::UMBRELLA_OWNERS.contains(&block.name.as_str())
+            auto_owner::is_umbrella_owner(&block.name)
                 && block.origin.file.starts_with(&*presets::origin(""))
         })
         .map(|(i, _)| i)
@@ -844,7 +841,7 @@ mod tests {
         assert_eq!(
             set.classify_frame(f).1,
             Reason::Guessed(Unit {
-                kind: auto_owner::UnitKind::RustCrate,
+                kind: unit::UnitKind::RustCrate,
                 name: "flate2".into()
             })
         );

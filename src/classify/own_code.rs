@@ -1,6 +1,6 @@
 //! The main program's own code is user code: the one place that turns what the profile says
-//! about the program (Go's module, [`super::go_module`]; the main binary's Rust crate,
-//! [`super::rust_crate`]) into a `user` owner block, and names the guess for the report header
+//! about the program (each ecosystem's guess, [`super::ecosystem`]: Go's module, the main
+//! binary's Rust crate, ...) into a `user` owner block, and names the guess for the report header
 //! and `explain`, so a user can see it and override it (issue 3 item 4, issue 14).
 //!
 //! The block is placed after the user's `--user` and `--rules` and before every preset: a user
@@ -9,9 +9,11 @@
 
 pub use super::guess::{DeclineReason, Declined, Evidence, Guess, OwnCode, Placement};
 
+#[cfg(doc)]
+use super::ecosystem::Ecosystem;
+use super::ecosystem::{ECOSYSTEMS, GO_C_NAME, GuessWhen};
 use super::glob::Glob;
 use super::rules::{Matchers, Origin, OwnerBlock};
-use super::{go_module, jvm_package, native_module, node_script, python_script, rust_crate};
 use crate::model::{Category, Frame, Profile};
 
 // The block is made here, above the rules and Go's guess, rather than beside `OwnCode`:
@@ -33,7 +35,7 @@ impl OwnCode {
             all: (self.c_in_module.iter())
                 .map(|module| Matchers {
                     module: vec![Glob::new(module)],
-                    regex: vec![go_module::C_NAME.clone()],
+                    regex: vec![GO_C_NAME.clone()],
                     ..Matchers::default()
                 })
                 .collect(),
@@ -64,10 +66,9 @@ impl Guesses {
     }
 }
 
-/// The program's own code in `profiles`, for the loaded presets that know how to find it:
-/// Go's module with the go preset, the main binary's crate with the rust preset, the
-/// program's scripts with the node and python presets, its packages with the jvm or kotlin
-/// preset, and, with the native preset and none of a language, the recorded executable.
+/// The program's own code in `profiles`: each ecosystem's guess ([`Ecosystem::own_code`]) whose
+/// preset is loaded, in the table's order; the native executable's only where no language's
+/// preset is loaded and nothing else was found ([`GuessWhen::LoadedAlone`]).
 /// `claimed_by_presets` says whether a preset block claims a frame (std, a known dependency).
 pub fn detect(
     loaded_presets: &[String],
@@ -75,39 +76,21 @@ pub fn detect(
     claimed_by_presets: &dyn Fn(&Frame) -> bool,
 ) -> Guesses {
     let loaded = |name: &str| loaded_presets.iter().any(|p| p == name);
+    let language = ECOSYSTEMS.iter().any(|e| e.language && loaded(e.name));
     let mut guesses = Guesses::default();
-    if loaded("go") {
-        if let Some(module) = go_module::own_code(profiles, claimed_by_presets) {
-            guesses.found.push(module);
+    for ecosystem in ECOSYSTEMS.iter().filter(|e| loaded(e.name)) {
+        let Some(guess) = ecosystem.own_code else {
+            continue;
+        };
+        let asked = match ecosystem.guess_when {
+            GuessWhen::Loaded => true,
+            GuessWhen::LoadedAlone => !language && guesses.found.is_empty(),
+        };
+        if asked {
+            for one in guess(profiles, claimed_by_presets) {
+                guesses.add(one);
+            }
         }
-        if let Some(c) = go_module::own_c_code(profiles, claimed_by_presets) {
-            guesses.found.push(c);
-        }
-    }
-    if loaded("node")
-        && let Some(scripts) = node_script::own_code(profiles, claimed_by_presets)
-    {
-        guesses.found.push(scripts);
-    }
-    if loaded("python")
-        && let Some(scripts) = python_script::own_code(profiles, claimed_by_presets)
-    {
-        guesses.found.push(scripts);
-    }
-    if loaded("rust") {
-        guesses.add(rust_crate::own_code(profiles, claimed_by_presets));
-    }
-    if loaded("jvm") || loaded("kotlin") {
-        guesses.add(jvm_package::own_code(profiles, claimed_by_presets));
-    }
-    // an executable's own code, where no language's guess names the program
-    let language = native_module::LANGUAGE_PRESETS.iter().any(|p| loaded(p));
-    if loaded("native")
-        && !language
-        && guesses.found.is_empty()
-        && let Some(executable) = native_module::own_code(profiles, claimed_by_presets)
-    {
-        guesses.found.push(executable);
     }
     guesses
 }

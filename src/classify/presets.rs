@@ -2,6 +2,7 @@
 //! directory, and the guess of which presets a profile needs when the user names none.
 
 use super::block_index::{BlockIndex, LOOKUPS_BEFORE_INDEX};
+use super::ecosystem::{self, ECOSYSTEMS, Ecosystem};
 use super::match_key;
 use super::probe::first_in_order;
 use super::rules::{self, Detect, RuleFile};
@@ -11,26 +12,10 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::sync::Mutex;
 
-/// Every preset, in the order they apply when several are selected: the more specific
-/// ecosystems first, so e.g. Kotlin's `kotlin.reflect.` claims frames before the JVM's rules.
-pub const PRESETS: &[(&str, &str)] = &[
-    ("kotlin", include_str!("../../rules/kotlin.toml")),
-    (
-        "kotlin-native",
-        include_str!("../../rules/kotlin-native.toml"),
-    ),
-    ("node", include_str!("../../rules/node.toml")),
-    ("jvm", include_str!("../../rules/jvm.toml")),
-    ("go", include_str!("../../rules/go.toml")),
-    ("rust", include_str!("../../rules/rust.toml")),
-    ("python", include_str!("../../rules/python.toml")),
-    ("native", include_str!("../../rules/native.toml")),
-    ("allocators", include_str!("../../rules/allocators.toml")),
-    ("kernel", include_str!("../../rules/kernel.toml")),
-];
-
+/// The rules of preset `name`: its ecosystem's `rules/NAME.toml` ([`ECOSYSTEMS`], whose order
+/// is the presets' precedence).
 pub fn text(name: &str) -> Option<&'static str> {
-    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    ecosystem::by_name(name).map(|e| e.rules)
 }
 
 /// The text of preset `name`, or a usage error that lists the presets.
@@ -62,22 +47,20 @@ pub fn parsed(name: &str) -> Result<RuleFile> {
     let file = rules::parse(text, &origin(name))?;
     let mut parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
     if cached(&parsed).is_none()
-        && let Some(&(static_name, _)) = PRESETS.iter().find(|(n, _)| *n == name)
+        && let Some(static_name) = ecosystem::by_name(name).map(|e| e.name)
     {
         parsed.push((static_name, file.clone()));
     }
     Ok(file)
 }
 
-/// How the rules and messages name a preset's text: `preset go`. The presets are compiled
-/// into the binary, so an installed user has no `rules/go.toml` to open; `whose rules show go`
-/// prints the text these locations (`preset go:60`) count lines in.
+/// How the rules and messages name a preset's text: `preset go` ([`Ecosystem::origin_of`]).
 pub fn origin(name: &str) -> String {
-    format!("preset {name}")
+    Ecosystem::origin_of(name)
 }
 
 pub fn names() -> impl Iterator<Item = &'static str> {
-    PRESETS.iter().map(|(n, _)| *n)
+    ECOSYSTEMS.iter().map(|e| e.name)
 }
 
 /// The presets in use as every output names them: `jvm, kotlin`, or `none`.
@@ -89,15 +72,15 @@ pub fn display_list(names: &[String]) -> String {
     }
 }
 
-/// The position of a preset in [`PRESETS`], used to order an auto-detected selection.
+/// The position of a preset in [`ECOSYSTEMS`], used to order an auto-detected selection.
 pub fn rank(name: &str) -> usize {
-    PRESETS
+    ECOSYSTEMS
         .iter()
-        .position(|(n, _)| *n == name)
+        .position(|e| e.name == name)
         .unwrap_or(usize::MAX)
 }
 
-/// Which presets the frames of `profiles` look like they need, in [`PRESETS`] order: those
+/// Which presets the frames of `profiles` look like they need, in [`ECOSYSTEMS`] order: those
 /// whose `detect` table (in the preset's TOML) matches a frame. One hit is enough, since a
 /// wrong extra preset only claims frames that would otherwise be unclassified.
 pub fn detect(profiles: &[Profile], memo: Option<&DetectMemo>) -> Result<Vec<&'static str>> {
@@ -155,7 +138,7 @@ impl DetectMemo {
         profiles: &[Profile],
         signatures: &[(&'static str, Detect)],
     ) -> Vec<&'static str> {
-        const _: () = assert!(PRESETS.len() <= 16, "a frame's matches are 16 bits");
+        const _: () = assert!(ECOSYSTEMS.len() <= 16, "a frame's matches are 16 bits");
         let mut found = 0u16;
         for profile in profiles {
             let mut known: Vec<Option<u16>> = {
@@ -208,7 +191,10 @@ fn signatures() -> Result<Vec<(&'static str, Detect)>> {
         return Ok(signatures.clone());
     }
     let mut signatures: Vec<(&'static str, Detect)> = Vec::new();
-    for &(name, text) in PRESETS {
+    for &Ecosystem {
+        name, rules: text, ..
+    } in ECOSYSTEMS
+    {
         if let Some(detect) = rules::parse_detect(text, &origin(name))? {
             signatures.push((name, detect));
         }
@@ -318,7 +304,10 @@ mod tests {
 
     #[test]
     fn every_preset_but_allocators_declares_when_it_applies() {
-        for &(name, text) in PRESETS {
+        for &Ecosystem {
+            name, rules: text, ..
+        } in ECOSYSTEMS
+        {
             let detect = rules::parse_detect(text, name).unwrap();
             assert_eq!(detect.is_some(), name != "allocators", "{name}");
         }

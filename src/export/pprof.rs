@@ -214,7 +214,7 @@ fn write_frame_lines<'a, W: Write>(
     // pprof tools take the first mapping for the profile's main binary (`go tool pprof`'s
     // "File:" line): the recorded program's executable, not whichever module (often
     // `[kernel.kallsyms]`) the first frame read was in (issue 28)
-    if let Some(main) = crate::classify::native_module::main_module(profile) {
+    if let Some(main) = crate::classify::ecosystem::native_main_module(profile) {
         w.mapping(main)?;
     }
     let mut functions = Functions::new(profile);

@@ -414,7 +414,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
             .own_code
             .iter()
             .map(|c| OwnCode {
-                unit: c.unit,
+                unit: c.unit.as_str(),
                 name: super::guess::unit_name(c),
                 prefixes: &c.prefixes,
                 files: &c.files,
@@ -431,7 +431,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 crate::classify::own_code::DeclineReason::NoCallChains {
                     heaviest, weight, ..
                 } => NotGuessed {
-                    unit: d.unit,
+                    unit: d.unit.as_str(),
                     reason: "no-call-chains",
                     would_have_been: heaviest,
                     weight: *weight,
@@ -439,7 +439,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                 crate::classify::own_code::DeclineReason::WeakEvidence {
                     heaviest, weight, ..
                 } => NotGuessed {
-                    unit: d.unit,
+                    unit: d.unit.as_str(),
                     reason: "weak-evidence",
                     would_have_been: heaviest,
                     weight: *weight,

@@ -287,7 +287,7 @@ mod tests {
              site-packages elsewhere in the profile)"
         );
         let code = OwnCode {
-            unit: "executable",
+            unit: crate::classify::unit::UnitKind::Executable,
             name: "churn".into(),
             evidence: Evidence::Executable {
                 module: "/opt/churn".into(),

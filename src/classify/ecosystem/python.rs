@@ -1,5 +1,5 @@
 //! The Python program's own files, guessed from the profile, so that its code is user code
-//! without a `--user` flag, through the same mechanism as Go's module ([`super::own_code`];
+//! without a `--user` flag, through the same mechanism as Go's module ([`crate::classify::own_code`];
 //! issue 29).
 //!
 //! A Python frame (py-spy raw, folded and speedscope; a CPython 3.12+ `-X perf` map entry)
@@ -21,9 +21,12 @@
 //! an interpreted frame of a file that is not Python source is the template's, and a template
 //! of the program's tree is its code like its `.py` files.
 
-use super::guess::{Evidence, OwnCode};
-use super::script_files;
+use super::row::{Ecosystem, GuessWhen};
 use super::vendors;
+use crate::classify::guess::Guess;
+use crate::classify::guess::{Evidence, OwnCode};
+use crate::classify::script_files;
+use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile};
 use std::collections::BTreeSet;
 
@@ -73,7 +76,7 @@ pub fn own_code(
         not_packages: shortened.into_iter().map(str::to_string).collect(),
     };
     Some(OwnCode {
-        unit: "python files",
+        unit: UnitKind::PythonFiles,
         // files named relative to sys.path have no directory to name them by: render names
         // them by some of the files (the evidence's names)
         name: dir,
@@ -103,6 +106,61 @@ fn installed_package(path: &str) -> Option<&str> {
     let top = top.split('.').next()?;
     (!top.is_empty()).then_some(top)
 }
+
+/// `/usr/lib/python3/dist-packages/simplejson/encoder.py` → `simplejson`;
+/// `site-packages/six.py` → `six`; an extension module `_cffi_backend.cpython-311-….so` →
+/// `_cffi_backend`.
+pub fn python_package(path: &str) -> Option<String> {
+    let rest = ["site-packages/", "dist-packages/"]
+        .iter()
+        .filter_map(|marker| path.rsplit_once(marker).map(|(_, rest)| rest))
+        .min_by_key(|rest| rest.len())?;
+    let (first, below) = match rest.split_once('/') {
+        Some((first, below)) => (first, Some(below)),
+        None => (rest, None),
+    };
+    let name = if below.is_none() {
+        // a module file directly in site-packages: the module's name
+        first.split('.').next().unwrap_or(first)
+    } else {
+        first
+    };
+    // `foo-1.0.dist-info`, `foo.egg-info`, `__pycache__` hold no code of a package
+    let plain = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (plain && !name.is_empty() && name != "__pycache__").then(|| name.to_string())
+}
+
+/// The package of a frame's file under `site-packages/`; a C extension's module path names
+/// its package too (`.../site-packages/markupsafe/_speedups.cpython-312-x86_64-linux-gnu.so`).
+fn unit(frame: &Frame, _key: &str, _context: UnitContext) -> Option<Unit> {
+    let name = (frame.file.as_deref())
+        .and_then(python_package)
+        .or_else(|| frame.module.as_deref().and_then(python_package))?;
+    Some(Unit {
+        kind: UnitKind::PythonPackage,
+        name,
+    })
+}
+
+fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
+    own_code(profiles, claimed_by_presets)
+        .map(Guess::Found)
+        .into_iter()
+        .collect()
+}
+
+/// CPython: `python.toml`, the program's files, packages under `site-packages/`; the preset's
+/// `python-packages` (all of `site-packages`) and `python-extensions` (every C extension
+/// module) lump packages together, so their frames go to their package's guessed owner.
+pub const ECOSYSTEM: Ecosystem = Ecosystem {
+    name: "python",
+    rules: include_str!("../../../rules/python.toml"),
+    language: true,
+    own_code: Some(guesses),
+    guess_when: GuessWhen::Loaded,
+    unit_of: Some(unit),
+    umbrella_owners: &["python-packages", "python-extensions"],
+};
 
 #[cfg(test)]
 mod tests {

@@ -27,7 +27,10 @@
 //! and that has no Go package, no preset claims (cgo's glue, the runtime's assembly) and no
 //! C library's rule names ([`own_c_code`]).
 
-use super::guess::{Evidence, OwnCode, Placement};
+use super::row::{Ecosystem, GuessWhen};
+use crate::classify::guess::Guess;
+use crate::classify::guess::{Evidence, OwnCode, Placement};
+use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile};
 use regex::Regex;
 use std::sync::LazyLock;
@@ -49,7 +52,7 @@ pub fn own_code(
         .or_else(|| (profiles.iter()).find_map(|p| local_module(p, claimed_by_presets)))
         .or_else(|| profiles.iter().find_map(internal_called_by_main))?;
     Some(OwnCode {
-        unit: "go module",
+        unit: UnitKind::GoModule,
         prefixes: vec![
             "main.".to_string(),
             format!("{}/", module.path),
@@ -169,7 +172,7 @@ pub fn own_c_code(
             && !claimed_by_presets(f)
     })?;
     Some(OwnCode {
-        unit: "c code of the go binary",
+        unit: UnitKind::GoBinaryC,
         name: binary.clone(),
         c_in_module: Some(binary.clone()),
         placement: Placement::AfterPresets,
@@ -213,13 +216,6 @@ fn module_from_absolute(frame: &Frame, root: &str) -> Option<GoModule> {
     })
 }
 
-/// `example.com/svc/internal/db.(*T).Query` → `example.com/svc/internal/db`.
-fn go_package(name: &str) -> Option<&str> {
-    let slash = name.rfind('/')?;
-    let dot = name[slash..].find('.')? + slash;
-    Some(&name[..dot])
-}
-
 fn parent(path: &str) -> Option<&str> {
     path.rsplit_once('/').map(|(dir, _)| dir)
 }
@@ -231,6 +227,94 @@ fn strip_cmd(dir: &str) -> &str {
         _ => dir,
     }
 }
+
+/// Code hosts whose module paths are `HOST/OWNER/REPO`.
+const THREE_SEGMENT_HOSTS: &[&str] = &[
+    "github.com",
+    "gitlab.com",
+    "bitbucket.org",
+    "codeberg.org",
+    "golang.org",
+];
+
+/// `github.com/foo/bar/pkg.(*T).Method` → `github.com/foo/bar`; `go.uber.org/zap.(*Logger).Info`
+/// → `go.uber.org/zap`; `gopkg.in/yaml.v3.(*decoder).unmarshal` → `gopkg.in/yaml.v3`.
+pub fn module_of(name: &str) -> Option<String> {
+    let (host, _) = name.split_once('/')?;
+    // a domain: dotted, lowercase, nothing a C++ or Java name would have
+    let domain = host.contains('.')
+        && !host.starts_with('.')
+        && host
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-');
+    if !domain {
+        return None;
+    }
+    let package = go_package(name)?;
+    let segments: Vec<&str> = package.split('/').collect();
+    let take = if THREE_SEGMENT_HOSTS.contains(&host) {
+        3
+    } else {
+        2
+    };
+    if segments.len() < take || segments.iter().any(|s| s.is_empty()) {
+        return None;
+    }
+    let mut module = segments[..take].join("/");
+    if let Some(major) = segments.get(take)
+        && major.len() > 1
+        && major.starts_with('v')
+        && major[1..].chars().all(|c| c.is_ascii_digit())
+    {
+        module.push('/');
+        module.push_str(major);
+    }
+    Some(module)
+}
+
+/// The package path of a Go function name: up to the first `.` after the last `/`, or past a
+/// gopkg.in-style version (`yaml.v3`) that is part of the path.
+fn go_package(name: &str) -> Option<&str> {
+    let slash = name[..name.find(['(', ' ']).unwrap_or(name.len())].rfind('/')?;
+    let last = &name[slash + 1..];
+    let dot = last.find('.')?;
+    let after = &last[dot + 1..];
+    let version = after
+        .strip_prefix('v')
+        .map(|v| v.len() - v.trim_start_matches(|c: char| c.is_ascii_digit()).len())
+        .filter(|&digits| digits > 0 && after[1 + digits..].starts_with('.'));
+    let end = match version {
+        Some(digits) => slash + 1 + dot + 2 + digits,
+        None => slash + 1 + dot,
+    };
+    Some(&name[..end])
+}
+
+/// A Go function's module, as an auto-owner's unit.
+fn unit(frame: &Frame, _key: &str, _context: UnitContext) -> Option<Unit> {
+    module_of(&frame.name).map(|name| Unit {
+        kind: UnitKind::GoModule,
+        name,
+    })
+}
+
+/// The program's module, and the C code cgo compiled into its binary.
+fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
+    let module = own_code(profiles, claimed_by_presets);
+    let c = own_c_code(profiles, claimed_by_presets);
+    module.into_iter().chain(c).map(Guess::Found).collect()
+}
+
+/// Go: `go.toml`, the main module's guess and third-party modules by import path.
+pub const ECOSYSTEM: Ecosystem = Ecosystem {
+    name: "go",
+    rules: include_str!("../../../rules/go.toml"),
+    language: true,
+    own_code: Some(guesses),
+    guess_when: GuessWhen::Loaded,
+    unit_of: Some(unit),
+    umbrella_owners: &[],
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,34 +1,25 @@
 //! A native (C, C++) program's own code: the recorded executable, the binary the process
 //! exec'd, guessed from the profile so that its code is user code without a `--user` flag,
-//! through the same mechanism as Go's module ([`super::own_code`]; issue 29).
+//! through the same mechanism as Go's module ([`crate::classify::own_code`]; issue 29).
 //!
 //! A C or C++ function name says nothing of who wrote it (`work`, `Index::add`), but perf
 //! says which file each frame's code is in. The program's own code is its executable's, by
 //! module, not by a name prefix: the module of the C `main` symbol, else of the outermost
 //! frames of the most weight ([`main_module`]). Shared libraries are their own units
-//! ([`super::auto_owner`]), the presets' runtimes (glibc, libstdc++) their presets'.
+//! ([`crate::classify::auto_owner`]), the presets' runtimes (glibc, libstdc++) their presets'.
 //!
 //! No guess is made where the executable is a runtime: the interpreter or VM a preset claims
 //! by module (`python3`, `node`, `java`), or the program of a language whose own guess knows
-//! more (a Go or Rust binary holds its dependencies too: [`super::go_module`],
-//! [`super::rust_crate`]). The block goes after the presets ([`Placement::AfterPresets`]): C++'s
+//! more (a Go or Rust binary holds its dependencies too: [`super::go`],
+//! [`super::rust`]). The block goes after the presets ([`Placement::AfterPresets`]): C++'s
 //! `std::` code inlined into the executable, or a static libc, stays the presets'.
 
-use super::guess::{Evidence, OwnCode, Placement};
+use super::row::{Ecosystem, GuessWhen};
+use crate::classify::guess::Guess;
+use crate::classify::guess::{Evidence, OwnCode, Placement};
+use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile, perf};
 use rustc_hash::FxHashMap;
-
-/// The presets whose programs are not native code of their own: their executables are
-/// runtimes, or their own guess names the program more finely.
-pub const LANGUAGE_PRESETS: &[&str] = &[
-    "go",
-    "rust",
-    "jvm",
-    "kotlin",
-    "kotlin-native",
-    "node",
-    "python",
-];
 
 /// The executable's own code in the first of `profiles` that shows it, or `None`.
 pub fn own_code(
@@ -58,7 +49,7 @@ fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Opt
                 && !claimed_by_presets(f)
         })
         .then(|| OwnCode {
-            unit: "executable",
+            unit: UnitKind::Executable,
             name: basename.to_string(),
             modules: vec![basename.to_string()],
             placement: Placement::AfterPresets,
@@ -117,10 +108,59 @@ fn is_program_file(f: &Frame) -> bool {
     native && !library && !perf::is_jit_module(basename) && !perf::is_kernel_module(basename)
 }
 
+/// `libfoo.so.1.2` → `libfoo.so`; `_json.cpython-311-x86_64-linux-gnu.so` → itself; `None` for
+/// what is no shared library (`[kernel.kallsyms]`, `perf-123.map`, `jitted-12-3.so`, an
+/// executable).
+pub fn shared_library(basename: &str) -> Option<String> {
+    if basename.starts_with('[')
+        || basename.starts_with("perf-")
+        || basename.starts_with("jitted-")
+        || basename.ends_with(".map")
+    {
+        return None;
+    }
+    let end = basename
+        .find(".so.")
+        .map(|i| i + 3)
+        .or_else(|| basename.ends_with(".so").then_some(basename.len()))?;
+    (end > 3).then(|| basename[..end].to_string())
+}
+
+/// A native frame's shared library, version less.
+fn unit(frame: &Frame, _key: &str, _context: UnitContext) -> Option<Unit> {
+    if !matches!(frame.kind, FrameKind::Native | FrameKind::Inlined) {
+        return None;
+    }
+    let name = frame.module_basename().and_then(shared_library)?;
+    Some(Unit {
+        kind: UnitKind::SharedLibrary,
+        name,
+    })
+}
+
+fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
+    own_code(profiles, claimed_by_presets)
+        .map(Guess::Found)
+        .into_iter()
+        .collect()
+}
+
+/// Native code (C, C++): `native.toml` (libc, libstdc++, ld.so, well-known C libraries), the
+/// recorded executable where no language's guess names the program, shared libraries.
+pub const ECOSYSTEM: Ecosystem = Ecosystem {
+    name: "native",
+    rules: include_str!("../../../rules/native.toml"),
+    language: false,
+    own_code: Some(guesses),
+    guess_when: GuessWhen::LoadedAlone,
+    unit_of: Some(unit),
+    umbrella_owners: &[],
+};
+
 #[cfg(test)]
 mod tests {
+    use super::super::rust::tests::TestRow;
     use super::*;
-    use crate::classify::rust_crate::tests::TestRow;
 
     /// Rows of leaf-first (name, module) frames and their weights.
     fn profile(rows: &[(&[(&str, &str)], u128)]) -> Profile {
@@ -130,7 +170,7 @@ mod tests {
             .map(|(f, w)| (f.iter().map(|(n, m)| (*n, Some(*m))).collect(), *w))
             .collect();
         let rows: Vec<TestRow> = rows.iter().map(|(f, w)| (f.as_slice(), *w)).collect();
-        crate::classify::rust_crate::tests::profile(&rows)
+        super::super::rust::tests::profile(&rows)
     }
 
     const BIN: &str = "/home/u/indexer/build/indexer";

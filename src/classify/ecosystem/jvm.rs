@@ -1,6 +1,6 @@
 //! The JVM program's own packages, guessed from the profile, so that a Java or Kotlin
 //! program's code is user code without a `--user` flag, through the same mechanism as Go's
-//! module ([`super::own_code`]; issue 29).
+//! module ([`crate::classify::own_code`]; issue 29).
 //!
 //! A JVM frame names its method by class and package (`shop.ShopServer.handleQuote`,
 //! `bench.MainKt$main$1.invoke`), but nothing in a name says which package is the program's.
@@ -26,18 +26,20 @@
 //!
 //! The guess claims the package's vendor prefix (`com.acme.` for `com.acme.shop.Main`: the
 //! program's other packages, `com.acme.common`, are its code too; three segments for the
-//! vendors of many products, as [`auto_owner::java_vendor`] names them), or the first segment
+//! vendors of many products, as [`java_vendor`] names them), or the first segment
 //! of a package under no domain (`shop.`, `bench.`), or a class of the default package
 //! (`Main.`, `Main$`). Where a preset claims frames under that prefix, only the package itself
 //! is claimed, so that a preset's owner is never taken for the program's code.
 
-use super::auto_owner;
-use super::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
+use super::row::{Ecosystem, GuessWhen};
 use super::vendors;
+use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
+use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameId, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Package prefixes of the JDK itself, never the program's.
+/// (Also never a vendor's: [`java_vendor`] names no unit for them.)
 const JDK_PREFIXES: &[&str] = &["java.", "javax.", "jdk.", "sun.", "com.sun.", "jakarta."];
 
 /// Methods the JDK's threads and executors call on the program's tasks.
@@ -137,7 +139,7 @@ pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> boo
     let (package, name, evidence) = found;
     let prefixes = claim(&package, &name, profiles, claimed_by_presets);
     Guess::Found(OwnCode {
-        unit: "jvm package",
+        unit: UnitKind::JvmPackage,
         name: if package.is_empty() {
             name.clone()
         } else {
@@ -253,7 +255,7 @@ fn claim(
         return vec![format!("{class}."), format!("{class}$")];
     }
     let segments: Vec<&str> = package.split('.').collect();
-    let wide = match auto_owner::java_vendor(&format!("{package}.C.m")) {
+    let wide = match java_vendor(&format!("{package}.C.m")) {
         Some(vendor) => vendor,
         None => segments[0].to_string(),
     };
@@ -473,7 +475,7 @@ impl<'a> Candidates<'a> {
         }
         let (package, (w, id)) = heaviest(weak)?;
         Some(Outermost::Weak(Declined {
-            unit: "jvm package",
+            unit: UnitKind::JvmPackage,
             reason: DeclineReason::WeakEvidence {
                 heaviest: package.to_string(),
                 method: name(id),
@@ -506,6 +508,94 @@ fn heaviest(weight: FxHashMap<&str, (u128, usize)>) -> Option<(&str, (u128, usiz
         .into_iter()
         .max_by(|a, b| a.1.0.cmp(&b.1.0).then_with(|| b.0.cmp(a.0)))
 }
+
+/// `com.fasterxml.jackson.databind.ObjectMapper.readValue` → `com.fasterxml.jackson`;
+/// `io.netty.channel.nio.NioEventLoop.run` → `io.netty`;
+/// `kotlin.reflect.jvm.internal.KClassImpl.getMembers` → `kotlin.reflect`.
+pub fn java_vendor(name: &str) -> Option<String> {
+    // a JVM name has no spaces, `::`, `/` or parentheses before its method (a lambda's
+    // `$$Lambda` and inner classes' `$` are part of the class)
+    // a package, a class and a method: two dots at least (checked first, in the one pass
+    // that finds the parameters, as most names asked are no Java method)
+    let mut dots = 0;
+    let head_len = name
+        .bytes()
+        .position(|b| {
+            dots += usize::from(b == b'.');
+            b == b'('
+        })
+        .unwrap_or(name.len());
+    if dots < 2 {
+        return None;
+    }
+    let head = &name[..head_len];
+    if head.contains("::") || head.contains(['/', ' ']) {
+        return None;
+    }
+    let segments: Vec<&str> = head.split('.').collect();
+    // packages are lowercase identifiers up to the class, which starts with a capital
+    let class = segments
+        .iter()
+        .position(|s| s.starts_with(|c: char| c.is_ascii_uppercase()))?;
+    if class + 1 >= segments.len() {
+        return None; // no method after the class: not a method name
+    }
+    let packages = &segments[..class];
+    let is_package = |s: &&str| {
+        !s.is_empty()
+            && s.starts_with(|c: char| c.is_ascii_lowercase())
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    if packages.is_empty()
+        || !packages.iter().all(is_package)
+        || JDK_PREFIXES.iter().any(|p| head.starts_with(p))
+    {
+        return None;
+    }
+    // a listed vendor's product, even one package deep (`scala.Option.map`); others need
+    // two segments to be under a domain
+    if let Some(product) = vendors::jvm_product(head) {
+        return Some(product);
+    }
+    if packages.len() < 2 {
+        return None;
+    }
+    let root = packages[0];
+    let domain = root.len() == 2 || DOMAIN_ROOTS.contains(&root);
+    domain.then(|| packages[..2].join("."))
+}
+
+/// First segments of reverse-domain package names that are not a two-letter country code:
+/// generic top-level domains seen in Java packages.
+const DOMAIN_ROOTS: &[&str] = &[
+    "com", "org", "net", "io", "dev", "edu", "gov", "app", "info", "biz", "tech", "cloud", "xyz",
+    "software",
+];
+
+/// A vendor's Java package, as an auto-owner's unit.
+fn unit(frame: &Frame, _key: &str, _context: UnitContext) -> Option<Unit> {
+    java_vendor(&frame.name).map(|name| Unit {
+        kind: UnitKind::JavaPackage,
+        name,
+    })
+}
+
+fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
+    vec![own_code(profiles, claimed_by_presets)]
+}
+
+/// The JVM (Java, Scala, Kotlin's JVM code): `jvm.toml`, the program's packages guessed from
+/// the recording's main class or its entry points, vendors' packages by namespace.
+pub const ECOSYSTEM: Ecosystem = Ecosystem {
+    name: "jvm",
+    rules: include_str!("../../../rules/jvm.toml"),
+    language: true,
+    own_code: Some(guesses),
+    guess_when: GuessWhen::Loaded,
+    unit_of: Some(unit),
+    umbrella_owners: &[],
+};
 
 #[cfg(test)]
 mod tests {

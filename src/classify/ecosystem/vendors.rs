@@ -2,14 +2,14 @@
 //! that is never the program's own, whatever a profile suggests. A framework calls the
 //! program (executors, event loops, UDFs, route handlers), so its frames are outermost where
 //! the program's are expected; the lists are what keeps the own-code guesses
-//! ([`super::jvm_package`], [`super::python_script`]) from naming a framework as the user's
-//! code, and what names a listed namespace's product as its owner ([`super::auto_owner`]).
+//! ([`super::jvm`], [`super::python`]) from naming a framework as the user's code, and what
+//! names a listed namespace's product as its owner ([`super::jvm::java_vendor`]).
 //!
 //! The lists are read from every shipped preset, whichever a profile loads: a namespace is a
 //! vendor's in every program.
 
-use super::presets;
-use super::rules::{self, Vendors};
+use super::ECOSYSTEMS;
+use crate::classify::rules::{self, Vendors};
 use rustc_hash::FxHashMap;
 use std::sync::LazyLock;
 
@@ -21,11 +21,10 @@ pub fn shipped() -> &'static Vendors {
         let mut all = Vendors::default();
         // only the presets that have the table are parsed (a whole preset's TOML is a few
         // milliseconds)
-        let with_table = presets::PRESETS
-            .iter()
-            .filter(|(_, text)| text.contains("\n[vendors]"));
-        for (name, text) in with_table {
-            if let Ok(v) = rules::parse_vendors(text, &presets::origin(name)) {
+        let with_table = (ECOSYSTEMS.iter()).filter(|e| e.rules.contains("\n[vendors]"));
+        for ecosystem in with_table {
+            let origin = ecosystem.origin();
+            if let Ok(v) = rules::parse_vendors(ecosystem.rules, &origin) {
                 all.prefix.extend(v.prefix);
                 all.products.extend(v.products);
                 all.package.extend(v.package);
@@ -109,8 +108,9 @@ mod tests {
 
     #[test]
     fn the_presets_list_vendors_that_parse() {
-        for (name, text) in presets::PRESETS {
-            rules::parse_vendors(text, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for e in ECOSYSTEMS {
+            let name = e.name;
+            rules::parse_vendors(e.rules, name).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
         let v = shipped();
         assert!(v.prefix.iter().any(|p| p == "io.netty."));
@@ -151,7 +151,7 @@ mod tests {
     /// never guessed as the program's (issue 53).
     #[test]
     fn no_listed_vendor_is_ever_guessed_as_the_program() {
-        use crate::classify::{jvm_package, python_script};
+        use crate::classify::ecosystem::detectors;
         use crate::model::{Frame, FrameKind, Profile, SampleType};
         let nothing_claimed = |_: &Frame| false;
         let v = shipped();
@@ -170,7 +170,7 @@ mod tests {
                 .collect();
             let stack = p.intern_stack(&ids);
             p.add_sample(stack, None, &[10]);
-            let guess = jvm_package::own_code(&[p], &nothing_claimed);
+            let guess = detectors::jvm_own_code(&[p], &nothing_claimed);
             assert!(
                 !matches!(guess, crate::classify::guess::Guess::Found(_)),
                 "{prefix}: {guess:?}"
@@ -184,7 +184,7 @@ mod tests {
                     ..Frame::named("run", FrameKind::Interpreted)
                 });
             }
-            let code = python_script::own_code(&[p], &nothing_claimed).expect("main.py");
+            let code = detectors::python_own_code(&[p], &nothing_claimed).expect("main.py");
             assert_eq!(code.files, ["main.py"], "{package}");
         }
     }

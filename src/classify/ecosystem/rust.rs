@@ -1,5 +1,5 @@
 //! The main binary's own Rust crate, guessed from the profile, so that a Rust program's code
-//! is user code without a `--user` flag, as a Go program's module is ([`super::go_module`]).
+//! is user code without a `--user` flag, as a Go program's module is ([`super::go`]).
 //!
 //! Rust names functions by crate path (`logcrunch::worker`, `<logcrunch::Rule as
 //! core::fmt::Debug>::fmt`), but nothing in a symbol says which crate is the program's. Two
@@ -26,8 +26,10 @@
 //!   ways (a serde visitor of the program called by `serde_json`, called by the program), so
 //!   they exclude neither.
 
-use super::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
-use super::match_key;
+use super::row::{Ecosystem, GuessWhen};
+use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
+use crate::classify::match_key;
+use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -54,7 +56,7 @@ pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> boo
 }
 
 fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Guess {
-    let main_module = super::native_module::main_module(profile);
+    let main_module = super::native::main_module(profile);
     let in_main = |f: &Frame| f.module.as_deref() == main_module;
     // the crate of each frame that may be the program's, by FrameId
     let crate_of: Vec<Option<Box<str>>> = profile
@@ -80,7 +82,7 @@ fn detect(profile: &Profile, claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Gue
     if !stacks.callchains {
         return match stacks.heaviest_outermost(&FxHashSet::default()) {
             Some((krate, weight)) => Guess::Declined(Declined {
-                unit: "rust crate",
+                unit: UnitKind::RustCrate,
                 reason: DeclineReason::NoCallChains {
                     heaviest: krate.to_string(),
                     weight,
@@ -172,7 +174,7 @@ impl<'a> CrateStacks<'a> {
 
 fn own(krate: &str, evidence: Evidence) -> OwnCode {
     OwnCode {
-        unit: "rust crate",
+        unit: UnitKind::RustCrate,
         name: krate.to_string(),
         prefixes: vec![format!("{krate}::")],
         files: Vec::new(),
@@ -180,6 +182,34 @@ fn own(krate: &str, evidence: Evidence) -> OwnCode {
         ..OwnCode::default()
     }
 }
+
+/// A Rust path's crate (`flate2::zio::Writer::write` → `flate2`), when the context says the
+/// names are Rust's: without the preset the same shape is a C++ namespace, which says
+/// nothing about who shipped it.
+fn unit(_frame: &Frame, key: &str, context: UnitContext) -> Option<Unit> {
+    if !context.rust {
+        return None;
+    }
+    Some(Unit {
+        kind: UnitKind::RustCrate,
+        name: match_key::rust_crate(key)?.to_string(),
+    })
+}
+
+fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
+    vec![own_code(profiles, claimed_by_presets)]
+}
+
+/// Rust: `rust.toml`, the main binary's crate, crates by path.
+pub const ECOSYSTEM: Ecosystem = Ecosystem {
+    name: "rust",
+    rules: include_str!("../../../rules/rust.toml"),
+    language: true,
+    own_code: Some(guesses),
+    guess_when: GuessWhen::Loaded,
+    unit_of: Some(unit),
+    umbrella_owners: &[],
+};
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -300,7 +330,7 @@ pub(crate) mod tests {
         assert_eq!(
             detect(&p, &known),
             Guess::Declined(Declined {
-                unit: "rust crate",
+                unit: UnitKind::RustCrate,
                 reason: DeclineReason::NoCallChains {
                     heaviest: "miniz_oxide".into(),
                     weight: 614,

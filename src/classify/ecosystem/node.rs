@@ -1,5 +1,5 @@
 //! The Node.js program's own scripts, guessed from the profile, so that its code is user code
-//! without a `--user` flag, as a Go program's module is ([`super::go_module`]; issue 29).
+//! without a `--user` flag, as a Go program's module is ([`super::go`]; issue 29).
 //!
 //! A JavaScript frame names its script (a `.cpuprofile` node's URL, a `--perf-basic-prof` map
 //! entry's file). The program's own scripts are those with a path that are neither node's own
@@ -8,8 +8,11 @@
 //! `node_modules/.pnpm/...`). The guess claims their common directory, entry by entry below
 //! it ([`script_files::own_files`]), never a `node_modules/` tree inside it.
 
-use super::guess::{Evidence, OwnCode};
-use super::script_files;
+use super::row::{Ecosystem, GuessWhen};
+use crate::classify::guess::Guess;
+use crate::classify::guess::{Evidence, OwnCode};
+use crate::classify::script_files;
+use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile};
 use std::collections::BTreeSet;
 
@@ -34,7 +37,7 @@ pub fn own_code(
     }
     let (dir, files, names) = script_files::own_files(&own, others)?;
     Some(OwnCode {
-        unit: "node scripts",
+        unit: UnitKind::NodeScripts,
         name: dir.clone(),
         prefixes: Vec::new(),
         files,
@@ -67,6 +70,60 @@ fn is_script_file(file: &str) -> bool {
 fn is_dependency(file: &str) -> bool {
     file.contains("/node_modules/") || file.contains("\\node_modules\\")
 }
+
+/// `/app/node_modules/@scope/name/lib/x.js` → `@scope/name`; the last `node_modules/` is the
+/// package's own (pnpm and nested installs put packages inside others).
+pub fn npm_package(path: &str) -> Option<String> {
+    // most names asked have no `/` at all, found without building a substring searcher
+    if memchr::memchr(b'/', path.as_bytes()).is_none() || !path.contains("node_modules/") {
+        return None;
+    }
+    let (_, rest) = path.rsplit_once("node_modules/")?;
+    let mut parts = rest.split('/');
+    let first = parts.next().filter(|p| is_path_name(p))?;
+    let name = if first.starts_with('@') {
+        let second = parts.next().filter(|p| is_path_name(p))?;
+        format!("{first}/{second}")
+    } else {
+        first.to_string()
+    };
+    // `node_modules/.bin`, `.pnpm` (without the package after it) are no package
+    (!name.starts_with('.')).then_some(name)
+}
+
+/// A path segment that can be a package's name: not empty, no spaces or colons (a `:line`).
+fn is_path_name(s: &str) -> bool {
+    !s.is_empty() && !s.contains([' ', ':', '(', ')'])
+}
+
+/// The npm package of a frame's file, or of a JavaScript name that carries its file.
+fn unit(frame: &Frame, _key: &str, _context: UnitContext) -> Option<Unit> {
+    let name = (frame.file.as_deref())
+        .and_then(npm_package)
+        .or_else(|| npm_package(&frame.name))?;
+    Some(Unit {
+        kind: UnitKind::NpmPackage,
+        name,
+    })
+}
+
+fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
+    own_code(profiles, claimed_by_presets)
+        .map(Guess::Found)
+        .into_iter()
+        .collect()
+}
+
+/// Node.js: `node.toml`, the program's scripts, npm packages under `node_modules/`.
+pub const ECOSYSTEM: Ecosystem = Ecosystem {
+    name: "node",
+    rules: include_str!("../../../rules/node.toml"),
+    language: true,
+    own_code: Some(guesses),
+    guess_when: GuessWhen::Loaded,
+    unit_of: Some(unit),
+    umbrella_owners: &[],
+};
 
 #[cfg(test)]
 mod tests {
@@ -110,8 +167,8 @@ mod tests {
         };
         let probe = |file: &str| {
             let f = frame(file);
-            let key = super::super::match_key::match_key(&f.name);
-            super::super::probe::Probe::new(&f, &key)
+            let key = crate::classify::match_key::match_key(&f.name);
+            crate::classify::probe::Probe::new(&f, &key)
                 .block_match(&block)
                 .is_some()
         };
