@@ -104,6 +104,9 @@ pub enum MapLanguage {
     V8Stub,
     /// A Python function through CPython's perf trampoline (`py::func:/app/app.py`).
     Python,
+    /// An Erlang or Elixir function of the BEAM's JIT (`+JPperf true`, OTP 24+):
+    /// `$'Elixir.Shop.Orders':total/2` → `Elixir.Shop.Orders:total/2` ([`beam_map_name`]).
+    Erlang,
 }
 
 /// A perf map entry of JavaScript or Python code, as whose names it.
@@ -178,6 +181,14 @@ const V8_STUB_TAGS: &[&str] = &[
 ///   (`FILE:LINE` before node 12), FILE a path, `file://` URL or `node:` builtin module;
 /// - CPython: `py::QUALNAME:FILE`.
 pub fn perf_map_entry(sym: &str) -> Option<MapEntry> {
+    if let Some(name) = beam_map_name(sym) {
+        return Some(MapEntry {
+            language: MapLanguage::Erlang,
+            name,
+            file: None,
+            line: None,
+        });
+    }
     if let Some(rest) = sym.strip_prefix("py::") {
         let (func, file) = rest.rsplit_once(':').filter(|(f, _)| !f.is_empty())?;
         return Some(MapEntry {
@@ -221,6 +232,47 @@ pub fn perf_map_entry(sym: &str) -> Option<MapEntry> {
         file,
         line,
     })
+}
+
+/// The name of a BEAM JIT perf map entry (OTP 24+ with `+JPperf true`), or `None` for what is
+/// not one. The map writes `$MODULE:FUNCTION/ARITY` with the module (and odd function names)
+/// quoted as Erlang atoms: `$'Elixir.Shop.Orders':total/2`, `$lists:foldl/3`,
+/// `$'Elixir.Enum':'-map/2-lists^map/1-0-'/2`; a function's entry as a second symbol with a
+/// `-CodeInfoPrologue` suffix; a module's own code as `$Elixir.Shop.Parser::codeHeader`
+/// (unquoted), and the emulator's shared stubs as `$global::call_light_bif_shared`. whose names
+/// them `Elixir.Shop.Orders:total/2` (the module unquoted, so that one prefix rule claims a
+/// module in every form), the prologue as its function, `Elixir.Shop.Parser::codeHeader` and
+/// `global::call_light_bif_shared` as written.
+pub fn beam_map_name(sym: &str) -> Option<String> {
+    let rest = sym.strip_prefix('$')?;
+    let (module, after) = match rest.strip_prefix('\'') {
+        Some(quoted) => {
+            let end = quoted.find('\'')?;
+            (&quoted[..end], &quoted[end + 1..])
+        }
+        None => {
+            let end = rest.find(':')?;
+            (&rest[..end], &rest[end..])
+        }
+    };
+    if module.is_empty() || module.contains([' ', '(', '/']) {
+        return None;
+    }
+    if let Some(label) = after.strip_prefix("::") {
+        let plain = !label.is_empty()
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        return plain.then(|| format!("{module}::{label}"));
+    }
+    let function = after.strip_prefix(':')?;
+    let function = function
+        .strip_suffix("-CodeInfoPrologue")
+        .unwrap_or(function);
+    let (_, arity) = function.rsplit_once('/')?;
+    let arity_ok =
+        !arity.is_empty() && arity.len() <= 3 && arity.bytes().all(|b| b.is_ascii_digit());
+    arity_ok.then(|| format!("{module}:{function}"))
 }
 
 /// A script location as V8 writes it: a path, URL or `node:` module, with `:LINE[:COL]`.
@@ -725,6 +777,33 @@ pub struct PyFrame {
     pub module: Option<String>,
 }
 
+/// A Ruby frame as rbspy's collapsed output writes it (`--format collapsed`, issue 57):
+/// `NAME - FILE:LINE`, `block in quote - /app/lib/pricing.rb:21`; the VM's C functions
+/// `(unknown) [c function] - (unknown)`, the VM's own Ruby (`<internal:...>` code) and eval'd
+/// code `zero? - unknown:229`. Returns the name, the file (none for `(unknown)`) and the line;
+/// `None` where the text after the last ` - ` is no Ruby location, so other names holding
+/// ` - ` keep their meaning.
+pub fn rbspy_frame(raw: &str) -> Option<(&str, Option<&str>, Option<u32>)> {
+    let (name, location) = raw.rsplit_once(" - ")?;
+    if name.is_empty() {
+        return None;
+    }
+    if location == "(unknown)" {
+        return Some((name, None, None));
+    }
+    let (file, line) = location.rsplit_once(':')?;
+    let line: u32 = line.parse().ok()?;
+    let base = file.rsplit('/').next().unwrap_or(file);
+    let ruby = [".rb", ".ru", ".rake", ".erb", ".haml", ".slim", ".builder"]
+        .iter()
+        .any(|ext| base.ends_with(ext))
+        || matches!(base, "Rakefile" | "Gemfile")
+        || file == "unknown"
+        || file == "(eval)"
+        || file.starts_with("<internal:");
+    ruby.then_some((name, Some(file), Some(line)))
+}
+
 /// Parses one frame of py-spy's output, `NAME (LOCATION)` where LOCATION is `FILE:LINE` or a
 /// bare `FILE`. py-spy prints every frame this way, Python or native (`--native`), so the
 /// location says which it is: a Python source file (`.py`, `<frozen ...>`, `<string>`) or a
@@ -872,6 +951,85 @@ fn strip_python_lib(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// The BEAM JIT's map entries as OTP 25 wrote them for the eco57 fixtures.
+    #[test]
+    fn perf_map_entries_of_the_beam() {
+        let cases = [
+            (
+                "$'Elixir.Shop.Pricing':handle_call/3",
+                Some("Elixir.Shop.Pricing:handle_call/3"),
+            ),
+            (
+                "$'Elixir.Shop.Catalog':lookup/1-CodeInfoPrologue",
+                Some("Elixir.Shop.Catalog:lookup/1"),
+            ),
+            (
+                "$'Elixir.Enum':'-map/2-lists^map/1-0-'/2",
+                Some("Elixir.Enum:'-map/2-lists^map/1-0-'/2"),
+            ),
+            (
+                "$inventory_calc:reorder_point/3",
+                Some("inventory_calc:reorder_point/3"),
+            ),
+            (
+                "$Elixir.Shop.Risk::codeHeader",
+                Some("Elixir.Shop.Risk::codeHeader"),
+            ),
+            (
+                "$global::call_light_bif_shared",
+                Some("global::call_light_bif_shared"),
+            ),
+            (
+                "$erts_beamasm:normal_exit/0",
+                Some("erts_beamasm:normal_exit/0"),
+            ),
+            // not the BEAM's: a JVM's or V8's, or a shell variable
+            ("Lcom/acme/Main;::main", None),
+            ("JS:*handler /app/a.js:3", None),
+            ("$HOME", None),
+            ("$x:y", None),
+        ];
+        for (sym, want) in cases {
+            assert_eq!(beam_map_name(sym).as_deref(), want, "{sym}");
+        }
+        let entry = perf_map_entry("$lists:foldl/3").unwrap();
+        assert_eq!(entry.language, MapLanguage::Erlang);
+    }
+
+    /// rbspy 0.55's collapsed frames (Ruby 3.1).
+    #[test]
+    fn rbspy_collapsed_frames() {
+        let cases = [
+            (
+                "block in quote - /tmp/app/lib/pricing.rb:21",
+                Some(("block in quote", Some("/tmp/app/lib/pricing.rb"), Some(21))),
+            ),
+            (
+                "(unknown) [c function] - (unknown)",
+                Some(("(unknown) [c function]", None, None)),
+            ),
+            (
+                "zero? - unknown:229",
+                Some(("zero?", Some("unknown"), Some(229))),
+            ),
+            (
+                "__tilt_1600 - unknown:21",
+                Some(("__tilt_1600", Some("unknown"), Some(21))),
+            ),
+            (
+                "render - /app/views/page.erb:3",
+                Some(("render", Some("/app/views/page.erb"), Some(3))),
+            ),
+            // other names that hold ` - `
+            ("a - b", None),
+            ("step - /app/x.py:3", None),
+            ("main - (unknown)", Some(("main", None, None))),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(rbspy_frame(raw), want, "{raw}");
+        }
+    }
 
     #[test]
     fn perf_map_entries_of_node_and_cpython() {

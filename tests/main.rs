@@ -13,6 +13,7 @@ mod it {
     mod decisive;
     mod design;
     mod diff;
+    mod ecosystems;
     mod explain;
     mod flame;
     mod flame_browser;

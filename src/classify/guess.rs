@@ -151,6 +151,23 @@ pub enum Evidence {
         weight: u128,
         total: u128,
     },
+    /// Ruby: `count` files outside the interpreter's library and every gem, under `dir`, some
+    /// of them `names`.
+    RubyFiles {
+        count: usize,
+        dir: String,
+        names: Vec<String>,
+    },
+    /// BEAM: the module the recorded command starts (`erl -s inventory`, `elixir -e
+    /// 'Shop.main()'`), `module`.
+    BeamCommand { module: String },
+    /// BEAM: the outermost modules no rule claims, called from OTP, on `weight` of `total`
+    /// (`function` one of them).
+    BeamOutermost {
+        function: String,
+        weight: u128,
+        total: u128,
+    },
     /// Not found from a profile (a value made by hand).
     #[default]
     None,
@@ -184,7 +201,8 @@ impl Evidence {
         match self {
             Evidence::RustOutermost { .. }
             | Evidence::JvmThreadTask { .. }
-            | Evidence::JvmOutermost { .. } => Strength::Medium,
+            | Evidence::JvmOutermost { .. }
+            | Evidence::BeamOutermost { .. } => Strength::Medium,
             Evidence::GoMainFile { .. }
             | Evidence::GoPackageFile { .. }
             | Evidence::GoLocalPackage { .. }
@@ -193,6 +211,8 @@ impl Evidence {
             | Evidence::RustMain { .. }
             | Evidence::PythonFiles { .. }
             | Evidence::NodeScripts { .. }
+            | Evidence::RubyFiles { .. }
+            | Evidence::BeamCommand { .. }
             | Evidence::Executable { .. }
             | Evidence::JvmEntryPoint { .. }
             | Evidence::JvmKotlinMain { .. }

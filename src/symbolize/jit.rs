@@ -66,10 +66,12 @@ impl Loaded {
 /// The frame of a perf map symbol in `module` (`perf-PID.map`, a jitdump image), for this
 /// symboliser and the perf script reader alike: a node or CPython entry is a JavaScript frame
 /// (kind `jit`) or a Python frame (kind `interpreted`, as py-spy's) with its source file and
-/// line ([`names::perf_map_entry`]), so rules and guesses see the script's file. Such a frame
+/// line ([`names::perf_map_entry`]), so rules and guesses see the script's file; a BEAM entry
+/// is an Erlang function (kind `jit`) named `Module:function/arity`. Such a frame
 /// has no module: the map is the process's list of compiled code, not the code's unit (the
 /// script file is), and a `perf-*.map` module is what says "JVM" to the jvm preset's
-/// detection and stub rules, which must not take node or CPython for a JVM (issue 29).
+/// detection and stub rules, which must not take node, CPython or the BEAM for a JVM (issue
+/// 29).
 /// Anything else is read as a JVM's method, module the map.
 pub fn map_frame(sym: &str, module: &str) -> Frame {
     match names::perf_map_entry(sym) {
@@ -80,7 +82,9 @@ pub fn map_frame(sym: &str, module: &str) -> Frame {
             line: entry.line.and_then(NonZeroU32::new),
             kind: match entry.language {
                 names::MapLanguage::Python => FrameKind::Interpreted,
-                names::MapLanguage::JavaScript | names::MapLanguage::V8Stub => FrameKind::Jit,
+                names::MapLanguage::JavaScript
+                | names::MapLanguage::V8Stub
+                | names::MapLanguage::Erlang => FrameKind::Jit,
             },
         },
         None => Frame {

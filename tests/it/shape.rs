@@ -152,7 +152,7 @@ fn crate_path(folder: &Path) -> String {
 }
 
 /// The edges between the nodes of one folder.
-fn folder_edges(folder: &Path) -> BTreeSet<(String, String)> {
+pub(super) fn folder_edges(folder: &Path) -> BTreeSet<(String, String)> {
     let children = nodes(folder);
     let mod_code: String = node_files(folder, "mod")
         .into_iter()
@@ -207,7 +207,7 @@ fn uses_child(code: &str, child: &str) -> bool {
 }
 
 /// The circles among `edges`: each strongly connected set of more than one node.
-fn circles(edges: &BTreeSet<(String, String)>) -> Vec<BTreeSet<String>> {
+pub(super) fn circles(edges: &BTreeSet<(String, String)>) -> Vec<BTreeSet<String>> {
     let mut next: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (a, b) in edges {
         next.entry(a).or_default().push(b);

@@ -10,6 +10,7 @@
 //! its preset's precedence), `rules/NAME.toml` with a `[detect]` table, and fixtures and
 //! tests (`docs/ecosystems.md`).
 
+mod beam;
 mod go;
 mod jvm;
 mod kotlin;
@@ -18,6 +19,7 @@ mod node;
 mod platform;
 mod python;
 mod row;
+mod ruby;
 mod rust;
 pub mod vendors;
 
@@ -33,6 +35,8 @@ pub const ECOSYSTEMS: &[Ecosystem] = &[
     kotlin::KOTLIN,
     kotlin::KOTLIN_NATIVE,
     node::ECOSYSTEM,
+    ruby::ECOSYSTEM,
+    beam::ECOSYSTEM,
     jvm::ECOSYSTEM,
     go::ECOSYSTEM,
     rust::ECOSYSTEM,

@@ -382,11 +382,21 @@ pub fn folded_frame(raw: &str) -> Frame {
     if base == UNKNOWN {
         return Frame::named(base, FrameKind::Unknown);
     }
+    // rbspy's collapsed Ruby frames: the method with its file
+    if let Some((name, file, line)) = names::rbspy_frame(base) {
+        return Frame {
+            name: name.into(),
+            module: None,
+            file: file.map(Into::into),
+            line: line.and_then(NonZeroU32::new),
+            kind: FrameKind::Interpreted,
+        };
+    }
     // node's and CPython's perf map names, as stackcollapse-perf and inferno keep them (and
     // `convert --to folded` writes JavaScript frames): the script's function with its file
     if let Some(entry) = names::perf_map_entry(base) {
         let kind = match entry.language {
-            names::MapLanguage::JavaScript => Some(FrameKind::Jit),
+            names::MapLanguage::JavaScript | names::MapLanguage::Erlang => Some(FrameKind::Jit),
             names::MapLanguage::Python => Some(FrameKind::Interpreted),
             names::MapLanguage::V8Stub => None,
         };

@@ -51,6 +51,34 @@ pub fn evidence(evidence: &Evidence) -> String {
                 "the outermost program file on the most weight"
             }
         ),
+        Evidence::JvmEntryPoint { .. }
+        | Evidence::JvmKotlinMain { .. }
+        | Evidence::JvmThreadTask { .. }
+        | Evidence::JvmMainClass { .. }
+        | Evidence::JvmOutermost { .. } => jvm_evidence(evidence),
+        Evidence::RubyFiles { count, dir, names } => format!(
+            "{count} Ruby file(s) outside the interpreter's library and every gem, under {dir}: {}",
+            some(names)
+        ),
+        Evidence::BeamCommand { module } => {
+            format!("`{module}`, the module the recorded command starts")
+        }
+        Evidence::BeamOutermost {
+            function,
+            weight,
+            total,
+        } => format!(
+            "outermost BEAM modules not of OTP, Elixir or a known package, called from OTP, in \
+             {:.1}% of the weight (`{function}`)",
+            percent(*weight, *total)
+        ),
+        Evidence::None => "nothing in the profile".to_string(),
+    }
+}
+
+/// How a JVM guess was found ([`evidence`]'s JVM signs).
+fn jvm_evidence(evidence: &Evidence) -> String {
+    match evidence {
         Evidence::JvmEntryPoint { method } => format!("`{method}`, the program's entry point"),
         Evidence::JvmKotlinMain { method } => {
             format!("`{method}`, of the Kotlin file that holds `main`")
@@ -76,7 +104,7 @@ pub fn evidence(evidence: &Evidence) -> String {
              {:.1}% of the weight (`{method}`, called from `{caller}`)",
             percent(*weight, *total)
         ),
-        Evidence::None => "nothing in the profile".to_string(),
+        _ => String::new(),
     }
 }
 
@@ -245,12 +273,16 @@ pub fn declined_line(declined: &crate::classify::own_code::Declined) -> String {
             weight,
             total,
         } => format!(
-            "user code not guessed: the outermost {unit} not of the JDK or a known vendor, \
+            "user code not guessed: the outermost {unit} not of {runtime} or a known vendor, \
              `{heaviest}` ({share} of the weight, `{method}`), is called by nothing known \
              (stacks cut short, or a framework the presets do not know): too weak a sign to \
              call it the program's, so its weight stays unclassified; --user {heaviest}. \
              claims it",
             unit = declined.unit,
+            runtime = match declined.unit {
+                crate::classify::unit::UnitKind::BeamApplication => "OTP, Elixir",
+                _ => "the JDK",
+            },
             share = pct(*weight as f64 * 100.0 / (*total).max(1) as f64),
         ),
     }
