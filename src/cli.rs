@@ -277,8 +277,8 @@ pub struct RuleArgs {
     /// A rule file (TOML); repeatable, earlier files win; all come before presets.
     #[arg(long = "rules", value_name = "FILE")]
     pub rule_files: Vec<PathBuf>,
-    /// A preset from rules/ (jvm, kotlin, kotlin-native, go, rust, python, native,
-    /// allocators, kernel); repeatable. Default: detected from the frames.
+    /// A preset from rules/ (kotlin, kotlin-native, node, ruby, beam, jvm, go, rust, python,
+    /// native, allocators, kernel); repeatable. Default: detected from the frames.
     #[arg(long, value_name = "NAME", value_parser = Completing(preset_names), hide_possible_values = true)]
     pub preset: Vec<String>,
     /// Use the --rules files alone.

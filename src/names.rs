@@ -104,6 +104,9 @@ pub enum MapLanguage {
     V8Stub,
     /// A Python function through CPython's perf trampoline (`py::func:/app/app.py`).
     Python,
+    /// A Ruby method YJIT compiled (Ruby 3.3+ `--yjit-perf`): `[JIT] label@path:line`
+    /// ([`yjit_map_entry`]).
+    Ruby,
     /// An Erlang or Elixir function of the BEAM's JIT (`+JPperf true`, OTP 24+):
     /// `$'Elixir.Shop.Orders':total/2` → `Elixir.Shop.Orders:total/2` ([`beam_map_name`]).
     Erlang,
@@ -181,6 +184,9 @@ const V8_STUB_TAGS: &[&str] = &[
 ///   (`FILE:LINE` before node 12), FILE a path, `file://` URL or `node:` builtin module;
 /// - CPython: `py::QUALNAME:FILE`.
 pub fn perf_map_entry(sym: &str) -> Option<MapEntry> {
+    if let Some(entry) = yjit_map_entry(sym) {
+        return Some(entry);
+    }
     if let Some(name) = beam_map_name(sym) {
         return Some(MapEntry {
             language: MapLanguage::Erlang,
@@ -231,6 +237,36 @@ pub fn perf_map_entry(sym: &str) -> Option<MapEntry> {
         name: if name.is_empty() { "(anonymous)" } else { name }.to_string(),
         file,
         line,
+    })
+}
+
+/// A YJIT perf map entry (Ruby 3.3+ `--yjit-perf`, the default `iseq` map): YJIT names each
+/// block of a method it compiled `[JIT] ` and the method's location as `rb_iseq` describes it,
+/// `LABEL@PATH:LINE` (`[JIT] block in quote@/app/lib/pricing.rb:21`, `[JIT]
+/// Integer#times@<internal:numeric>:237`): the method with its file, as rbspy names it. A
+/// codegen map (`--yjit-perf=codegen`) names YJIT's own code generators (`[JIT] opt_plus`),
+/// which are the VM's: kept as written. Read from the documented format; no Ruby with YJIT
+/// perf maps could be recorded on this project's machine.
+fn yjit_map_entry(sym: &str) -> Option<MapEntry> {
+    let rest = sym.strip_prefix("[JIT] ")?;
+    let located = rest.rsplit_once('@').and_then(|(label, location)| {
+        let (file, line) = location.rsplit_once(':')?;
+        let line: u32 = line.parse().ok()?;
+        (!label.is_empty() && !file.is_empty()).then_some((label, file, line))
+    });
+    Some(match located {
+        Some((label, file, line)) => MapEntry {
+            language: MapLanguage::Ruby,
+            name: label.to_string(),
+            file: Some(file.to_string()),
+            line: Some(line),
+        },
+        None => MapEntry {
+            language: MapLanguage::Ruby,
+            name: sym.to_string(),
+            file: None,
+            line: None,
+        },
     })
 }
 
@@ -791,8 +827,11 @@ pub fn rbspy_frame(raw: &str) -> Option<(&str, Option<&str>, Option<u32>)> {
     if location == "(unknown)" {
         return Some((name, None, None));
     }
-    let (file, line) = location.rsplit_once(':')?;
-    let line: u32 = line.parse().ok()?;
+    // rbspy always writes a line; a location without one is taken when it names a Ruby file
+    let (file, line) = match location.rsplit_once(':') {
+        Some((file, line)) if line.bytes().all(|b| b.is_ascii_digit()) => (file, line.parse().ok()),
+        _ => (location, None),
+    };
     let base = file.rsplit('/').next().unwrap_or(file);
     let ruby = [".rb", ".ru", ".rake", ".erb", ".haml", ".slim", ".builder"]
         .iter()
@@ -800,8 +839,11 @@ pub fn rbspy_frame(raw: &str) -> Option<(&str, Option<&str>, Option<u32>)> {
         || matches!(base, "Rakefile" | "Gemfile")
         || file == "unknown"
         || file == "(eval)"
-        || file.starts_with("<internal:");
-    ruby.then_some((name, Some(file), Some(line)))
+        || file.starts_with("<internal:")
+        // a script without an extension (`bin/worker`), with its line
+        || (file.starts_with('/') && line.is_some() && !base.contains('.'));
+    let vague = matches!(file, "unknown" | "(eval)");
+    (ruby && (line.is_some() || !vague)).then_some((name, Some(file), line))
 }
 
 /// Parses one frame of py-spy's output, `NAME (LOCATION)` where LOCATION is `FILE:LINE` or a
@@ -997,6 +1039,23 @@ mod tests {
         assert_eq!(entry.language, MapLanguage::Erlang);
     }
 
+    /// YJIT's map entries in the documented `iseq` form, and a codegen map's.
+    #[test]
+    fn perf_map_entries_of_yjit() {
+        let e = perf_map_entry("[JIT] block in quote@/app/lib/pricing.rb:21").unwrap();
+        assert_eq!(e.language, MapLanguage::Ruby);
+        assert_eq!(e.name, "block in quote");
+        assert_eq!(e.file.as_deref(), Some("/app/lib/pricing.rb"));
+        assert_eq!(e.line, Some(21));
+        let e = perf_map_entry("[JIT] Integer#times@<internal:numeric>:237").unwrap();
+        assert_eq!(
+            (e.name.as_str(), e.file.as_deref()),
+            ("Integer#times", Some("<internal:numeric>"))
+        );
+        let e = perf_map_entry("[JIT] opt_plus").unwrap();
+        assert_eq!((e.name.as_str(), e.file), ("[JIT] opt_plus", None));
+    }
+
     /// rbspy 0.55's collapsed frames (Ruby 3.1).
     #[test]
     fn rbspy_collapsed_frames() {
@@ -1025,6 +1084,16 @@ mod tests {
             ("a - b", None),
             ("step - /app/x.py:3", None),
             ("main - (unknown)", Some(("main", None, None))),
+            (
+                "run - /app/worker.rb",
+                Some(("run", Some("/app/worker.rb"), None)),
+            ),
+            ("run - unknown", None),
+            (
+                "<main> - /srv/app/bin/worker:12",
+                Some(("<main>", Some("/srv/app/bin/worker"), Some(12))),
+            ),
+            ("f - /usr/lib/libx.so:3", None),
         ];
         for (raw, want) in cases {
             assert_eq!(rbspy_frame(raw), want, "{raw}");

@@ -17,6 +17,7 @@
 
 use super::views::Attribution;
 use super::walk::StackFacts;
+use crate::classify::ecosystem::Runtime;
 use crate::model::StackId;
 use crate::model::UNKNOWN;
 use crate::model::{
@@ -75,10 +76,14 @@ pub struct Quality {
     pub ownerless_user: u128,
     /// How the input was recorded and what was lost doing it, in samples (perf.data only).
     pub recording: Recording,
-    /// Weight of stacks through CPython's interpreter ([`is_cpython_module`]) in which no
-    /// Python function appears: what perf records of a Python program unless Python 3.12+
-    /// runs with `-X perf` (issue 28).
+    /// Weight of stacks through an interpreter's native code (CPython's, Ruby's, the BEAM
+    /// emulator's) in which no function of its language appears: what perf records of a
+    /// Python program unless Python 3.12+ runs with `-X perf` (issue 28), of a Ruby program
+    /// without rbspy, of a BEAM's C code whose Erlang caller a stripped emulator without frame
+    /// pointers loses (issue 57).
     pub interpreter_only: u128,
+    /// The interpreter of the first such stack.
+    pub interpreter: Option<Runtime>,
     /// Weight whose owner frame no rule, preset or guess names (`unclassified` in the owner
     /// view): what `--max-unclassified` guards there (issue 29).
     pub unclassified_owner: u128,
@@ -234,6 +239,7 @@ impl Quality {
         self.unresolved_anywhere += other.unresolved_anywhere;
         self.module_only_leaf += other.module_only_leaf;
         self.interpreter_only += other.interpreter_only;
+        self.interpreter = self.interpreter.or(other.interpreter);
         self.unclassified_owner += other.unclassified_owner;
         self.jvm_perf_map |= other.jvm_perf_map;
         merge_unresolved(&mut self.unresolved_by_module, &other.unresolved_by_module);
@@ -340,6 +346,7 @@ impl Quality {
         if interpreter > UNFIT_PERCENT {
             out.push(Finding::InterpreterOnly {
                 percent: interpreter,
+                runtime: self.interpreter.unwrap_or(Runtime::CPython),
             });
         }
         let (leaf, owner) = (
@@ -419,9 +426,9 @@ pub enum Finding {
         percent: f64,
         advice: CutShortAdvice,
     },
-    /// `percent` of the weight is in CPython's interpreter with no Python function in its
-    /// stack: perf sees the interpreter's C functions, not the program's.
-    InterpreterOnly { percent: f64 },
+    /// `percent` of the weight is in `runtime`'s native code with no function of its language
+    /// in its stack: perf sees the interpreter's C functions, not the program's.
+    InterpreterOnly { percent: f64, runtime: Runtime },
     /// Stacks cut short over the guard: user code's owner-view `share` lies in
     /// `[low, high]` whoever their `cut` percent belongs to (issue 54; the gate decides only
     /// where a requirement holds at both ends).
@@ -625,12 +632,15 @@ impl<'p> QualityAccumulator<'p> {
             (facts.owner_unresolved, &mut q.unresolved_owner),
             (facts.any_unresolved, &mut q.unresolved_anywhere),
             (facts.leaf_module_only, &mut q.module_only_leaf),
-            (facts.interpreter_only, &mut q.interpreter_only),
+            (facts.interpreter_only.is_some(), &mut q.interpreter_only),
         ];
         for (on, figure) in flags {
             if on {
                 *figure += w;
             }
+        }
+        if let Some(runtime) = facts.interpreter_only {
+            q.interpreter.get_or_insert(runtime);
         }
     }
 

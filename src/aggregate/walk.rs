@@ -18,6 +18,7 @@
 //! file.
 
 use super::marks::Marks;
+use crate::classify::ecosystem::{self, Runtime};
 use crate::classify::{Classification, RuleSet};
 use crate::model::{Category, Frame, FrameId, FrameKind, OwnerId, Profile, StackId, UNKNOWN, perf};
 use rustc_hash::FxHashMap;
@@ -127,8 +128,9 @@ pub(super) struct StackFacts {
     pub(super) any_unresolved: bool,
     /// The leaf is an address without a symbol, owned through a module rule.
     pub(super) leaf_module_only: bool,
-    /// Runs in CPython's interpreter with no Python function in it (see [`super::quality`]).
-    pub(super) interpreter_only: bool,
+    /// The interpreter it runs in with no function of its language in it (see
+    /// [`super::quality`]).
+    pub(super) interpreter_only: Option<Runtime>,
 }
 
 pub(super) struct FactCache<'a> {
@@ -316,7 +318,7 @@ pub(super) struct FrameTraits {
     unknown: bool,
     /// Unresolved as its owner leaves it ([`is_unresolved`]).
     unresolved: bool,
-    python: PythonRole,
+    python: InterpreterRole,
 }
 
 impl FrameTraits {
@@ -325,7 +327,7 @@ impl FrameTraits {
             alloc_type: frame.kind == FrameKind::AllocType,
             unknown: frame.kind == FrameKind::Unknown,
             unresolved: is_unresolved(frame, owner),
-            python: PythonRole::of(frame),
+            python: InterpreterRole::of(frame),
         }
     }
 }
@@ -438,51 +440,46 @@ pub fn is_unresolved(frame: &Frame, owner: OwnerId) -> bool {
         })
 }
 
-/// Whether `module` (a path or file name) is CPython's interpreter: the `python3.X` executable
-/// or `libpython3.X.so`.
-pub fn is_cpython_module(module: &str) -> bool {
-    let base = module.rsplit('/').next().unwrap_or(module);
-    let version = base
-        .strip_prefix("libpython3")
-        .or_else(|| base.strip_prefix("python3"));
-    version.is_some_and(|v| {
-        v.is_empty() || v.starts_with('.') && !v.contains("-config") && !v.ends_with(".py")
-    })
-}
-
 /// Whether `frame` is a Python function: py-spy's and async-profiler-like `_[0]` frames, or
 /// a Python 3.12+ `-X perf` trampoline (`py::work:/app/churn.py`).
 pub fn is_python_frame(frame: &Frame) -> bool {
     frame.kind == FrameKind::Interpreted || frame.name.starts_with("py::")
 }
 
-/// What one frame tells about CPython's interpreter, judged once per distinct frame: a
-/// stack's verdict ([`is_interpreter_only`]) then reads these instead of every frame's texts.
+/// What one frame tells about an interpreter, judged once per distinct frame: a stack's
+/// verdict ([`is_interpreter_only`]) then reads these instead of every frame's texts.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct PythonRole {
-    /// Code of CPython's interpreter ([`is_cpython_module`]).
-    interpreter: bool,
-    /// A Python function ([`is_python_frame`]).
-    python: bool,
+pub struct InterpreterRole {
+    /// Code of an interpreter or VM ([`ecosystem::interpreter_of_module`]).
+    interpreter: Option<Runtime>,
+    /// A function of a language: Python, Ruby, Erlang ([`is_language_frame`]).
+    language: bool,
 }
 
-impl PythonRole {
-    pub fn of(frame: &Frame) -> PythonRole {
-        PythonRole {
-            interpreter: frame.module.as_deref().is_some_and(is_cpython_module),
-            python: is_python_frame(frame),
+impl InterpreterRole {
+    pub fn of(frame: &Frame) -> InterpreterRole {
+        InterpreterRole {
+            interpreter: (frame.module.as_deref()).and_then(ecosystem::interpreter_of_module),
+            language: is_language_frame(frame),
         }
     }
 }
 
-/// Whether a stack runs in CPython's interpreter with no Python function in it.
-pub fn is_interpreter_only(roles: impl Iterator<Item = PythonRole>) -> bool {
-    let (mut interpreter, mut python) = (false, false);
+/// Whether `frame` is a function of an interpreted or JIT-compiled language whose
+/// interpreter perf could see instead: a Python function ([`is_python_frame`]), a Ruby method
+/// (rbspy's, YJIT's map), an Erlang function (the BEAM's map).
+fn is_language_frame(frame: &Frame) -> bool {
+    is_python_frame(frame) || (frame.kind == FrameKind::Jit && frame.module.is_none())
+}
+
+/// The interpreter a stack runs in with no function of its language in it, if it does.
+pub fn is_interpreter_only(roles: impl Iterator<Item = InterpreterRole>) -> Option<Runtime> {
+    let (mut interpreter, mut language) = (None, false);
     for role in roles {
-        interpreter |= role.interpreter;
-        python |= role.python;
+        interpreter = interpreter.or(role.interpreter);
+        language |= role.language;
     }
-    interpreter && !python
+    interpreter.filter(|_| !language)
 }
 
 #[cfg(test)]
@@ -496,14 +493,18 @@ mod tests {
             "python3",
             "/opt/lib/libpython3.12.so.1.0",
         ] {
-            assert!(is_cpython_module(m), "{m}");
+            assert_eq!(
+                ecosystem::interpreter_of_module(m),
+                Some(Runtime::CPython),
+                "{m}"
+            );
         }
         for m in [
             "/usr/bin/python3.11-config",
             "python3-foo",
             "/lib/libc.so.6",
         ] {
-            assert!(!is_cpython_module(m), "{m}");
+            assert_eq!(ecosystem::interpreter_of_module(m), None, "{m}");
         }
         let native = |name: &str, module: &str| Frame {
             name: name.into(),
@@ -512,8 +513,9 @@ mod tests {
         };
         let eval = native("_PyEval_EvalFrameDefault", "/usr/bin/python3.11");
         let main = native("main", "/usr/bin/python3.11");
-        let only =
-            |frames: &[&Frame]| is_interpreter_only(frames.iter().map(|f| PythonRole::of(f)));
+        let only = |frames: &[&Frame]| {
+            is_interpreter_only(frames.iter().map(|f| InterpreterRole::of(f))).is_some()
+        };
         assert!(only(&[&eval, &main]));
         // a Python 3.12 `-X perf` trampoline names the Python function
         let py = native("py::work:/app/churn.py", "/tmp/perf-1.map");

@@ -71,6 +71,50 @@ pub enum DeclineReason {
         weight: u128,
         total: u128,
     },
+    /// No frame of the language at all, only its runtime's native code (`runtime`, the
+    /// module, in stacks of `weight` of `total`): perf without rbspy or a JIT map sees a Ruby
+    /// or BEAM program as its interpreter's C code, where no share of the program's own can
+    /// be read. The gate refuses a verdict on user code then.
+    NoLanguageFrames {
+        runtime: String,
+        weight: u128,
+        total: u128,
+    },
+}
+
+impl Declined {
+    /// The runtime whose native code alone the recording shows, when that is why no guess
+    /// was made ([`DeclineReason::NoLanguageFrames`]).
+    pub fn runtime_only(&self) -> Option<&str> {
+        match &self.reason {
+            DeclineReason::NoLanguageFrames { runtime, .. } => Some(runtime),
+            _ => None,
+        }
+    }
+}
+
+/// The weight of `profiles`' stacks that hold a frame of module `runtime` (by file name), and
+/// their total weight: what a [`DeclineReason::NoLanguageFrames`] says.
+pub fn runtime_weight(
+    profiles: &[crate::model::Profile],
+    is_runtime: &dyn Fn(&crate::model::Frame) -> bool,
+) -> Option<(String, u128, u128)> {
+    let mut module: Option<String> = None;
+    let (mut weight, mut total) = (0u128, 0u128);
+    for p in profiles {
+        let runtime: Vec<bool> = p.frames().map(is_runtime).collect();
+        for row in p.rows() {
+            let w = row.values[p.default_sample_type];
+            total += w;
+            if let Some(f) = p.stack(row.stack).iter().find(|f| runtime[f.0 as usize]) {
+                weight += w;
+                if module.is_none() {
+                    module = p.frame(*f).module_basename().map(str::to_string);
+                }
+            }
+        }
+    }
+    Some((module?, weight, total)).filter(|(_, w, _)| *w > 0)
 }
 
 /// What one ecosystem's guess found (the JVM's and Rust's, which can decline).

@@ -68,6 +68,12 @@ pub enum UnfitReason {
     },
     /// perf lost `percent` of the samples (`--max-lost`).
     Lost { percent: f64, limit: f64 },
+    /// The recording holds no frame of the program's language, only `runtime`'s native code
+    /// (perf without rbspy or a JIT map): user code's share cannot be read, whatever it is.
+    NoLanguageFrames {
+        unit: crate::classify::unit::UnitKind,
+        runtime: String,
+    },
     /// Frames no rule and no guess names decide `percent` (`--max-unclassified`).
     Unclassified {
         percent: f64,
@@ -91,15 +97,31 @@ pub enum Claim {
 /// guards for the requirement's view: the first input unfit for it, with the guard and by
 /// how much; `None` when every input can carry a verdict.
 pub fn check_fit(report: &Report, requirement: &Requirement, guards: &Guards) -> Option<Unfit> {
+    let unseen = (report.own_code_declined.iter())
+        .find_map(|d| Some((d.unit, d.runtime_only()?.to_string())))
+        .filter(|_| is_user(&requirement.subject));
     report.inputs.iter().find_map(|input| {
-        unfit_reason(&input.aggregate, requirement, guards).map(|reason| Unfit {
-            requirement: requirement.text.clone(),
-            path: input.path.clone(),
-            view: requirement.view,
-            reason,
-            range: None,
-        })
+        let unseen = unseen
+            .clone()
+            .map(|(unit, runtime)| UnfitReason::NoLanguageFrames { unit, runtime });
+        unseen
+            .or_else(|| unfit_reason(&input.aggregate, requirement, guards))
+            .map(|reason| Unfit {
+                requirement: requirement.text.clone(),
+                path: input.path.clone(),
+                view: requirement.view,
+                reason,
+                range: None,
+            })
     })
+}
+
+/// Whether a requirement is on the program's own code: the `user` owner or category.
+fn is_user(subject: &Subject) -> bool {
+    match subject {
+        Subject::Name(name) | Subject::Owner(name) => name == "user",
+        Subject::Category(category) => *category == Category::User,
+    }
 }
 
 /// The first guard one input's figures fail for `requirement`'s view.

@@ -84,7 +84,8 @@ pub fn map_frame(sym: &str, module: &str) -> Frame {
                 names::MapLanguage::Python => FrameKind::Interpreted,
                 names::MapLanguage::JavaScript
                 | names::MapLanguage::V8Stub
-                | names::MapLanguage::Erlang => FrameKind::Jit,
+                | names::MapLanguage::Erlang
+                | names::MapLanguage::Ruby => FrameKind::Jit,
             },
         },
         None => Frame {

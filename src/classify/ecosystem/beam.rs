@@ -21,7 +21,7 @@
 //! pointers: its C code (BIFs, ETS, copying, GC, NIFs) is then the emulator's by module, and
 //! the Erlang function that called it is not in the stack; the quality notices say so.
 
-use super::row::{Ecosystem, GuessWhen};
+use super::row::{Ecosystem, GuessWhen, Interpreter, Runtime};
 use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameId, FrameKind, Profile};
@@ -36,6 +36,10 @@ pub const ECOSYSTEM: Ecosystem = Ecosystem {
     guess_when: GuessWhen::Loaded,
     unit_of: Some(unit),
     umbrella_owners: &[],
+    interpreter: Some(Interpreter {
+        runtime: Runtime::Beam,
+        is_module: is_emulator_module,
+    }),
 };
 
 fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
@@ -76,12 +80,55 @@ pub fn root_of(module: &str) -> &str {
     }
 }
 
+/// An Erlang root as its application names it: the longest `_`-separated prefix its unclaimed
+/// modules share (`order_book` of `order_book_app`, `order_book_matcher`; `inventory` of
+/// `inventory`, `inventory_calc`), so the guess claims no other `order_` module. An Elixir
+/// root is its application's already.
+fn application_of(
+    root: &str,
+    profiles: &[Profile],
+    claimed_by_presets: &dyn Fn(&Frame) -> bool,
+) -> String {
+    if root.starts_with("Elixir.") {
+        return root.to_string();
+    }
+    let mut shared: Option<Vec<&str>> = None;
+    for f in profiles.iter().flat_map(Profile::frames) {
+        let Some(module) = module_of(&f.name).filter(|m| root_of(m) == root) else {
+            continue;
+        };
+        if !is_beam_function(f) || claimed_by_presets(f) {
+            continue;
+        }
+        let parts: Vec<&str> = module.split('_').collect();
+        shared = Some(match shared {
+            None => parts,
+            Some(mut common) => {
+                let same = common
+                    .iter()
+                    .zip(&parts)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                common.truncate(same.max(1));
+                common
+            }
+        });
+    }
+    shared.map_or_else(|| root.to_string(), |parts| parts.join("_"))
+}
+
 /// The match-key prefixes that claim every module of `root`.
 fn prefixes(root: &str) -> [String; 2] {
     match root.starts_with("Elixir.") {
         true => [format!("{root}."), format!("{root}:")],
         false => [format!("{root}:"), format!("{root}_")],
     }
+}
+
+/// Whether `module` (a path or file name) is the emulator, `beam.smp` (the JIT build's one
+/// name since OTP 24).
+pub fn is_emulator_module(module: &str) -> bool {
+    module.rsplit('/').next() == Some("beam.smp")
 }
 
 /// A BEAM function frame: the JIT's code, named `Module:function/arity`.
@@ -104,7 +151,7 @@ pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> boo
         }
     }
     if roots.is_empty() {
-        return Guess::Nothing;
+        return without_erlang_frames(profiles);
     }
     let found = (profiles.iter())
         .find_map(|p| recorded_root(p, &roots))
@@ -117,15 +164,13 @@ pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> boo
         },
     };
     // the roots one names the other's (`Elixir.ShopWeb` and `Elixir.Shop`): one program's
-    let mut claimed: Vec<&str> = (roots.iter().copied())
+    let mut claimed: Vec<String> = (roots.iter().copied())
         .filter(|r| r.starts_with(root.as_str()) || root.starts_with(r))
+        .map(|r| application_of(r, profiles, claimed_by_presets))
         .collect();
     claimed.sort_unstable();
-    let shortest = claimed
-        .iter()
-        .min_by_key(|r| r.len())
-        .copied()
-        .unwrap_or(&root);
+    claimed.dedup();
+    let shortest = claimed.iter().min_by_key(|r| r.len()).unwrap_or(&root);
     Guess::Found(OwnCode {
         unit: UnitKind::BeamApplication,
         name: shortest
@@ -136,6 +181,25 @@ pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> boo
         evidence,
         ..OwnCode::default()
     })
+}
+
+/// No Erlang function at all: recorded without `+JPperf true` (no JIT map), or the map not
+/// given: the emulator's native code is all the stacks show, and no share of the program's
+/// own can be read.
+fn without_erlang_frames(profiles: &[Profile]) -> Guess {
+    let any_erlang = (profiles.iter().flat_map(Profile::frames)).any(is_beam_function);
+    let emulator = |f: &Frame| f.module.as_deref().is_some_and(is_emulator_module);
+    match guess::runtime_weight(profiles, &emulator) {
+        Some((runtime, weight, total)) if !any_erlang => Guess::Declined(Declined {
+            unit: UnitKind::BeamApplication,
+            reason: DeclineReason::NoLanguageFrames {
+                runtime,
+                weight,
+                total,
+            },
+        }),
+        _ => Guess::Nothing,
+    }
 }
 
 /// The root of the module the recorded command starts, when it is one of `roots`: `-s MOD`,
@@ -162,11 +226,19 @@ fn recorded_root(profile: &Profile, roots: &[&str]) -> Option<(String, String)> 
 }
 
 /// The module an expression calls first: `Shop.main()` → `Elixir.Shop`, `inventory:main()` →
-/// `inventory`.
+/// `inventory`; the application it starts, `application:ensure_all_started(order_book)` →
+/// `order_book`.
 fn called_module(expr: &str) -> Option<String> {
-    let call = expr.split('(').next()?.trim();
-    if let Some((module, _)) = call.split_once(':') {
-        return Some(module.to_string());
+    let (call, args) = expr.split_once('(').unwrap_or((expr, ""));
+    let call = call.trim();
+    if let Some((module, function)) = call.split_once(':') {
+        let starts_app = module == "application"
+            && matches!(function, "start" | "ensure_started" | "ensure_all_started");
+        let app = args.split([',', ')']).next().unwrap_or("").trim();
+        return Some(match starts_app && !app.is_empty() {
+            true => app.to_string(),
+            false => module.to_string(),
+        });
     }
     let (module, _) = call.rsplit_once('.')?;
     module
@@ -263,18 +335,17 @@ fn tally(
     (weight, chains, total)
 }
 
-/// An Elixir module's dependency no rule names (`Elixir.Decimal.add/2`): its root, as an
-/// auto-owner's unit (`Decimal`). Erlang modules have no namespace to tell their application
-/// by, so they stay for the rules.
+/// A dependency no rule names (`Elixir.Decimal.add/2`, `eredis_client:request/3`): its
+/// root, as an auto-owner's unit (`Decimal`, `eredis`). The program's own modules are claimed
+/// before any unit is asked; OTP's, Elixir's and the known packages' by the rules.
 fn unit(frame: &Frame, _key: &str, _context: UnitContext) -> Option<Unit> {
     if !is_beam_function(frame) {
         return None;
     }
     let root = root_of(module_of(&frame.name)?);
-    let name = root.strip_prefix("Elixir.")?;
     Some(Unit {
         kind: UnitKind::BeamApplication,
-        name: name.to_string(),
+        name: root.strip_prefix("Elixir.").unwrap_or(root).to_string(),
     })
 }
 
@@ -306,6 +377,10 @@ mod tests {
         assert_eq!(root_of("inventory"), "inventory");
         assert_eq!(called_module("Shop.main()"), Some("Elixir.Shop".into()));
         assert_eq!(called_module("inventory:main()"), Some("inventory".into()));
+        assert_eq!(
+            called_module("application:ensure_all_started(order_book)"),
+            Some("order_book".into())
+        );
     }
 
     /// `proc_lib → Shop.Pricing → Decimal`, `proc_lib → ShopWeb.Router → Shop.Pricing`: the

@@ -25,7 +25,7 @@ pub mod vendors;
 
 pub use go::C_NAME as GO_C_NAME;
 pub use native::main_module as native_main_module;
-pub use row::{Ecosystem, GuessWhen};
+pub use row::{Ecosystem, GuessWhen, Runtime};
 
 /// Every ecosystem, in the order their presets apply when several are selected: the more
 /// specific first, so that Kotlin's `kotlin.reflect.` claims frames before the JVM's rules,
@@ -45,6 +45,15 @@ pub const ECOSYSTEMS: &[Ecosystem] = &[
     platform::ALLOCATORS,
     platform::KERNEL,
 ];
+
+/// The interpreter or VM whose native code `module` (a path or file name) is, if any
+/// ecosystem's is.
+pub fn interpreter_of_module(module: &str) -> Option<Runtime> {
+    (ECOSYSTEMS.iter())
+        .filter_map(|e| e.interpreter)
+        .find(|i| (i.is_module)(module))
+        .map(|i| i.runtime)
+}
 
 /// The ecosystem of preset `name`.
 pub fn by_name(name: &str) -> Option<&'static Ecosystem> {

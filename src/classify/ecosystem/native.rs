@@ -155,6 +155,7 @@ pub const ECOSYSTEM: Ecosystem = Ecosystem {
     guess_when: GuessWhen::LoadedAlone,
     unit_of: Some(unit),
     umbrella_owners: &[],
+    interpreter: None,
 };
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 //! an interpreted frame of a file that is not Python source is the template's, and a template
 //! of the program's tree is its code like its `.py` files.
 
-use super::row::{Ecosystem, GuessWhen};
+use super::row::{Ecosystem, GuessWhen, Interpreter, Runtime};
 use super::vendors;
 use crate::classify::guess::Guess;
 use crate::classify::guess::{Evidence, OwnCode};
@@ -84,6 +84,18 @@ pub fn own_code(
         files,
         evidence,
         ..OwnCode::default()
+    })
+}
+
+/// Whether `module` (a path or file name) is CPython's interpreter: the `python3.X` executable
+/// or `libpython3.X.so`.
+pub fn is_cpython_module(module: &str) -> bool {
+    let base = module.rsplit('/').next().unwrap_or(module);
+    let version = base
+        .strip_prefix("libpython3")
+        .or_else(|| base.strip_prefix("python3"));
+    version.is_some_and(|v| {
+        v.is_empty() || v.starts_with('.') && !v.contains("-config") && !v.ends_with(".py")
     })
 }
 
@@ -160,6 +172,10 @@ pub const ECOSYSTEM: Ecosystem = Ecosystem {
     guess_when: GuessWhen::Loaded,
     unit_of: Some(unit),
     umbrella_owners: &["python-packages", "python-extensions"],
+    interpreter: Some(Interpreter {
+        runtime: Runtime::CPython,
+        is_module: is_cpython_module,
+    }),
 };
 
 #[cfg(test)]

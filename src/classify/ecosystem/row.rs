@@ -33,6 +33,26 @@ pub struct Ecosystem {
     /// Preset owners that lump the ecosystem's packages together (`python-packages`): their
     /// frames go to their unit's guessed owner, which says more.
     pub umbrella_owners: &'static [&'static str],
+    /// The interpreter or VM whose native code perf sees instead of the language's frames
+    /// when the recording cannot name them (the quality finding on stacks with no frame of
+    /// the language).
+    pub interpreter: Option<Interpreter>,
+}
+
+/// An interpreter or VM of the language, as perf sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Interpreter {
+    pub runtime: Runtime,
+    /// Whether a module (a path or file name) is the interpreter's.
+    pub is_module: fn(&str) -> bool,
+}
+
+/// The interpreters whose native code can stand where the program's frames should be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Runtime {
+    CPython,
+    Ruby,
+    Beam,
 }
 
 /// When an ecosystem's own-code guess is asked.
@@ -68,6 +88,7 @@ impl Ecosystem {
             guess_when: GuessWhen::Loaded,
             unit_of: None,
             umbrella_owners: &[],
+            interpreter: None,
         }
     }
 }

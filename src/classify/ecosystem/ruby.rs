@@ -20,8 +20,8 @@
 //! and no file, so no own code can be found there; Ruby 3.3's `--yjit-perf` writes a perf map
 //! of YJIT's code, which the perf map reader reads as a JIT's.
 
-use super::row::{Ecosystem, GuessWhen};
-use crate::classify::guess::{Evidence, Guess, OwnCode};
+use super::row::{Ecosystem, GuessWhen, Interpreter, Runtime};
+use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
 use crate::classify::script_files;
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile};
@@ -36,6 +36,10 @@ pub const ECOSYSTEM: Ecosystem = Ecosystem {
     guess_when: GuessWhen::Loaded,
     unit_of: Some(unit),
     umbrella_owners: &[],
+    interpreter: Some(Interpreter {
+        runtime: Runtime::Ruby,
+        is_module: is_ruby_module,
+    }),
 };
 
 /// The name prefixes of Tilt's compiled templates, in a method and in the blocks inside it.
@@ -47,10 +51,37 @@ const TEMPLATE_METHODS: &[&str] = &[
 ];
 
 fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
-    own_code(profiles, claimed_by_presets)
-        .map(Guess::Found)
-        .into_iter()
-        .collect()
+    if let Some(code) = own_code(profiles, claimed_by_presets) {
+        return vec![Guess::Found(code)];
+    }
+    // perf alone: the interpreter's C code, no Ruby method (see the module doc)
+    let ruby_frames = (profiles.iter().flat_map(Profile::frames))
+        .any(|f| f.file.as_deref().is_some_and(is_ruby_file));
+    match guess::runtime_weight(profiles, &is_interpreter) {
+        Some((runtime, weight, total)) if !ruby_frames => vec![Guess::Declined(Declined {
+            unit: UnitKind::RubyFiles,
+            reason: DeclineReason::NoLanguageFrames {
+                runtime,
+                weight,
+                total,
+            },
+        })],
+        _ => Vec::new(),
+    }
+}
+
+/// A frame of the interpreter's native code: `libruby.so`, or a `ruby` executable.
+fn is_interpreter(frame: &Frame) -> bool {
+    frame.module.as_deref().is_some_and(is_ruby_module)
+}
+
+/// Whether `module` (a path or file name) is Ruby's interpreter: `libruby.so`, or a `ruby`
+/// executable (`ruby`, Debian's `ruby3.1`).
+pub fn is_ruby_module(module: &str) -> bool {
+    let base = module.rsplit('/').next().unwrap_or(module);
+    base.starts_with("libruby")
+        || (base.strip_prefix("ruby"))
+            .is_some_and(|v| v.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
 }
 
 /// The program's Ruby files in `profiles`, or `None` when no frame is one.
@@ -60,8 +91,9 @@ pub fn own_code(
 ) -> Option<OwnCode> {
     let mut own: BTreeSet<&str> = BTreeSet::new();
     let mut others: BTreeSet<&str> = BTreeSet::new();
-    for (frame, file) in script_files::frames_with_file(profiles, is_ruby_file) {
-        if frame.kind == FrameKind::Kernel {
+    for (frame, file) in script_files::frames_with_file(profiles, |_| true) {
+        let script = frame.module.is_none() && is_script_without_extension(file);
+        if frame.kind == FrameKind::Kernel || !(is_ruby_file(file) || script) {
             continue;
         }
         if claimed_by_presets(frame) || gem(file).is_some() {
@@ -117,6 +149,17 @@ fn is_ruby_file(file: &str) -> bool {
     !file.starts_with('<')
         && (EXTENSIONS.iter().any(|e| base.ends_with(e))
             || matches!(base, "Rakefile" | "Gemfile" | "config.ru"))
+}
+
+/// A script named without an extension (`bin/worker`, `exe/tool`), as a Ruby frame with no
+/// module names it: not the VM's pseudo-files (`unknown`, `(eval)`, `<internal:...>`).
+fn is_script_without_extension(file: &str) -> bool {
+    let base = file.rsplit('/').next().unwrap_or(file);
+    !base.is_empty()
+        && !base.contains('.')
+        && !file.starts_with(['<', '('])
+        && file != "unknown"
+        && file.contains('/')
 }
 
 /// The gem a file belongs to: `.../gems/rack-3.0.8/lib/rack.rb` → `rack` (rubygems, Debian's

@@ -209,6 +209,7 @@ pub const ECOSYSTEM: Ecosystem = Ecosystem {
     guess_when: GuessWhen::Loaded,
     unit_of: Some(unit),
     umbrella_owners: &[],
+    interpreter: None,
 };
 
 #[cfg(test)]

@@ -396,7 +396,9 @@ pub fn folded_frame(raw: &str) -> Frame {
     // `convert --to folded` writes JavaScript frames): the script's function with its file
     if let Some(entry) = names::perf_map_entry(base) {
         let kind = match entry.language {
-            names::MapLanguage::JavaScript | names::MapLanguage::Erlang => Some(FrameKind::Jit),
+            names::MapLanguage::JavaScript
+            | names::MapLanguage::Erlang
+            | names::MapLanguage::Ruby => Some(FrameKind::Jit),
             names::MapLanguage::Python => Some(FrameKind::Interpreted),
             names::MapLanguage::V8Stub => None,
         };

@@ -444,6 +444,16 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     would_have_been: heaviest,
                     weight: *weight,
                 },
+                crate::classify::own_code::DeclineReason::NoLanguageFrames {
+                    runtime,
+                    weight,
+                    ..
+                } => NotGuessed {
+                    unit: d.unit.as_str(),
+                    reason: "no-language-frames",
+                    would_have_been: runtime,
+                    weight: *weight,
+                },
             })
             .collect(),
         owners_guessed: report

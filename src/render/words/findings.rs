@@ -6,6 +6,7 @@
 
 use super::pct;
 use crate::aggregate::quality::{CutShortAdvice, CutShortCause, Finding, Quality, percent};
+use crate::classify::ecosystem::Runtime;
 use crate::model::CallGraph;
 
 /// One finding as a sentence, without its `warning:`/`hint:` tag (JSON's `findings` hold
@@ -42,13 +43,7 @@ pub fn text(finding: &Finding) -> String {
              rec.jfr PID`); JFR's execution samples leave out native and kernel time, so its \
              share is of the Java threads' time"
         ),
-        Finding::InterpreterOnly { percent } => format!(
-            "{percent:.1}% of the weight is in CPython's interpreter with no Python function in \
-             its stack: perf sees the interpreter's C functions (_PyEval_EvalFrameDefault ...), \
-             not the program's, so no Python code can own a share; run the program with Python \
-             3.12+ and `-X perf` (perf then names each Python function), or record it with \
-             py-spy (`py-spy record --format raw` or `--format speedscope`)"
-        ),
+        Finding::InterpreterOnly { percent, runtime } => interpreter_only(*percent, *runtime),
         Finding::Unresolved {
             leaf,
             owner,
@@ -332,12 +327,53 @@ pub fn user_moves(owner: f64, anywhere: f64) -> String {
 
 /// A warning in a few words, for a place with room for one line (a flame graph's subtitle);
 /// `None` for what another headline covers (a module's unresolved leaves) and for hints.
+/// What an interpreter is called and what its language's frames are, for
+/// [`Finding::InterpreterOnly`].
+fn interpreter_words(runtime: Runtime) -> (&'static str, &'static str) {
+    match runtime {
+        Runtime::CPython => ("CPython's interpreter", "Python function"),
+        Runtime::Ruby => ("Ruby's interpreter", "Ruby method"),
+        Runtime::Beam => ("the BEAM emulator's C code", "Erlang function"),
+    }
+}
+
+/// Stacks in an interpreter's native code with no function of its language: what perf saw,
+/// and how to record the language's frames.
+fn interpreter_only(percent: f64, runtime: Runtime) -> String {
+    let (interpreter, function) = interpreter_words(runtime);
+    let fix = match runtime {
+        Runtime::CPython => {
+            "perf sees the interpreter's C functions (_PyEval_EvalFrameDefault ...), not the \
+             program's, so no Python code can own a share; run the program with Python 3.12+ \
+             and `-X perf` (perf then names each Python function), or record it with py-spy \
+             (`py-spy record --format raw` or `--format speedscope`)"
+        }
+        Runtime::Ruby => {
+            "perf sees the interpreter's C functions (vm_exec_core, rb_* ...), not the \
+             program's methods; record it with rbspy (`rbspy record --format collapsed`), or \
+             with Ruby 3.3+ `--yjit --yjit-perf` for YJIT's perf map"
+        }
+        Runtime::Beam => {
+            "its BIFs, ETS, message copying, GC and NIFs' callers are not in the stack, so that \
+             weight is the emulator's (`erts`), not the Erlang code's that called it: a \
+             beam.smp stripped and built without frame pointers stops the walk there (most \
+             distributions'); a BEAM built with `--enable-frame-pointer`, or `--call-graph \
+             dwarf` with the emulator's debug symbols, gives the callers back, and without \
+             `+JPperf true` no Erlang function is named at all"
+        }
+    };
+    format!(
+        "{percent:.1}% of the weight is in {interpreter} with no {function} in its stack: {fix}"
+    )
+}
+
 pub fn headline(finding: &Finding) -> Option<String> {
     Some(match finding {
         Finding::NoCallChains => "no call chains, so the owner view is the self view".into(),
         Finding::CutShort { percent, .. } => format!("{percent:.1}% in stacks cut short"),
-        Finding::InterpreterOnly { percent } => {
-            format!("{percent:.1}% in CPython's interpreter with no Python function")
+        Finding::InterpreterOnly { percent, runtime } => {
+            let (interpreter, function) = interpreter_words(*runtime);
+            format!("{percent:.1}% in {interpreter} with no {function}")
         }
         Finding::Unresolved { leaf, owner, .. } => {
             format!("{leaf:.1}% of leaves and {owner:.1}% of owner frames without a symbol")

@@ -61,7 +61,7 @@ pub fn evidence(evidence: &Evidence) -> String {
             some(names)
         ),
         Evidence::BeamCommand { module } => {
-            format!("`{module}`, the module the recorded command starts")
+            format!("`{module}`, which the recorded command starts")
         }
         Evidence::BeamOutermost {
             function,
@@ -285,6 +285,32 @@ pub fn declined_line(declined: &crate::classify::own_code::Declined) -> String {
             },
             share = pct(*weight as f64 * 100.0 / (*total).max(1) as f64),
         ),
+        DeclineReason::NoLanguageFrames {
+            runtime,
+            weight,
+            total,
+        } => format!(
+            "user code not guessed: no {unit} in the recording, only {runtime}'s native code \
+             (in {share} of the weight), so no share of the program's own can be read; {how}",
+            unit = declined.unit,
+            share = pct(*weight as f64 * 100.0 / (*total).max(1) as f64),
+            how = language_frames_fix(declined.unit),
+        ),
+    }
+}
+
+/// How to record a language whose frames perf alone does not see.
+pub fn language_frames_fix(unit: crate::classify::unit::UnitKind) -> &'static str {
+    match unit {
+        crate::classify::unit::UnitKind::BeamApplication => {
+            "start the BEAM with `+JPperf true` (ERL_FLAGS, `elixir --erl`) so its JIT writes \
+             /tmp/perf-PID.map, and keep that map beside the recording (--jit-map-dir)"
+        }
+        _ => {
+            "perf sees Ruby only as the interpreter's C code: record with rbspy (`rbspy record \
+             --format collapsed -- ruby ...`), or with Ruby 3.3+ `--yjit --yjit-perf` for \
+             YJIT's perf map"
+        }
     }
 }
 

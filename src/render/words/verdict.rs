@@ -40,6 +40,11 @@ pub fn unfit(u: &Unfit) -> String {
              --max-lost to accept it",
             crate::model::LOST_FIX
         ),
+        UnfitReason::NoLanguageFrames { unit, runtime } => format!(
+            "it holds no {unit}, only {runtime}'s native code, so user code's share cannot be \
+             read from it; {}",
+            super::guess::language_frames_fix(*unit)
+        ),
         UnfitReason::Unclassified {
             percent,
             limit,
