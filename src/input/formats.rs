@@ -159,8 +159,8 @@ fn cut_in_magic(path: &std::path::Path, head: &[u8], what: &str) -> Error {
 }
 
 /// Inputs no row reads, refused with what they are: a gzip stream cut inside its magic
-/// number (gzip is undone by [`Source`], not a format), and legacy pprof, with the command
-/// that converts it.
+/// number (gzip is undone by [`Source`], not a format), legacy pprof, with the command
+/// that converts it, and the profilers' formats not read yet ([`not_read_yet`]).
 fn refuse_unreadable(path: &std::path::Path, head: &[u8]) -> Result<()> {
     const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
     if Probe::of_magic(head, GZIP_MAGIC) == Probe::NeedMore {
@@ -174,7 +174,35 @@ fn refuse_unreadable(path: &std::path::Path, head: &[u8]) -> Result<()> {
             format!("{kind}: convert with `go tool pprof -proto {name} > {name}.pb.gz`"),
         ));
     }
+    if let Some(what) = not_read_yet(head) {
+        return Err(Error::input(path, Position::Whole, what));
+    }
     Ok(())
+}
+
+/// Profiles whose formats whose does not read yet, by their first bytes, with what reads
+/// instead (issue 57): stackprof's dump (Ruby `Marshal` data: version 4.8, then a hash) and
+/// the Firefox Profiler's JSON (vernier, samply, Gecko: an object whose first key is
+/// `meta`).
+fn not_read_yet(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\x04\x08{") {
+        return Some(
+            "a stackprof dump (Ruby Marshal data): not supported yet; record with rbspy \
+             (`rbspy record --format collapsed`), whose frames name their files, or read \
+             `stackprof --stackcollapse DUMP` as folded text (method names only, so claim the \
+             program's with --user)",
+        );
+    }
+    let text = head.trim_ascii_start();
+    let first_key = text.strip_prefix(b"{").map(<[u8]>::trim_ascii_start);
+    if first_key.is_some_and(|k| k.starts_with(b"\"meta\"")) {
+        return Some(
+            "a Firefox Profiler profile (vernier, samply, Gecko): not supported yet; record \
+             Ruby with rbspy (`--format speedscope` or `--format collapsed`), or read the \
+             recording samply made it from (perf.data)",
+        );
+    }
+    None
 }
 
 /// A head with control bytes that no binary row claimed is no text format either.

@@ -340,3 +340,29 @@ fn the_report_says_what_an_interpreter_only_stack_loses() {
     );
     assert!(ruby.contains("rbspy"), "{ruby}");
 }
+
+/// stackprof's Marshal dump and vernier's Firefox Profiler JSON are refused with what they are
+/// and what to record instead, not read as folded text.
+#[test]
+fn ruby_profilers_formats_not_read_yet_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("stackprof.dump");
+    std::fs::write(&dump, b"\x04\x08{\x0b:\x0cversionf\x061.2:\tmode:\x08cpu").unwrap();
+    let vernier = write_temp(
+        dir.path(),
+        "vernier.json",
+        "{\"meta\": {\"interval\": 1, \"product\": \"Ruby/Vernier\"}, \"threads\": []}\n",
+    );
+    for (path, what) in [
+        (dump.display().to_string(), "stackprof dump"),
+        (vernier.display().to_string(), "Firefox Profiler profile"),
+    ] {
+        let out = whose(&["report", &path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(what) && err.contains("not supported yet"),
+            "{err}"
+        );
+    }
+}
