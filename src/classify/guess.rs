@@ -82,6 +82,11 @@ pub enum DeclineReason {
     },
 }
 
+/// The guesses of an ecosystem that finds its own code or nothing (never declines).
+pub fn found(code: Option<OwnCode>) -> Vec<Guess> {
+    code.map(Guess::Found).into_iter().collect()
+}
+
 impl Declined {
     /// The runtime whose native code alone the recording shows, when that is why no guess
     /// was made ([`DeclineReason::NoLanguageFrames`]).

@@ -136,6 +136,17 @@ pub fn shares_of(json: &Value) -> (Shares, u128) {
     (shares, total)
 }
 
+/// Where a no-flags report of `file` misses its hand count: user code's owner-view share more
+/// than a point from `hand`, or more than 1 % unclassified (issue 53's and 57's bar).
+pub fn off_the_hand_count(file: &str, json: &Value, hand: f64) -> Option<String> {
+    let (shares, _) = shares_of(json);
+    let user = shares.get("user").map_or(0.0, |s| s[OWNER]);
+    let unclassified = shares.get("unclassified").map_or(0.0, |s| s[OWNER]);
+    ((user - hand).abs() > 1.0 || unclassified > 1.0).then(|| {
+        format!("{file}: user {user:.2}% (hand {hand:.2}%), unclassified {unclassified:.2}%")
+    })
+}
+
 /// The notes of input 0 of a `whose/1` document.
 pub fn notes(json: &Value) -> Vec<String> {
     json["inputs"][0]["notes"]

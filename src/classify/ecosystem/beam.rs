@@ -21,7 +21,7 @@
 //! pointers: its C code (BIFs, ETS, copying, GC, NIFs) is then the emulator's by module, and
 //! the Erlang function that called it is not in the stack; the quality notices say so.
 
-use super::row::{Ecosystem, GuessWhen, Interpreter, Runtime};
+use super::row::{Ecosystem, Interpreter, Runtime};
 use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameId, FrameKind, Profile};
@@ -29,17 +29,16 @@ use rustc_hash::FxHashMap;
 
 /// Erlang and Elixir: `beam.toml`, the program's applications, Elixir dependencies by root.
 pub const ECOSYSTEM: Ecosystem = Ecosystem {
-    name: "beam",
-    rules: include_str!("../../../rules/beam.toml"),
-    language: true,
-    own_code: Some(guesses),
-    guess_when: GuessWhen::Loaded,
-    unit_of: Some(unit),
-    umbrella_owners: &[],
     interpreter: Some(Interpreter {
         runtime: Runtime::Beam,
         is_module: is_emulator_module,
     }),
+    ..Ecosystem::language(
+        "beam",
+        include_str!("../../../rules/beam.toml"),
+        guesses,
+        unit,
+    )
 };
 
 fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {

@@ -27,7 +27,7 @@
 //! and that has no Go package, no preset claims (cgo's glue, the runtime's assembly) and no
 //! C library's rule names ([`own_c_code`]).
 
-use super::row::{Ecosystem, GuessWhen};
+use super::row::Ecosystem;
 use crate::classify::guess::Guess;
 use crate::classify::guess::{Evidence, OwnCode, Placement};
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
@@ -306,16 +306,8 @@ fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) ->
 }
 
 /// Go: `go.toml`, the main module's guess and third-party modules by import path.
-pub const ECOSYSTEM: Ecosystem = Ecosystem {
-    name: "go",
-    rules: include_str!("../../../rules/go.toml"),
-    language: true,
-    own_code: Some(guesses),
-    guess_when: GuessWhen::Loaded,
-    unit_of: Some(unit),
-    umbrella_owners: &[],
-    interpreter: None,
-};
+pub const ECOSYSTEM: Ecosystem =
+    Ecosystem::language("go", include_str!("../../../rules/go.toml"), guesses, unit);
 
 #[cfg(test)]
 mod tests {

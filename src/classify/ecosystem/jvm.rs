@@ -31,7 +31,7 @@
 //! (`Main.`, `Main$`). Where a preset claims frames under that prefix, only the package itself
 //! is claimed, so that a preset's owner is never taken for the program's code.
 
-use super::row::{Ecosystem, GuessWhen};
+use super::row::Ecosystem;
 use super::vendors;
 use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
@@ -587,16 +587,12 @@ fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) ->
 
 /// The JVM (Java, Scala, Kotlin's JVM code): `jvm.toml`, the program's packages guessed from
 /// the recording's main class or its entry points, vendors' packages by namespace.
-pub const ECOSYSTEM: Ecosystem = Ecosystem {
-    name: "jvm",
-    rules: include_str!("../../../rules/jvm.toml"),
-    language: true,
-    own_code: Some(guesses),
-    guess_when: GuessWhen::Loaded,
-    unit_of: Some(unit),
-    umbrella_owners: &[],
-    interpreter: None,
-};
+pub const ECOSYSTEM: Ecosystem = Ecosystem::language(
+    "jvm",
+    include_str!("../../../rules/jvm.toml"),
+    guesses,
+    unit,
+);
 
 #[cfg(test)]
 mod tests {

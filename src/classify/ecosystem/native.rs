@@ -15,8 +15,7 @@
 //! `std::` code inlined into the executable, or a static libc, stays the presets'.
 
 use super::row::{Ecosystem, GuessWhen};
-use crate::classify::guess::Guess;
-use crate::classify::guess::{Evidence, OwnCode, Placement};
+use crate::classify::guess::{self, Evidence, Guess, OwnCode, Placement};
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile, perf};
 use rustc_hash::FxHashMap;
@@ -139,23 +138,20 @@ fn unit(frame: &Frame, _key: &str, _context: UnitContext) -> Option<Unit> {
 }
 
 fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
-    own_code(profiles, claimed_by_presets)
-        .map(Guess::Found)
-        .into_iter()
-        .collect()
+    guess::found(own_code(profiles, claimed_by_presets))
 }
 
 /// Native code (C, C++): `native.toml` (libc, libstdc++, ld.so, well-known C libraries), the
 /// recorded executable where no language's guess names the program, shared libraries.
 pub const ECOSYSTEM: Ecosystem = Ecosystem {
-    name: "native",
-    rules: include_str!("../../../rules/native.toml"),
     language: false,
-    own_code: Some(guesses),
     guess_when: GuessWhen::LoadedAlone,
-    unit_of: Some(unit),
-    umbrella_owners: &[],
-    interpreter: None,
+    ..Ecosystem::language(
+        "native",
+        include_str!("../../../rules/native.toml"),
+        guesses,
+        unit,
+    )
 };
 
 #[cfg(test)]

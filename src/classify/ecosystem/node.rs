@@ -8,9 +8,8 @@
 //! `node_modules/.pnpm/...`). The guess claims their common directory, entry by entry below
 //! it ([`script_files::own_files`]), never a `node_modules/` tree inside it.
 
-use super::row::{Ecosystem, GuessWhen};
-use crate::classify::guess::Guess;
-use crate::classify::guess::{Evidence, OwnCode};
+use super::row::Ecosystem;
+use crate::classify::guess::{self, Evidence, Guess, OwnCode};
 use crate::classify::script_files;
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile};
@@ -108,23 +107,16 @@ fn unit(frame: &Frame, _key: &str, _context: UnitContext) -> Option<Unit> {
 }
 
 fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
-    own_code(profiles, claimed_by_presets)
-        .map(Guess::Found)
-        .into_iter()
-        .collect()
+    guess::found(own_code(profiles, claimed_by_presets))
 }
 
 /// Node.js: `node.toml`, the program's scripts, npm packages under `node_modules/`.
-pub const ECOSYSTEM: Ecosystem = Ecosystem {
-    name: "node",
-    rules: include_str!("../../../rules/node.toml"),
-    language: true,
-    own_code: Some(guesses),
-    guess_when: GuessWhen::Loaded,
-    unit_of: Some(unit),
-    umbrella_owners: &[],
-    interpreter: None,
-};
+pub const ECOSYSTEM: Ecosystem = Ecosystem::language(
+    "node",
+    include_str!("../../../rules/node.toml"),
+    guesses,
+    unit,
+);
 
 #[cfg(test)]
 mod tests {

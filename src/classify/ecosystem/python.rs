@@ -21,10 +21,9 @@
 //! an interpreted frame of a file that is not Python source is the template's, and a template
 //! of the program's tree is its code like its `.py` files.
 
-use super::row::{Ecosystem, GuessWhen, Interpreter, Runtime};
+use super::row::{Ecosystem, Interpreter, Runtime};
 use super::vendors;
-use crate::classify::guess::Guess;
-use crate::classify::guess::{Evidence, OwnCode};
+use crate::classify::guess::{self, Evidence, Guess, OwnCode};
 use crate::classify::script_files;
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile};
@@ -155,27 +154,24 @@ fn unit(frame: &Frame, _key: &str, _context: UnitContext) -> Option<Unit> {
 }
 
 fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Vec<Guess> {
-    own_code(profiles, claimed_by_presets)
-        .map(Guess::Found)
-        .into_iter()
-        .collect()
+    guess::found(own_code(profiles, claimed_by_presets))
 }
 
 /// CPython: `python.toml`, the program's files, packages under `site-packages/`; the preset's
 /// `python-packages` (all of `site-packages`) and `python-extensions` (every C extension
 /// module) lump packages together, so their frames go to their package's guessed owner.
 pub const ECOSYSTEM: Ecosystem = Ecosystem {
-    name: "python",
-    rules: include_str!("../../../rules/python.toml"),
-    language: true,
-    own_code: Some(guesses),
-    guess_when: GuessWhen::Loaded,
-    unit_of: Some(unit),
     umbrella_owners: &["python-packages", "python-extensions"],
     interpreter: Some(Interpreter {
         runtime: Runtime::CPython,
         is_module: is_cpython_module,
     }),
+    ..Ecosystem::language(
+        "python",
+        include_str!("../../../rules/python.toml"),
+        guesses,
+        unit,
+    )
 };
 
 #[cfg(test)]

@@ -78,6 +78,22 @@ impl Ecosystem {
         Self::origin_of(self.name)
     }
 
+    /// A language's row: its preset, its own-code guess asked whenever the preset is loaded,
+    /// its unit finder; no umbrella owners, no interpreter (struct update adds them).
+    pub const fn language(
+        name: &'static str,
+        rules: &'static str,
+        own_code: OwnCodeGuess,
+        unit_of: UnitOf,
+    ) -> Ecosystem {
+        Ecosystem {
+            language: true,
+            own_code: Some(own_code),
+            unit_of: Some(unit_of),
+            ..Ecosystem::rules_only(name, rules)
+        }
+    }
+
     /// A row with nothing but its preset: a platform's rules (allocators, the kernel).
     pub const fn rules_only(name: &'static str, rules: &'static str) -> Ecosystem {
         Ecosystem {

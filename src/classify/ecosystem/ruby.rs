@@ -20,7 +20,7 @@
 //! and no file, so no own code can be found there; Ruby 3.3's `--yjit-perf` writes a perf map
 //! of YJIT's code, which the perf map reader reads as a JIT's.
 
-use super::row::{Ecosystem, GuessWhen, Interpreter, Runtime};
+use super::row::{Ecosystem, Interpreter, Runtime};
 use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
 use crate::classify::script_files;
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
@@ -29,17 +29,16 @@ use std::collections::BTreeSet;
 
 /// Ruby: `ruby.toml`, the program's files, gems by directory.
 pub const ECOSYSTEM: Ecosystem = Ecosystem {
-    name: "ruby",
-    rules: include_str!("../../../rules/ruby.toml"),
-    language: true,
-    own_code: Some(guesses),
-    guess_when: GuessWhen::Loaded,
-    unit_of: Some(unit),
-    umbrella_owners: &[],
     interpreter: Some(Interpreter {
         runtime: Runtime::Ruby,
         is_module: is_ruby_module,
     }),
+    ..Ecosystem::language(
+        "ruby",
+        include_str!("../../../rules/ruby.toml"),
+        guesses,
+        unit,
+    )
 };
 
 /// The name prefixes of Tilt's compiled templates, in a method and in the blocks inside it.

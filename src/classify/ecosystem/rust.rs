@@ -26,7 +26,7 @@
 //!   ways (a serde visitor of the program called by `serde_json`, called by the program), so
 //!   they exclude neither.
 
-use super::row::{Ecosystem, GuessWhen};
+use super::row::Ecosystem;
 use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, OwnCode};
 use crate::classify::match_key;
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
@@ -201,16 +201,12 @@ fn guesses(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) ->
 }
 
 /// Rust: `rust.toml`, the main binary's crate, crates by path.
-pub const ECOSYSTEM: Ecosystem = Ecosystem {
-    name: "rust",
-    rules: include_str!("../../../rules/rust.toml"),
-    language: true,
-    own_code: Some(guesses),
-    guess_when: GuessWhen::Loaded,
-    unit_of: Some(unit),
-    umbrella_owners: &[],
-    interpreter: None,
-};
+pub const ECOSYSTEM: Ecosystem = Ecosystem::language(
+    "rust",
+    include_str!("../../../rules/rust.toml"),
+    guesses,
+    unit,
+);
 
 #[cfg(test)]
 pub(crate) mod tests {
