@@ -841,7 +841,7 @@ pub fn rbspy_frame(raw: &str) -> Option<(&str, Option<&str>, Option<u32>)> {
         || file == "(eval)"
         || file.starts_with("<internal:")
         // a script without an extension (`bin/worker`), with its line
-        || (file.starts_with('/') && line.is_some() && !base.contains('.'));
+        || (file.contains('/') && line.is_some() && !base.contains('.') && !file.contains(' '));
     let vague = matches!(file, "unknown" | "(eval)");
     (ruby && (line.is_some() || !vague)).then_some((name, Some(file), line))
 }

@@ -22,7 +22,8 @@ pub struct Written {
 /// async-profiler's `_[i]`, so the folded reader gives them back their kinds, and a sample
 /// without frames is [`NO_FRAMES`]. By default frames also carry their module (as
 /// perf script prints it), frames known by a source file and no module (py-spy's Python
-/// frames) py-spy's `func (file.py:LINE)`, and other interpreted frames `_[0]`: reading the
+/// frames) py-spy's `func (file.py:LINE)`, Ruby's rbspy's `name - file.rb:LINE`, and other
+/// interpreted frames `_[0]`: reading the
 /// file back gives the same owners (tests/it/roundtrip.rs), and inferno still draws it. With
 /// `plain` (`convert --plain`) the text is names only, as inferno's collapsers write it.
 ///
@@ -106,7 +107,12 @@ fn push_stack_text(profile: &Profile, stack: StackId, plain: bool, text: &mut St
             text.push(SEPARATOR);
         }
         let frame = profile.frame(f);
-        if !plain && let Some(source) = source_text(frame).or_else(|| js_text(frame)) {
+        let source = || {
+            source_text(frame)
+                .or_else(|| js_text(frame))
+                .or_else(|| rbspy_text(frame))
+        };
+        if !plain && let Some(source) = source() {
             text.push_str(&source);
             continue;
         }
@@ -181,6 +187,29 @@ fn js_text(frame: &Frame) -> Option<String> {
         None => format!("JS:{} {file}", clean(&frame.name)),
     };
     (folded::folded_frame(&text) == *frame).then_some(text)
+}
+
+/// A Ruby frame (a method with its file and no module: rbspy's, YJIT's) as rbspy's collapsed
+/// output names it, `name - FILE:LINE`, which the folded reader takes back with its file
+/// ([`crate::names::rbspy_frame`]), so the ruby preset and the guess of the program's files
+/// still apply; when it reads back with the same name, file and line (the kind read back is
+/// `interpreted`, where speedscope's reader left `native`).
+fn rbspy_text(frame: &Frame) -> Option<String> {
+    if frame.module.is_some()
+        || !matches!(
+            frame.kind,
+            FrameKind::Interpreted | FrameKind::Native | FrameKind::Jit
+        )
+    {
+        return None;
+    }
+    let file = clean(frame.file.as_deref()?);
+    let text = match frame.line {
+        Some(line) => format!("{} - {file}:{line}", clean(&frame.name)),
+        None => format!("{} - {file}", clean(&frame.name)),
+    };
+    let back = folded::folded_frame(&text);
+    (back.name == frame.name && back.file == frame.file && back.line == frame.line).then_some(text)
 }
 
 /// A frame name or module that stays within one frame when read back: `;` separates

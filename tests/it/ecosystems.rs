@@ -358,3 +358,22 @@ fn ruby_profilers_formats_not_read_yet_say_so() {
         );
     }
 }
+
+/// `convert --to folded` writes Ruby frames as rbspy does (`name - file.rb:LINE`), so the
+/// folded file read back gives the same owners: the service's user share by hand, 19.32 %.
+#[test]
+fn ruby_frames_keep_their_files_through_folded_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rbsvc.folded");
+    let o = whose(&[
+        "convert",
+        &fixture_arg("eco57/rbsvc.rbspy-collapsed.txt.gz"),
+        "--to",
+        "folded",
+        "-o",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let json = report_json(&[&out.display().to_string()]);
+    assert_eq!(off_the_hand_count("rbsvc.folded", &json, 19.32), None);
+}
