@@ -6,13 +6,15 @@ use crate::cli::Cli;
 use crate::error::{Error, Result};
 use clap::CommandFactory;
 
-/// The completion script for `shell`, to standard output.
+/// The completion script for `shell`, to standard output. clap_complete panics when its
+/// writer fails (a closed pipe: `whose completions zsh | head`), so the script is made in
+/// memory and written as every other output is: a write error is exit 2, a closed pipe a
+/// quiet exit 0 (issue 61).
 pub fn completions(shell: clap_complete::Shell) -> Result<Outcome> {
     let mut command = Cli::command();
-    write_output(None, |out, _| {
-        clap_complete::generate(shell, &mut command, "whose", out);
-        Ok(())
-    })?;
+    let mut script: Vec<u8> = Vec::new();
+    clap_complete::generate(shell, &mut command, "whose", &mut script);
+    write_output(None, |out, _| out.write_all(&script))?;
     Ok(Outcome::Success)
 }
 

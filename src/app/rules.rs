@@ -1,6 +1,8 @@
-//! `whose rules check`, `whose rules list` and `whose rules show`.
+//! `whose rules check`, `whose rules list` and `whose rules show`. Standard output is written
+//! as every command writes it ([`write_output`]): a write error is exit 2, a closed pipe a
+//! quiet exit 0 (issue 61).
 
-use super::Outcome;
+use super::{Outcome, write_output};
 use crate::classify::{RuleSet, presets, rules};
 use crate::config::RulesPlan;
 use crate::error::Result;
@@ -18,23 +20,26 @@ pub fn run(plan: RulesPlan) -> Result<Outcome> {
                 };
                 let set = RuleSet::build(&options, &[])?;
                 let blocks = parsed.blocks.len();
-                println!(
-                    "{}",
-                    render::rule_listing::checked(f, blocks, &set, &parsed.extend)
-                );
+                let text = render::rule_listing::checked(f, blocks, &set, &parsed.extend);
+                write_output(None, |out, _| writeln!(out, "{text}"))?;
             }
         }
         RulesPlan::List { preset: None } => {
             let sets = presets::names()
                 .map(|name| Ok((name, preset_rules(name)?)))
                 .collect::<Result<Vec<_>>>()?;
-            print!("{}", render::rule_listing::presets(&sets));
+            let text = render::rule_listing::presets(&sets);
+            write_output(None, |out, _| out.write_all(text.as_bytes()))?;
         }
         RulesPlan::List { preset: Some(name) } => {
             let set = preset_rules(&name)?;
-            print!("{}", render::rule_listing::preset_blocks(&name, &set));
+            let text = render::rule_listing::preset_blocks(&name, &set);
+            write_output(None, |out, _| out.write_all(text.as_bytes()))?;
         }
-        RulesPlan::Show { preset } => print!("{}", presets::text_or_error(&preset)?),
+        RulesPlan::Show { preset } => {
+            let text = presets::text_or_error(&preset)?;
+            write_output(None, |out, _| out.write_all(text.as_bytes()))?;
+        }
     }
     Ok(Outcome::Success)
 }

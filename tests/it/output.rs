@@ -266,3 +266,41 @@ fn sigint_at_many_points_of_a_split_leaves_no_temporary_and_a_whole_output() {
         "{interrupted} interrupted, {finished} finished"
     );
 }
+
+/// Issue 61: every command writes standard output as the data commands do — a closed pipe is
+/// a quiet exit 0 (`whose completions zsh | head -c 10`), a write error exit 2 with
+/// `<stdout>: ...` — `rules`, `completions`, `man` and `--help` included, where clap_complete
+/// and `print!` used to panic (exit 101).
+#[test]
+fn every_command_takes_a_closed_pipe_quietly_and_a_full_disk_as_an_error() {
+    let commands: &[&[&str]] = &[
+        &["completions", "zsh"],
+        &["rules", "list"],
+        &["rules", "show", "beam"],
+        &["rules", "list", "--preset", "jvm"],
+        &["man"],
+        &["--help"],
+    ];
+    for args in commands {
+        // the reading end closed before whose writes: its first write is EPIPE
+        let mut child = Command::new(BIN)
+            .args(*args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let out = Command::new(BIN).args(*args).stdout(full).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("<stdout>: No space left on device"),
+            "{args:?}: {err}"
+        );
+    }
+}
