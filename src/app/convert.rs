@@ -72,6 +72,16 @@ pub fn run(plan: ConvertPlan) -> Result<Outcome> {
                     })?;
                 }
                 None => {
+                    if let Some((metric, count)) = export::pprof::count_past_int64(&profile) {
+                        return Err(Error::Unsupported(format!(
+                            "{}: a count of {}, {count}, does not fit pprof's 64-bit signed \
+                             values (at most {}): refused rather than clamped; `convert --to \
+                             folded` keeps it",
+                            plan.profile.display(),
+                            profile.sample_types()[metric].name,
+                            i64::MAX
+                        )));
+                    }
                     write_output(plan.output.as_deref(), |out, _| {
                         export::pprof::write_profile_gz(&profile, &labels, out)
                     })?;

@@ -234,6 +234,21 @@ fn write_frame_lines<'a, W: Write>(
     Ok(frame_lines)
 }
 
+/// The first count of `profile` that pprof's int64 values cannot hold, as (its sample type's
+/// index, the count): a folded or perf input sums into 128 bits, and a count past
+/// `i64::MAX` written as pprof would be clamped, a silent wrong number (issue 61).
+pub fn count_past_int64(profile: &Profile) -> Option<(usize, u128)> {
+    let too_large = |values: &[u128]| {
+        (values.iter().position(|&v| v > i64::MAX as u128)).map(|i| (i, values[i]))
+    };
+    (profile.rows().find_map(|row| too_large(row.values))).or_else(|| {
+        profile
+            .negative
+            .rows()
+            .find_map(|row| too_large(row.values))
+    })
+}
+
 /// One sample per (stack, thread) row, with its stack's locations (written as first
 /// needed) and the owner labels; one `pb::Sample` is reused, so a row costs no allocation.
 fn write_samples<'a, W: Write>(
@@ -257,6 +272,7 @@ fn write_samples<'a, W: Write>(
         let values = row
             .values
             .iter()
+            // refused before writing when one does not fit (`count_past_int64`)
             .map(|&v| i64::try_from(v).unwrap_or(i64::MAX));
         sample.value.extend(values);
         sample.label.clear();

@@ -311,3 +311,34 @@ fn folded_only_options_are_refused_with_pprof_output() {
         );
     }
 }
+
+/// Issue 61: a count past pprof's int64 (a folded file's sum can reach 2^63) is refused with
+/// exit 2 and nothing written, never clamped to `i64::MAX`; the largest that fits converts.
+#[test]
+fn a_count_past_int64_is_refused_not_clamped() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = write_temp(dir.path(), "big.folded", "a;b 9223372036854775808\na;c 1\n");
+    let out_path = dir.path().join("big.pb.gz");
+    let out = whose(&[
+        "convert",
+        &big.display().to_string(),
+        "--to",
+        "pprof",
+        "-o",
+        &out_path.display().to_string(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("9223372036854775808") && err.contains("refused rather than clamped"));
+    assert!(!out_path.exists());
+    let fits = write_temp(dir.path(), "fits.folded", "a;b 9223372036854775807\n");
+    let out = whose(&[
+        "convert",
+        &fits.display().to_string(),
+        "--to",
+        "pprof",
+        "-o",
+        &out_path.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+}
