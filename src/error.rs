@@ -61,11 +61,13 @@ pub enum Error {
 }
 
 impl Error {
+    /// An input error; a message that carries a long piece of the input (a parser's own
+    /// message quoting a 10 MB string where a number belongs) is bounded ([`bounded`]).
     pub fn input(path: impl Into<PathBuf>, position: Position, message: impl Into<String>) -> Self {
         Error::Input {
             path: path.into(),
             position,
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
 
@@ -111,9 +113,48 @@ pub fn quote(bytes: &[u8]) -> String {
     shown
 }
 
+/// The longest message left as it is: a few lines of words.
+const MESSAGE_BYTES: usize = 600;
+
+/// `message` with every word longer than [`QUOTE_BYTES`] shown as [`quote`] shows input, when
+/// the message is longer than [`MESSAGE_BYTES`]: the parsers' messages (serde_json's
+/// `invalid type: string "…", expected f64`) quote the value whole, and a message is one line
+/// of stderr, not the input again (issue 61).
+pub fn bounded(message: String) -> String {
+    if message.len() <= MESSAGE_BYTES {
+        return message;
+    }
+    let mut out = String::with_capacity(MESSAGE_BYTES);
+    for (i, word) in message.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        match word.len() > QUOTE_BYTES {
+            true => out.push_str(&quote(word.as_bytes())),
+            false => out.push_str(word),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_quoting_a_long_value_is_bounded() {
+        let value = "x".repeat(100_000);
+        let m = format!("invalid type: string \"{value}\", expected f64 at line 1 column 100064");
+        let b = bounded(m);
+        assert!(b.len() < 300, "{}", b.len());
+        assert!(b.starts_with("invalid type: string \"xxx"), "{b}");
+        assert!(
+            b.ends_with("(100003 bytes in all) expected f64 at line 1 column 100064"),
+            "{b}"
+        );
+        let short = "a short message with a word".to_string();
+        assert_eq!(bounded(short.clone()), short);
+    }
 
     #[test]
     fn short_input_is_quoted_whole_and_long_input_is_cut_with_its_length() {

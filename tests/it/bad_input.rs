@@ -279,3 +279,39 @@ fn cpuprofile_cut_to_half_is_read_as_json_not_folded() {
         assert!(!err.contains("folded"), "{err}");
     }
 }
+
+/// Issue 61: a 1 MB string where a speedscope weight or a `.cpuprofile` number belongs gives
+/// one short message (the parser's own quotes the value whole), not the value again.
+#[test]
+fn a_long_bad_value_is_quoted_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(1 << 20);
+    let speedscope = format!(
+        "{{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"shared\":{{\"frames\":[{{\"name\":\"a\"}}]}},\"profiles\":[{{\"type\":\"sampled\",\"name\":\"p\",\"unit\":\"none\",\"startValue\":0,\"endValue\":1,\"samples\":[[0]],\"weights\":[\"{long}\"]}}]}}"
+    );
+    let cpuprofile = format!(
+        "{{\"nodes\":[{{\"id\":1,\"callFrame\":{{\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1}}}}],\"startTime\":0,\"endTime\":\"{long}\",\"samples\":[1],\"timeDeltas\":[1]}}"
+    );
+    for (name, text) in [
+        ("s.speedscope.json", speedscope),
+        ("p.cpuprofile", cpuprofile),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = whose(&["report", &path.display().to_string()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name}: {}",
+            &err[..err.len().min(300)]
+        );
+        assert!(
+            err.len() < 400,
+            "{name}: {} bytes: {}",
+            err.len(),
+            &err[..300]
+        );
+        assert!(err.contains("bytes in all"), "{name}: {err}");
+    }
+}
