@@ -9,13 +9,15 @@
 //! - anything else (device, FIFO, socket, `/dev/fd/N` from `>(cmd)`, a symlink): opened and
 //!   written directly, like a shell's `>` does, with write errors reported;
 //! - an output that is one of the inputs is refused before anything is written;
-//! - temporary files and folders are removed on error and on SIGINT (see [`Cleanup`]).
+//! - temporary files and folders are removed on error and on SIGINT, SIGTERM and SIGHUP (see
+//!   [`Cleanup`]).
 
 use crate::error::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
 
 use crate::render::{ColorChoice, Terminal};
@@ -237,7 +239,8 @@ pub fn refuse_input_as_output(output: Option<&Path>, inputs: &[&Path]) -> Result
 }
 
 /// A temporary file or folder beside a target, removed when dropped unless [`keep`]
-/// (Temporary::keep) is called, and removed by the SIGINT handler while it exists.
+/// (Temporary::keep) is called, and removed by the signal handler (SIGINT, SIGTERM, SIGHUP)
+/// while it exists.
 pub struct Temporary {
     path: PathBuf,
 }
@@ -318,36 +321,89 @@ fn remove(path: &Path) {
     }
 }
 
-/// The temporaries alive in this process, for the SIGINT handler: an interrupted
-/// `flame -o`, `convert -o` or `--split` leaves nothing behind, and exits 130 like a shell
-/// reports an interrupted command.
+/// The temporaries alive in this process, for the signal handler: an interrupted or
+/// terminated `flame -o`, `convert -o` or `--split` (SIGINT, and SIGTERM and SIGHUP, which
+/// `timeout`, systemd, `docker stop` and CI runners send) leaves nothing behind, and exits
+/// 128+N as a shell reports a command a signal ended (130, 143, 129; issue 61).
 struct Cleanup;
 
 static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static HANDLER: Once = Once::new();
+/// The write end of the pipe the signal handler tells the cleanup thread through.
+static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+/// The signals that end whose with a cleanup.
+const ENDING_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// The signal handler: only what is async-signal-safe, one `write` of the signal's number
+/// to the pipe the cleanup thread waits on.
+extern "C" fn on_ending_signal(signal: libc::c_int) {
+    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
+    let byte = signal as u8;
+    // SAFETY: write(2) is async-signal-safe; the buffer is one byte on this stack
+    unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
+}
 
 impl Cleanup {
     fn install() {
         HANDLER.call_once(|| {
-            // Without a handler (another one is installed, as in tests) SIGINT still ends the
-            // process; only the cleanup is lost, so an error here is not fatal.
-            let _ = ctrlc::set_handler(|| {
-                // the lock is held to the exit, so no temporary is listed, renamed or
-                // created meanwhile; the main thread may still be writing a file into a
-                // listed folder (remove_dir_all then fails on it) or creating a listed file,
-                // so each is removed until it stays gone
-                let mut listed = Cleanup::paths();
-                for _ in 0..50 {
-                    listed.iter().for_each(|path| remove(path));
-                    std::thread::sleep(std::time::Duration::from_millis(2));
-                    listed.retain(|path| std::fs::symlink_metadata(path).is_ok());
-                    if listed.is_empty() {
-                        break;
-                    }
+            // Without the pipe, the thread or the handlers a signal still ends the process;
+            // only the cleanup is lost, so an error here is not fatal.
+            let mut fds = [0 as libc::c_int; 2];
+            // SAFETY: pipe2 writes two descriptors into the two-element array
+            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+                return;
+            }
+            SIGNAL_PIPE.store(fds[1], Ordering::Relaxed);
+            let waiter = std::thread::Builder::new()
+                .name("whose-signals".into())
+                .spawn(move || Cleanup::wait_for_signal(fds[0]));
+            if waiter.is_err() {
+                return;
+            }
+            let handler: extern "C" fn(libc::c_int) = on_ending_signal;
+            for signal in ENDING_SIGNALS {
+                // SAFETY: a zeroed sigaction with only the handler and SA_RESTART set is
+                // valid, and the handler does only a write(2)
+                unsafe {
+                    let mut action: libc::sigaction = std::mem::zeroed();
+                    action.sa_sigaction = handler as libc::sighandler_t;
+                    action.sa_flags = libc::SA_RESTART;
+                    libc::sigemptyset(&mut action.sa_mask);
+                    libc::sigaction(signal, &action, std::ptr::null_mut());
                 }
-                std::process::exit(130);
-            });
+            }
         });
+    }
+
+    /// The cleanup thread: waits for a signal's number, removes the temporaries and exits
+    /// 128+N.
+    fn wait_for_signal(fd: libc::c_int) {
+        let mut byte = 0u8;
+        loop {
+            // SAFETY: read(2) of one byte into a one-byte buffer
+            let n = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
+            if n == 1 {
+                break;
+            }
+            if n == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return;
+            }
+        }
+        // the lock is held to the exit, so no temporary is listed, renamed or created
+        // meanwhile; the main thread may still be writing a file into a listed folder
+        // (remove_dir_all then fails on it) or creating a listed file, so each is removed
+        // until it stays gone
+        let mut listed = Cleanup::paths();
+        for _ in 0..50 {
+            listed.iter().for_each(|path| remove(path));
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            listed.retain(|path| std::fs::symlink_metadata(path).is_ok());
+            if listed.is_empty() {
+                break;
+            }
+        }
+        std::process::exit(128 + i32::from(byte));
     }
 
     fn paths() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {

@@ -154,28 +154,64 @@ fn big_folded(dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// SIGINT, SIGTERM and SIGHUP during `flame --split` and `convert -o` (issue 61: SIGTERM is
+/// what `timeout`, systemd, `docker stop` and CI runners send) remove the staging folder or
+/// the hidden temporary and exit 128+N.
 #[test]
-fn sigint_during_split_leaves_no_temporary_folder() {
+fn an_ending_signal_during_an_output_leaves_no_temporary() {
     let dir = tempfile::tempdir().unwrap();
     let input = big_folded(dir.path());
-    let out_dir = dir.path().join("split");
-    let tmp_prefix = ".split.whose-tmp-";
-    let mut child = Command::new(BIN)
-        .args(["flame", input.to_str().unwrap(), "--split"])
-        .arg(&out_dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // wait for the staging folder, then interrupt
+    for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
+        let outputs: [(&[&str], &str); 2] = [
+            (&["flame", "--split"], "split"),
+            (&["convert", "--to", "pprof", "-o"], "out.pb.gz"),
+        ];
+        for (args, target) in outputs {
+            let out = dir.path().join(target);
+            let child = Command::new(BIN)
+                .args(&args[..1])
+                .arg(&input)
+                .args(&args[1..])
+                .arg(&out)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let status = signal_once_a_temporary_exists(child, dir.path(), signal);
+            let left: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains("whose-tmp") || n.contains("whose-old"))
+                .collect();
+            assert!(
+                left.is_empty(),
+                "SIG{signal} {args:?}: left behind: {left:?}"
+            );
+            // ended by the handler, or finished in the instant between the check and the signal
+            assert!(
+                status.code() == Some(128 + number) || status.success(),
+                "SIG{signal} {args:?}: exit {status:?}"
+            );
+            let _ = std::fs::remove_dir_all(&out);
+            let _ = std::fs::remove_file(&out);
+        }
+    }
+}
+
+/// Sends SIG`signal` to `child` once a hidden temporary is beside its output in `dir`.
+fn signal_once_a_temporary_exists(
+    mut child: std::process::Child,
+    dir: &Path,
+    signal: &str,
+) -> std::process::ExitStatus {
     let started = std::time::Instant::now();
     let mut seen = false;
     while started.elapsed() < std::time::Duration::from_secs(60) {
-        seen = std::fs::read_dir(dir.path()).unwrap().any(|e| {
+        seen = std::fs::read_dir(dir).unwrap().any(|e| {
             e.unwrap()
                 .file_name()
                 .to_string_lossy()
-                .starts_with(tmp_prefix)
+                .contains("whose-tmp")
         });
         if seen || child.try_wait().unwrap().is_some() {
             break;
@@ -183,25 +219,14 @@ fn sigint_during_split_leaves_no_temporary_folder() {
     }
     assert!(
         seen,
-        "whose finished before its staging folder was seen: the input is too small to interrupt"
+        "whose finished before its temporary was seen: the input is too small to interrupt"
     );
     let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
-    let status = child.wait().unwrap();
-    let left: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("whose-tmp") || n.contains("whose-old"))
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
-    // interrupted (130), or finished in the instant between the check and the signal
-    assert!(
-        status.code() == Some(130) || status.success(),
-        "exit {status:?}"
-    );
+    child.wait().unwrap()
 }
 
 /// SIGINT at many points of `flame --split` over an earlier split output (issue 23: the
