@@ -5,7 +5,7 @@ use crate::aggregate::flame_lines::ColorBy;
 use crate::aggregate::report::{GroupBy, View};
 use crate::aggregate::timeline::BucketSize;
 use crate::input::InputFormat;
-use crate::input::source::DEFAULT_MAX_DECOMPRESSED;
+use crate::input::source::{DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_LINE};
 use crate::model::Unit;
 use crate::render::verdict::VerdictFormat;
 use crate::render::{ColorChoice, OutputFormat};
@@ -269,6 +269,10 @@ pub struct InputArgs {
     /// than exhausting memory; raise it for a genuine profile that large.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_DECOMPRESSED)]
     pub max_decompressed: u64,
+    /// Longest line of a text input (folded, py-spy raw, perf script), in bytes: a longer
+    /// line is refused (exit 2) with its number and length, and never held whole.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
+    pub max_line: u64,
 }
 
 /// Where the rules come from (shared by every command that classifies).

@@ -134,6 +134,7 @@ impl LoadConfig {
                     lines: false,
                 },
                 max_decompressed: Some(input.max_decompressed),
+                max_line: Some(input.max_line),
                 keep_process_root: input.keep_process_root,
                 filter,
                 timeline: false,

@@ -40,6 +40,9 @@ pub struct ReadOptions {
     /// [`Source::read_capped`](super::source::Source::read_capped). Default
     /// [`DEFAULT_MAX_DECOMPRESSED`](super::source::DEFAULT_MAX_DECOMPRESSED).
     pub max_decompressed: Option<u64>,
+    /// The longest line the line-based readers (folded, py-spy raw, perf script) take, in
+    /// bytes (`--max-line`); `None`: [`DEFAULT_MAX_LINE`](super::source::DEFAULT_MAX_LINE).
+    pub max_line: Option<u64>,
     /// Folded: keep a process-name root frame (stackcollapse-perf's `java;...`) as a frame
     /// instead of reading it as the thread.
     pub keep_process_root: bool,

@@ -52,6 +52,7 @@ pub fn probe(head: &[u8]) -> Probe {
 }
 
 pub fn read(mut source: Source, options: &ReadOptions) -> Result<Profile> {
+    source.cap_lines(options.max_line);
     let mut filter = options.filter.clone();
     if let Some(time @ TimeSlice::Percent { .. }) = &filter.time {
         let (first, last) = time_range(&source.path)?;

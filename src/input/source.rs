@@ -18,6 +18,15 @@ pub const READ_BUFFER: usize = 1 << 20;
 /// none: the `--max-decompressed` default.
 pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
 
+/// How far past the cap an overlong line is read to measure it: a few seconds of input, then
+/// its length is "at least" (an endless line, `/dev/zero`, must not hang the reader).
+const MEASURED_LINE: u64 = 1 << 30;
+
+/// The longest line a line-based reader takes (`--max-line`): far past any stack a profiler
+/// writes (a 10,000-frame stack of 200-byte names is 2 MB), and what one line may cost in
+/// memory (issue 61: a 1.2 GB line with no newline aborted the readers under a 2 GB limit).
+pub const DEFAULT_MAX_LINE: u64 = 64 << 20;
+
 /// Byte-order marks of text inputs (Windows tools write folded stacks as UTF-16 with one).
 const UTF8_BOM: &[u8] = &[0xef, 0xbb, 0xbf];
 const UTF16_LE_BOM: &[u8] = &[0xff, 0xfe];
@@ -54,6 +63,10 @@ pub struct Source {
     /// For gzip: compressed bytes the decoder has consumed, and decompressed bytes it has
     /// produced, so that a corrupt stream's message says where.
     gzip_position: Option<(Arc<AtomicU64>, Arc<AtomicU64>)>,
+    /// The longest line [`Source::read_line`] holds ([`DEFAULT_MAX_LINE`] unless set).
+    line_cap: u64,
+    /// Lines read so far, for the message of a line past the cap.
+    lines_read: u64,
 }
 
 impl Source {
@@ -105,6 +118,8 @@ impl Source {
             gzipped,
             file_len,
             gzip_position,
+            line_cap: DEFAULT_MAX_LINE,
+            lines_read: 0,
         })
     }
 
@@ -132,11 +147,87 @@ impl Source {
         self.file_len.filter(|_| !self.gzipped)
     }
 
+    /// A line longer than the cap (`--max-line`) is refused with its number and length, its
+    /// bytes counted but never held: memory stays within the cap for any input (`/dev/zero`
+    /// read as folded text, a gigabyte with no newline).
     pub fn read_line(&mut self, line: &mut Vec<u8>) -> Result<usize> {
         line.clear();
-        self.reader
-            .read_until(b'\n', line)
-            .map_err(|e| self.read_error(e))
+        self.lines_read += 1;
+        let cap = self.line_cap;
+        loop {
+            let (take, ends) = match self.reader.fill_buf() {
+                Ok([]) => return Ok(line.len()),
+                Ok(buf) => {
+                    let (take, ends) = match memchr::memchr(b'\n', buf) {
+                        Some(i) => (i + 1, true),
+                        None => (buf.len(), false),
+                    };
+                    if (line.len() + take) as u64 > cap {
+                        let held = line.len() as u64;
+                        line.clear();
+                        return Err(self.overlong_line(held));
+                    }
+                    line.extend_from_slice(&buf[..take]);
+                    (take, ends)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.read_error(e)),
+            };
+            self.reader.consume(take);
+            if ends {
+                return Ok(line.len());
+            }
+        }
+    }
+
+    /// Sets the longest line [`Source::read_line`] takes (`--max-line`); `None` keeps
+    /// [`DEFAULT_MAX_LINE`].
+    pub fn cap_lines(&mut self, cap: Option<u64>) {
+        self.line_cap = cap.unwrap_or(DEFAULT_MAX_LINE).max(1);
+    }
+
+    /// The error for the line being read once it passed the cap with `held` bytes: the rest
+    /// of the line is read to its end to say how long it is, without keeping it, up to
+    /// [`MEASURED_LINE`] bytes past the cap (`/dev/zero` has no end: "at least").
+    fn overlong_line(&mut self, held: u64) -> Error {
+        let mut length = held;
+        let measured = self.line_cap.saturating_add(MEASURED_LINE);
+        loop {
+            if length >= measured {
+                return Error::input(
+                    &self.path,
+                    Position::Line(self.lines_read),
+                    format!(
+                        "a line of at least {length} bytes, longer than the {} bytes a line may \
+                         hold (--max-line): no profile's line is that long",
+                        self.line_cap
+                    ),
+                );
+            }
+            let (n, ends) = match self.reader.fill_buf() {
+                Ok([]) => break,
+                Ok(buf) => match memchr::memchr(b'\n', buf) {
+                    Some(i) => (i, true),
+                    None => (buf.len(), false),
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.read_error(e),
+            };
+            length += n as u64;
+            self.reader.consume(n);
+            if ends {
+                break;
+            }
+        }
+        Error::input(
+            &self.path,
+            Position::Line(self.lines_read),
+            format!(
+                "a line of {length} bytes, longer than the {} bytes a line may hold \
+                 (--max-line): no profile's line is that long; raise --max-line to read it",
+                self.line_cap
+            ),
+        )
     }
 
     /// The whole rest of the input, for readers that need it in memory (pprof decodes one

@@ -57,7 +57,8 @@ pub fn probe_pyspy(head: &[u8]) -> Probe {
 /// distinct stacks each half is about half the work. A small input, or one read under
 /// `--each`'s budget (whose inputs already share the cores), is read on this thread alone,
 /// through the same two halves.
-pub fn read(source: Source, format: InputFormat, options: &ReadOptions) -> Result<Profile> {
+pub fn read(mut source: Source, format: InputFormat, options: &ReadOptions) -> Result<Profile> {
+    source.cap_lines(options.max_line);
     let large = source.len_hint().is_none_or(|len| len >= TWO_THREADS_FROM);
     let threads = if large && crate::model::budget::current().is_none() {
         Threads::Two
