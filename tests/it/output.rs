@@ -178,11 +178,7 @@ fn an_ending_signal_during_an_output_leaves_no_temporary() {
                 .spawn()
                 .unwrap();
             let status = signal_once_a_temporary_exists(child, dir.path(), signal);
-            let left: Vec<String> = std::fs::read_dir(dir.path())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|n| n.contains("whose-tmp") || n.contains("whose-old"))
-                .collect();
+            let left = left_behind(dir.path());
             assert!(
                 left.is_empty(),
                 "SIG{signal} {args:?}: left behind: {left:?}"
@@ -196,6 +192,15 @@ fn an_ending_signal_during_an_output_leaves_no_temporary() {
             let _ = std::fs::remove_file(&out);
         }
     }
+}
+
+/// The hidden temporaries and old outputs whose left in `dir`.
+fn left_behind(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("whose-tmp") || n.contains("whose-old"))
+        .collect()
 }
 
 /// Sends SIG`signal` to `child` once a hidden temporary is beside its output in `dir`.
@@ -272,11 +277,7 @@ fn sigint_at_many_points_of_a_split_leaves_no_temporary_and_a_whole_output() {
             (Some(0), _) => finished += 1,
             other => panic!("point {k}: exit {other:?}"),
         }
-        let left: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.contains("whose-tmp") || n.contains("whose-old"))
-            .collect();
+        let left = left_behind(dir.path());
         assert!(
             left.is_empty(),
             "point {k} of {POINTS}: left behind: {left:?}"
