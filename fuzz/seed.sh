@@ -12,6 +12,10 @@ mkdir -p $c/{folded,perf_script,pprof_raw,pprof_gzip,perf_data,speedscope,speeds
 cp $fx/folded/flame-mini.folded $fx/folded/py-app.folded $fx/repeats/churn-1.folded $c/folded/
 head -c 4000 $fx/folded/seed-ktor-alloc.txt | sed '$d' > $c/folded/ktor-head.folded
 printf 'main (app.py:10);work (app.py:20) 5\nmain (app.py:10) 1\n' > $c/folded/pyspy.txt
+# rbspy's collapsed Ruby frames (`name - file.rb:LINE`) and a BEAM JIT map's names (issue 57)
+zcat $fx/eco57/rbbatch.rbspy-collapsed.txt.gz | sed -n '1,20p' > $c/folded/rbspy.folded
+printf '%s\n' "\$erts_beamasm:normal_exit/0;\$'Elixir.Shop.Orders':total/2-CodeInfoPrologue;\$global::call_light_bif_shared 3" \
+    "\$proc_lib:init_p_do_apply/3;\$inventory_calc:run/3;\$Elixir.Shop.Risk::codeHeader 2" > $c/folded/beam.folded
 
 # speedscope: the py-spy recording whole (sampled), and a small evented profile
 cp $fx/speedscope/shares.speedscope.json $c/speedscope/
@@ -32,6 +36,9 @@ for f in c-malloc.perf c-malloc.perf-dwarf rust-native.perf-fp jvm-shop.perf; do
     zcat $fx/perf/$f.perf-script.txt.gz | awk -v RS= -v ORS='\n\n' 'NR <= 12' \
         > $c/perf_script/$f.txt
 done
+# a BEAM recorded with +JPperf true: Erlang frames from its JIT map (issue 57)
+zcat $fx/eco57/exsvc.perf-script.txt.gz | awk -v RS= -v ORS='\n\n' 'NR <= 12' \
+    > $c/perf_script/exsvc.txt
 
 # pprof: the Go profiles as raw protobuf; for pprof_gzip the first byte picks the mode
 # (odd: the rest is a gzip stream as on disk; even: a protobuf the target gzips)
