@@ -813,6 +813,26 @@ pub struct PyFrame {
     pub module: Option<String>,
 }
 
+/// A Ruby source or template file, by its name: `.rb`, `config.ru`, `.rake`, ERB, Haml, Slim
+/// and the other templates Tilt compiles, `Rakefile`, `Gemfile`. The one list the rbspy
+/// frame reader and the ruby ecosystem's own-code guess share.
+pub fn is_ruby_source(file: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        ".rb",
+        ".ru",
+        ".rake",
+        ".erb",
+        ".haml",
+        ".slim",
+        ".builder",
+        ".jbuilder",
+        ".liquid",
+        ".mustache",
+    ];
+    let base = file.rsplit('/').next().unwrap_or(file);
+    EXTENSIONS.iter().any(|e| base.ends_with(e)) || matches!(base, "Rakefile" | "Gemfile")
+}
+
 /// A Ruby frame as rbspy's collapsed output writes it (`--format collapsed`, issue 57):
 /// `NAME - FILE:LINE`, `block in quote - /app/lib/pricing.rb:21`; the VM's C functions
 /// `(unknown) [c function] - (unknown)`, the VM's own Ruby (`<internal:...>` code) and eval'd
@@ -833,10 +853,7 @@ pub fn rbspy_frame(raw: &str) -> Option<(&str, Option<&str>, Option<u32>)> {
         _ => (location, None),
     };
     let base = file.rsplit('/').next().unwrap_or(file);
-    let ruby = [".rb", ".ru", ".rake", ".erb", ".haml", ".slim", ".builder"]
-        .iter()
-        .any(|ext| base.ends_with(ext))
-        || matches!(base, "Rakefile" | "Gemfile")
+    let ruby = is_ruby_source(file)
         || file == "unknown"
         || file == "(eval)"
         || file.starts_with("<internal:")

@@ -192,38 +192,29 @@ impl Source {
     fn overlong_line(&mut self, held: u64) -> Error {
         let mut length = held;
         let measured = self.line_cap.saturating_add(MEASURED_LINE);
-        loop {
-            if length >= measured {
-                return Error::input(
-                    &self.path,
-                    Position::Line(self.lines_read),
-                    format!(
-                        "a line of at least {length} bytes, longer than the {} bytes a line may \
-                         hold (--max-line): no profile's line is that long",
-                        self.line_cap
-                    ),
-                );
-            }
-            let (n, ends) = match self.reader.fill_buf() {
+        let mut ended = false;
+        while !ended && length < measured {
+            let n = match self.reader.fill_buf() {
                 Ok([]) => break,
                 Ok(buf) => match memchr::memchr(b'\n', buf) {
-                    Some(i) => (i, true),
-                    None => (buf.len(), false),
+                    Some(i) => {
+                        ended = true;
+                        i
+                    }
+                    None => buf.len(),
                 },
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return self.read_error(e),
             };
             length += n as u64;
             self.reader.consume(n);
-            if ends {
-                break;
-            }
         }
+        let at_least = if length >= measured { "at least " } else { "" };
         Error::input(
             &self.path,
             Position::Line(self.lines_read),
             format!(
-                "a line of {length} bytes, longer than the {} bytes a line may hold \
+                "a line of {at_least}{length} bytes, longer than the {} bytes a line may hold \
                  (--max-line): no profile's line is that long; raise --max-line to read it",
                 self.line_cap
             ),

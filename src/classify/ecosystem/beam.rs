@@ -26,6 +26,7 @@ use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, Own
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameId, FrameKind, Profile};
 use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
 
 /// Erlang and Elixir: `beam.toml`, the program's applications, Elixir dependencies by root.
 pub const ECOSYSTEM: Ecosystem = Ecosystem {
@@ -79,33 +80,21 @@ pub fn root_of(module: &str) -> &str {
     }
 }
 
-/// An Erlang root as its application names it: the longest `_`-separated prefix its unclaimed
-/// modules share (`order_book` of `order_book_app`, `order_book_matcher`; `inventory` of
-/// `inventory`, `inventory_calc`), so the guess claims no other `order_` module. An Elixir
-/// root is its application's already.
-fn application_of(
-    root: &str,
-    profiles: &[Profile],
-    claimed_by_presets: &dyn Fn(&Frame) -> bool,
-) -> String {
+/// An Erlang root as its application names it: the longest `_`-separated prefix its
+/// unclaimed `modules` share (`order_book` of `order_book_app`, `order_book_matcher`;
+/// `inventory` of `inventory`, `inventory_calc`), so the guess claims no other `order_`
+/// module. An Elixir root is its application's already.
+fn application_of(root: &str, modules: &BTreeSet<&str>) -> String {
     if root.starts_with("Elixir.") {
         return root.to_string();
     }
     let mut shared: Option<Vec<&str>> = None;
-    for f in profiles.iter().flat_map(Profile::frames) {
-        let Some(module) = module_of(&f.name).filter(|m| root_of(m) == root) else {
-            continue;
-        };
-        if !is_beam_function(f) || claimed_by_presets(f) {
-            continue;
-        }
+    for module in modules.iter().filter(|m| root_of(m) == root) {
         let parts: Vec<&str> = module.split('_').collect();
         shared = Some(match shared {
             None => parts,
             Some(mut common) => {
-                let same = common
-                    .iter()
-                    .zip(&parts)
+                let same = (common.iter().zip(&parts))
                     .take_while(|(a, b)| a == b)
                     .count();
                 common.truncate(same.max(1));
@@ -137,18 +126,14 @@ fn is_beam_function(frame: &Frame) -> bool {
 
 /// The program's own modules in `profiles` (see the module doc).
 pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> bool) -> Guess {
-    let mut roots: Vec<&str> = Vec::new();
-    for profile in profiles {
-        for f in profile.frames() {
-            if is_beam_function(f)
-                && !claimed_by_presets(f)
-                && let Some(module) = module_of(&f.name)
-                && !roots.contains(&root_of(module))
-            {
-                roots.push(root_of(module));
-            }
-        }
-    }
+    // the modules of the BEAM functions no rule claims, each once, and their roots
+    let modules: BTreeSet<&str> = (profiles.iter().flat_map(Profile::frames))
+        .filter(|f| is_beam_function(f) && !claimed_by_presets(f))
+        .filter_map(|f| module_of(&f.name))
+        .collect();
+    let mut roots: Vec<&str> = modules.iter().map(|m| root_of(m)).collect();
+    roots.sort_unstable();
+    roots.dedup();
     if roots.is_empty() {
         return without_erlang_frames(profiles);
     }
@@ -165,7 +150,7 @@ pub fn own_code(profiles: &[Profile], claimed_by_presets: &dyn Fn(&Frame) -> boo
     // the roots one names the other's (`Elixir.ShopWeb` and `Elixir.Shop`): one program's
     let mut claimed: Vec<String> = (roots.iter().copied())
         .filter(|r| r.starts_with(root.as_str()) || root.starts_with(r))
-        .map(|r| application_of(r, profiles, claimed_by_presets))
+        .map(|r| application_of(r, &modules))
         .collect();
     claimed.sort_unstable();
     claimed.dedup();

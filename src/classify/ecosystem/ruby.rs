@@ -25,6 +25,7 @@ use crate::classify::guess::{self, DeclineReason, Declined, Evidence, Guess, Own
 use crate::classify::script_files;
 use crate::classify::unit::{Unit, UnitContext, UnitKind};
 use crate::model::{Frame, FrameKind, Profile};
+use crate::names;
 use std::collections::BTreeSet;
 
 /// Ruby: `ruby.toml`, the program's files, gems by directory.
@@ -132,22 +133,7 @@ fn is_template_method(name: &str) -> bool {
 /// Ruby source or a template, with a path: not the VM's pseudo-files (`<internal:numeric>`,
 /// rbspy's `unknown`, `(eval)`).
 fn is_ruby_file(file: &str) -> bool {
-    const EXTENSIONS: &[&str] = &[
-        ".rb",
-        ".ru",
-        ".rake",
-        ".erb",
-        ".haml",
-        ".slim",
-        ".builder",
-        ".jbuilder",
-        ".liquid",
-        ".mustache",
-    ];
-    let base = file.rsplit('/').next().unwrap_or(file);
-    !file.starts_with('<')
-        && (EXTENSIONS.iter().any(|e| base.ends_with(e))
-            || matches!(base, "Rakefile" | "Gemfile" | "config.ru"))
+    !file.starts_with('<') && names::is_ruby_source(file)
 }
 
 /// A script named without an extension (`bin/worker`, `exe/tool`), as a Ruby frame with no
@@ -177,7 +163,7 @@ pub fn gem(path: &str) -> Option<String> {
     let (_, rest) = path.rsplit_once("/vendor_ruby/")?;
     let first = rest.split('/').next()?;
     let name = first.strip_suffix(".rb").unwrap_or(first);
-    let vm = matches!(name, "rubygems" | "bundler" | "rubygems.rb");
+    let vm = matches!(name, "rubygems" | "bundler");
     (is_gem_name(name) && !vm && !name.chars().all(|c| c.is_ascii_digit() || c == '.'))
         .then(|| name.to_string())
 }
